@@ -1,0 +1,75 @@
+// Evaluation of N environments with the scalar reference kernels (one Data per call, reused
+// across environments). The CLI's `eval` and the oracle side of comparisons use it; the fast
+// batched engine replaces it for throughput.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "batch/validation.hpp"
+#include "kernels/aba.hpp"
+#include "kernels/constrained_dynamics.hpp"
+
+namespace batchdyn {
+
+enum class Algorithm { Aba, Constrained, Delassus };
+
+struct EnvironmentStates {
+  std::vector<Eigen::VectorXd> q, v, tau;  // one entry per environment; v/tau may be empty lists
+};
+
+struct EnvironmentResult {
+  std::string error;          // empty when the environment was evaluated
+  Eigen::VectorXd qdd;        // Aba, Constrained
+  Eigen::VectorXd lambda;     // Constrained: constraint forces in the constraint frames
+  Eigen::MatrixXd delassus;   // Delassus
+  int iterations = 0;         // Constrained: proximal iterations used
+  double residual = 0;        // Constrained: ||J qdd + drift - k||_inf
+  bool converged = true;
+  bool ok() const { return error.empty(); }
+};
+
+// Evaluates every environment independently. A bad environment gets its error message and
+// the others are computed as usual. Throws only if the list sizes disagree.
+inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Algorithm algorithm,
+                                                         EnvironmentStates states,
+                                                         const ProximalSettings& settings = {}) {
+  const size_t n = states.q.size();
+  const bool needs_dynamics = algorithm != Algorithm::Delassus;
+  if (needs_dynamics && (states.v.size() != n || states.tau.size() != n))
+    throw Error("evaluate_reference: " + std::to_string(n) + " rows of q but " + std::to_string(states.v.size()) +
+                " of v and " + std::to_string(states.tau.size()) + " of tau");
+  Data<double> data(model);
+  ConstrainedData<double> cdata(model);
+  std::vector<EnvironmentResult> results(n);
+  for (size_t e = 0; e < n; ++e) {
+    EnvironmentResult& r = results[e];
+    r.error = validate_state(model, states.q[e], needs_dynamics ? &states.v[e] : nullptr,
+                             needs_dynamics ? &states.tau[e] : nullptr);
+    if (!r.ok()) continue;
+    try {
+      switch (algorithm) {
+        case Algorithm::Aba:
+          r.qdd = aba(model, data, states.q[e], states.v[e], states.tau[e]);
+          break;
+        case Algorithm::Constrained:
+          r.qdd = constrained_forward_dynamics(model, data, cdata, states.q[e], states.v[e], states.tau[e], settings);
+          r.lambda = cdata.lambda;
+          r.iterations = cdata.iterations;
+          r.residual = cdata.residual_norm;
+          r.converged = cdata.converged;
+          break;
+        case Algorithm::Delassus:
+          r.delassus = delassus(model, data, cdata, states.q[e]);
+          break;
+      }
+      if (!r.qdd.allFinite() || !r.lambda.allFinite() || !r.delassus.allFinite()) r.error = "result is not finite";
+    } catch (const Error& ex) {
+      r.error = ex.what();
+    }
+  }
+  return results;
+}
+
+}  // namespace batchdyn

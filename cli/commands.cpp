@@ -1,0 +1,281 @@
+#include "cli/commands.hpp"
+
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "batch/reference_eval.hpp"
+#include "models/generators.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/loops.hpp"
+#include "topology/urdf.hpp"
+
+namespace batchdyn::cli {
+
+using nlohmann::json;
+
+int usage(std::ostream& out) {
+  out << "usage:\n"
+         "  batchdyn info MODEL [--root fixed|free] [--constraints FILE] [--json]\n"
+         "  batchdyn eval MODEL [--root fixed|free] [--constraints FILE] --algo aba|constrained|delassus\n"
+         "                --in STATES.json [--out RESULT.json] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
+         "MODEL is a URDF file or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
+         "gen:branching:B:K, gen:ladder:N. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
+         "(one row per environment). Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
+  return 1;
+}
+
+namespace {
+
+// Minimal option parser: positional arguments plus --key value / --flag.
+struct Options {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::vector<std::string> flags;
+  bool has_flag(const std::string& f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
+  std::optional<std::string> get(const std::string& k) const {
+    auto it = values.find(k);
+    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+};
+
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
+                      const std::vector<std::string>& flags) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      o.positional.push_back(a);
+    } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+      o.flags.push_back(a);
+    } else if (std::find(with_value.begin(), with_value.end(), a) != with_value.end()) {
+      if (i + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      o.values[a] = args[++i];
+    } else {
+      throw Error("unknown option '" + a + "'");
+    }
+  }
+  return o;
+}
+
+Model load_model(const Options& o) {
+  if (o.positional.size() != 1) throw Error("expected exactly one MODEL argument");
+  const std::string& spec = o.positional[0];
+  const RootJoint root = parse_root_joint(o.get("--root").value_or("fixed"));
+  Model model;
+  if (spec.rfind("gen:", 0) == 0) {
+    if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
+    model = build_generated(generate_from_spec(spec.substr(4)));
+  } else {
+    model = load_urdf_file(spec, root);
+  }
+  if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
+  return model;
+}
+
+std::string body_name(const Model& m, int body) { return m.bodies[body].name; }
+
+json model_json(const Model& model) {
+  const LoopAnalysis loops = analyze_loops(model);
+  json j;
+  j["name"] = model.name;
+  j["nq"] = model.nq;
+  j["nv"] = model.nv;
+  j["num_bodies"] = model.num_bodies() - 1;
+  j["tree_depth"] = loops.tree_depth;
+  j["constraint_rows"] = model.constraint_rows;
+  j["gravity"] = {model.gravity.x, model.gravity.y, model.gravity.z};
+  j["joints"] = json::array();
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[i];
+    j["joints"].push_back({{"name", b.joint_name}, {"type", joint_type_name(b.joint_type)}, {"idx_q", b.idx_q},
+                           {"idx_v", b.idx_v}, {"nq", b.nq}, {"nv", b.nv}, {"body", b.name},
+                           {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}});
+  }
+  j["links"] = json::array();
+  for (const Frame& f : model.frames) j["links"].push_back({{"name", f.name}, {"body", body_name(model, f.body)}});
+  j["loops"] = json::array();
+  for (const Loop& loop : loops.loops) {
+    const Constraint& c = model.constraints[loop.constraint];
+    json supporting = json::array();
+    for (int b : loop.supporting) supporting.push_back(body_name(model, b));
+    j["loops"].push_back({{"name", c.name}, {"type", constraint_type_name(c.type)}, {"dim", c.dim}, {"row", c.row},
+                          {"link1", c.spec.link1}, {"link2", c.spec.link2}, {"root", body_name(model, loop.root)},
+                          {"external", loop.external}, {"supporting_bodies", supporting}});
+  }
+  return j;
+}
+
+void print_model_text(const Model& model, std::ostream& out) {
+  const LoopAnalysis loops = analyze_loops(model);
+  out << "model " << model.name << ": nq = " << model.nq << ", nv = " << model.nv << ", bodies = "
+      << model.num_bodies() - 1 << ", links/frames = " << model.frames.size() << ", tree depth = " << loops.tree_depth
+      << ", constraint rows = " << model.constraint_rows << "\n\njoints (depth-first order):\n";
+  out << "  " << std::left << std::setw(28) << "joint" << std::setw(12) << "type" << std::setw(7) << "idx_q"
+      << std::setw(7) << "idx_v" << std::setw(24) << "body" << "parent\n";
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[i];
+    out << "  " << std::setw(28) << b.joint_name << std::setw(12) << joint_type_name(b.joint_type) << std::setw(7)
+        << b.idx_q << std::setw(7) << b.idx_v << std::setw(24) << b.name << body_name(model, b.parent) << "\n";
+  }
+  out << "\nloops (" << loops.loops.size() << "):\n";
+  for (const Loop& loop : loops.loops) {
+    const Constraint& c = model.constraints[loop.constraint];
+    out << "  " << c.name << ": " << constraint_type_name(c.type) << " (" << c.dim << " rows) " << c.spec.link1
+        << " -> " << c.spec.link2 << ", " << (loop.external ? "external" : "internal") << ", root "
+        << body_name(model, loop.root) << ", supporting:";
+    for (int b : loop.supporting) out << " " << body_name(model, b);
+    out << "\n";
+  }
+}
+
+// Reads rows of numbers; a malformed row is recorded as an error for that environment.
+std::vector<Eigen::VectorXd> read_rows(const json& doc, const char* key, std::vector<std::string>& errors,
+                                       bool required, size_t expected_rows) {
+  std::vector<Eigen::VectorXd> rows;
+  if (!doc.contains(key)) {
+    if (required) throw Error(std::string("states file has no \"") + key + "\" array");
+    return std::vector<Eigen::VectorXd>(expected_rows);
+  }
+  const json& arr = doc[key];
+  if (!arr.is_array()) throw Error(std::string("\"") + key + "\" must be an array of rows");
+  for (size_t e = 0; e < arr.size(); ++e) {
+    const json& row = arr[e];
+    Eigen::VectorXd r;
+    if (!row.is_array()) {
+      if (e < errors.size() && errors[e].empty()) errors[e] = std::string(key) + " row is not an array";
+      rows.push_back(r);
+      continue;
+    }
+    r.resize(static_cast<Eigen::Index>(row.size()));
+    for (size_t k = 0; k < row.size(); ++k) {
+      if (row[k].is_number()) {
+        r[static_cast<Eigen::Index>(k)] = row[k].get<double>();
+      } else {
+        r[static_cast<Eigen::Index>(k)] = std::numeric_limits<double>::quiet_NaN();
+        if (e < errors.size() && errors[e].empty())
+          errors[e] = std::string(key) + "[" + std::to_string(k) + "] is not a number";
+      }
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
+
+}  // namespace
+
+int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    const Options o = parse_options(args, {"--root", "--constraints"}, {"--json"});
+    const Model model = load_model(o);
+    if (o.has_flag("--json")) out << model_json(model).dump(2) << "\n";
+    else print_model_text(model, out);
+    return 0;
+  } catch (const std::exception& e) {
+    err << "batchdyn info: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Model model;
+  Algorithm algorithm = Algorithm::Aba;
+  ProximalSettings settings;
+  EnvironmentStates states;
+  std::vector<std::string> input_errors;
+  std::optional<std::string> out_path;
+  try {
+    const Options o = parse_options(
+        args, {"--root", "--constraints", "--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"}, {});
+    model = load_model(o);
+    const std::string algo = o.get("--algo").value_or("");
+    if (algo == "aba") algorithm = Algorithm::Aba;
+    else if (algo == "constrained") algorithm = Algorithm::Constrained;
+    else if (algo == "delassus") algorithm = Algorithm::Delassus;
+    else throw Error("--algo must be aba, constrained or delassus (got '" + algo + "')");
+    if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
+      throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
+    if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
+    if (auto it = o.get("--max-iterations")) settings.max_iterations = std::stoi(*it);
+    if (auto tol = o.get("--tolerance")) settings.tolerance = std::stod(*tol);
+    if (!(settings.mu > 0) || settings.max_iterations < 1) throw Error("--mu must be > 0 and --max-iterations >= 1");
+    out_path = o.get("--out");
+    const auto in_path = o.get("--in");
+    if (!in_path) throw Error("missing --in STATES.json");
+    std::ifstream in(*in_path);
+    if (!in) throw Error(*in_path + ": cannot open states file");
+    json doc;
+    try {
+      doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw Error(*in_path + ": malformed JSON: " + e.what());
+    }
+    if (!doc.is_object()) throw Error(*in_path + ": expected an object with \"q\", \"v\", \"tau\" arrays");
+    if (!doc.contains("q") || !doc["q"].is_array()) throw Error(*in_path + ": missing \"q\" array");
+    const size_t n = doc["q"].size();
+    input_errors.assign(n, "");
+    const bool dynamics = algorithm != Algorithm::Delassus;
+    states.q = read_rows(doc, "q", input_errors, true, n);
+    states.v = read_rows(doc, "v", input_errors, dynamics, n);
+    states.tau = read_rows(doc, "tau", input_errors, dynamics, n);
+    if (states.v.size() != n || states.tau.size() != n)
+      throw Error(*in_path + ": \"q\" has " + std::to_string(n) + " rows but \"v\" has " +
+                  std::to_string(states.v.size()) + " and \"tau\" has " + std::to_string(states.tau.size()));
+  } catch (const std::exception& e) {
+    err << "batchdyn eval: " << e.what() << "\n";
+    return 1;
+  }
+
+  std::vector<EnvironmentResult> results = evaluate_reference(model, algorithm, states, settings);
+  json result;
+  json errors = json::array();
+  int failed = 0;
+  for (size_t e = 0; e < results.size(); ++e) {
+    EnvironmentResult& r = results[e];
+    if (!input_errors[e].empty()) r.error = input_errors[e];
+    if (!r.ok()) {
+      ++failed;
+      errors.push_back({{"env", e}, {"message", r.error}});
+      err << "batchdyn eval: environment " << e << ": " << r.error << "\n";
+    }
+    switch (algorithm) {
+      case Algorithm::Aba:
+        result["qdd"].push_back(r.ok() ? to_json(r.qdd) : json());
+        break;
+      case Algorithm::Constrained:
+        result["qdd"].push_back(r.ok() ? to_json(r.qdd) : json());
+        result["lambda"].push_back(r.ok() ? to_json(r.lambda) : json());
+        result["iterations"].push_back(r.iterations);
+        result["residual"].push_back(r.residual);
+        result["converged"].push_back(r.ok() && r.converged);
+        break;
+      case Algorithm::Delassus: {
+        json m = json::array();
+        for (Eigen::Index i = 0; i < r.delassus.rows(); ++i) m.push_back(to_json(r.delassus.row(i).transpose()));
+        result["delassus"].push_back(r.ok() ? m : json());
+        break;
+      }
+    }
+  }
+  result["errors"] = errors;
+  const std::string text = result.dump(2) + "\n";
+  if (out_path) {
+    std::ofstream f(*out_path);
+    if (!f) {
+      err << "batchdyn eval: cannot write " << *out_path << "\n";
+      return 1;
+    }
+    f << text;
+  } else {
+    out << text;
+  }
+  return failed ? 2 : 0;
+}
+
+}  // namespace batchdyn::cli

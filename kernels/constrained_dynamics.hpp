@@ -1,0 +1,136 @@
+// Dense joint-space constrained forward dynamics: the oracle for LCABA / proxBBO.
+//
+// Gauss' principle with the constraint rows of constraints.hpp:
+//     M qdd + b = tau + J^T lambda,     J qdd + drift = k.
+// Eliminating qdd gives the dual problem G lambda = c with the Delassus matrix G = J M^{-1} J^T
+// and c = k - drift - J qdd_free, qdd_free = M^{-1}(tau - b). Redundant or singular constraints
+// make G singular, so it is solved by the proximal point method on the dual (lcaba-proxbbo §III,
+// Eq. 10; Carpentier et al. RSS 2021):
+//     (G + rho I) lambda^{k+1} = c + rho lambda^k,     rho = 1 / mu.
+// Each iteration reuses one Cholesky factor of G + rho I. For consistent constraints qdd
+// converges to the exact constrained acceleration and lambda to the multipliers closest to
+// lambda^0 (= 0: the minimum-norm ones). For inconsistent rows (an over-constrained mechanism
+// away from its constraint manifold) qdd converges to the least-squares compromise: the
+// residual J qdd + drift - k is the part of the right-hand side outside range(J), and qdd is
+// the M-closest acceleration achieving the rest. lambda then drifts along null(J^T), which
+// does not change qdd; the iteration stops once the residual stagnates.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+
+#include "kernels/constraints.hpp"
+#include "kernels/crba.hpp"
+#include "kernels/rnea.hpp"
+
+namespace batchdyn {
+
+// mu follows the augmented-Lagrangian convention of lcaba-proxbbo Eq. (14): a penalty, large is
+// stiff. The dual regularisation is rho = 1/mu. Larger mu converges in fewer iterations but
+// amplifies rounding along null(G) for redundant rows (measured on an over-constrained
+// mechanism: least-squares error 1e-9 at mu = 1e4, 1e-7 at 1e6, 1e-5 at 1e8); the paper's
+// recommended range is 1e5..1e7 (§VI-D). Use <= 1e3 in float.
+struct ProximalSettings {
+  double mu = 1e6;
+  int max_iterations = 100;
+  // Relative tolerance: stop when ||J qdd + drift - k||_inf <= tolerance * (1 + ||k - drift||_inf),
+  // when ||qdd^{k+1} - qdd^k||_inf <= tolerance * (1 + ||qdd||_inf), or when the residual no
+  // longer decreases by more than that (inconsistent rows).
+  double tolerance = 1e-13;
+};
+
+template <class S>
+struct ConstrainedData {
+  explicit ConstrainedData(const Model& model)
+      : constraints(model), M_factor(model.nv), G(MatrixX<S>::Zero(model.constraint_rows, model.constraint_rows)),
+        G_factor(model.constraint_rows), Minv_Jt(MatrixX<S>::Zero(model.nv, model.constraint_rows)),
+        qdd_free(VectorX<S>::Zero(model.nv)), qdd(VectorX<S>::Zero(model.nv)), qdd_previous(VectorX<S>::Zero(model.nv)),
+        c(VectorX<S>::Zero(model.constraint_rows)), lambda(VectorX<S>::Zero(model.constraint_rows)),
+        rhs(VectorX<S>::Zero(model.constraint_rows)), residual(VectorX<S>::Zero(model.constraint_rows)) {}
+  ConstraintData<S> constraints;
+  Eigen::LLT<MatrixX<S>> M_factor;
+  MatrixX<S> G;  // Delassus J M^{-1} J^T
+  Eigen::LLT<MatrixX<S>> G_factor;  // of G + rho I
+  MatrixX<S> Minv_Jt;
+  VectorX<S> qdd_free, qdd, qdd_previous, c, lambda, rhs, residual;
+  int iterations = 0;
+  S residual_norm = S(0);  // ||J qdd + drift - k||_inf at exit
+  bool converged = false;
+};
+
+// Computes M (data.M), J, drift, k and the Delassus matrix cd.G at (q, v). O(n d^2 + m n d + m^2 n).
+template <class S>
+void assemble_constrained_system(const Model& model, Data<S>& data, ConstrainedData<S>& cd, const VectorX<S>& q,
+                                 const VectorX<S>& v) {
+  constraint_kinematics(model, data, cd.constraints, q, v);
+  crba(model, data, q);
+  cd.M_factor.compute(data.M);
+  if (cd.M_factor.info() != Eigen::Success) throw Error("constrained dynamics: M(q) is not positive definite");
+  cd.Minv_Jt = cd.constraints.J.transpose();
+  cd.M_factor.solveInPlace(cd.Minv_Jt);
+  cd.G.noalias() = cd.constraints.J * cd.Minv_Jt;
+}
+
+// Solves for qdd (returned, also cd.qdd) and lambda (cd.lambda, in the constraint frames).
+// lambda^0 = 0. Reports cd.iterations, cd.residual_norm, cd.converged.
+template <class S>
+const VectorX<S>& constrained_forward_dynamics(const Model& model, Data<S>& data, ConstrainedData<S>& cd,
+                                               const VectorX<S>& q, const VectorX<S>& v, const VectorX<S>& tau,
+                                               const ProximalSettings& settings = {}) {
+  using std::abs;
+  assemble_constrained_system(model, data, cd, q, v);
+  const VectorX<S>& b = nonlinear_effects(model, data, q, v);
+  cd.qdd_free = tau - b;
+  cd.M_factor.solveInPlace(cd.qdd_free);
+  const ConstraintData<S>& k = cd.constraints;
+  cd.c = k.k - k.drift;
+  cd.c.noalias() -= k.J * cd.qdd_free;
+
+  const S rho = S(1.0 / settings.mu);
+  cd.G.diagonal().array() += rho;  // factor G + rho I without a temporary
+  cd.G_factor.compute(cd.G);
+  cd.G.diagonal().array() -= rho;
+  cd.lambda.setZero();
+  cd.qdd = cd.qdd_free;
+  cd.converged = false;
+  cd.iterations = 0;
+  const S rhs_scale = S(1) + (k.k - k.drift).cwiseAbs().maxCoeff();
+  S previous_residual = S(-1);
+  for (int it = 0; it < settings.max_iterations; ++it) {
+    cd.rhs = cd.c + rho * cd.lambda;
+    cd.G_factor.solveInPlace(cd.rhs);
+    cd.lambda = cd.rhs;
+    cd.qdd_previous = cd.qdd;
+    cd.qdd = cd.qdd_free;
+    cd.qdd.noalias() += cd.Minv_Jt * cd.lambda;
+    cd.iterations = it + 1;
+    cd.residual = k.drift - k.k;
+    cd.residual.noalias() += k.J * cd.qdd;
+    cd.residual_norm = cd.residual.size() ? cd.residual.cwiseAbs().maxCoeff() : S(0);
+    const S tol = S(settings.tolerance);
+    const S step = cd.qdd.size() ? (cd.qdd - cd.qdd_previous).cwiseAbs().maxCoeff() : S(0);
+    const S qdd_scale = S(1) + (cd.qdd.size() ? cd.qdd.cwiseAbs().maxCoeff() : S(0));
+    const bool met = cd.residual_norm <= tol * rhs_scale;
+    const bool settled = it > 0 && step <= tol * qdd_scale;
+    // Per eigenmode of G the residual shrinks by rho / (sigma + rho) each iteration, so its
+    // 2-norm decreases monotonically until only the inconsistent part is left.
+    const S residual_2norm = cd.residual.norm();
+    const bool stagnant = it > 0 && previous_residual - residual_2norm <= tol * rhs_scale;
+    if (met || settled || stagnant) {
+      cd.converged = true;
+      break;
+    }
+    previous_residual = residual_2norm;
+  }
+  if (model.constraint_rows == 0) cd.converged = true;
+  return cd.qdd;
+}
+
+// The dense Delassus matrix G = J M^{-1} J^T (m x m, rows in constraint frames). O(n d^2 + m^2 n).
+template <class S>
+const MatrixX<S>& delassus(const Model& model, Data<S>& data, ConstrainedData<S>& cd, const VectorX<S>& q) {
+  assemble_constrained_system(model, data, cd, q, data.zero);
+  return cd.G;
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,41 @@
+// Composite Rigid Body Algorithm: the joint-space inertia matrix M(q). RBDA Table 6.2.
+// O(n d) for tree depth d. The dense oracle for every recursive kernel.
+#pragma once
+
+#include "kernels/kinematics.hpp"
+
+namespace batchdyn {
+
+// Returns data.M (full symmetric nv x nv).
+template <class S>
+const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
+  forward_kinematics(model, data, q);
+  for (int i = 1; i < model.num_bodies(); ++i) data.composite_inertia[i] = cast_inertia<S>(model.bodies[i].inertia);
+  // Backward sweep: I^C_parent += ^{λ(i)}X*_i I^C_i ^iX_{λ(i)}.
+  for (int i = model.num_bodies() - 1; i >= 1; --i) {
+    const int parent = model.bodies[i].parent;
+    if (parent > 0)
+      data.composite_inertia[parent] =
+          data.composite_inertia[parent] + data.composite_inertia[i].transformed(data.parent_from_body[i]);
+  }
+  // For each joint: F = I^C_i S_i, carried up to every ancestor j: M_ji = S_j^T F.
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& body = model.bodies[i];
+    for (int k = 0; k < body.nv; ++k) {
+      Force<S> F = data.composite_inertia[i] * motion_subspace<S>(body, k);
+      const int col = body.idx_v + k;
+      for (int j = i; j > 0; j = model.bodies[j].parent) {
+        const Body& ancestor = model.bodies[j];
+        for (int r = 0; r < ancestor.nv; ++r) {
+          const S value = dot(F, motion_subspace<S>(ancestor, r));
+          data.M(ancestor.idx_v + r, col) = value;
+          data.M(col, ancestor.idx_v + r) = value;
+        }
+        F = data.parent_from_body[j].act(F);
+      }
+    }
+  }
+  return data.M;
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,277 @@
+// Spatial algebra templated on the lane type S (a scalar today, an xsimd batch later).
+//
+// Conventions (DESIGN.md §2, Pinocchio-compatible):
+//  * spatial vectors are [linear; angular];
+//  * a Transform is the placement aMb of frame b in frame a: x_a = R x_b + p;
+//  * act() maps a quantity expressed in b to a, act_inv() maps from a to b.
+// Every operation is written on 3-vectors and 3x3 blocks so it reads like the formula and
+// costs only what the structure needs (no generic 6x6 products).
+#pragma once
+
+#include <cmath>
+
+namespace batchdyn {
+
+template <class S>
+struct Vec3 {
+  S x{}, y{}, z{};
+
+  static Vec3 zero() { return {S(0), S(0), S(0)}; }
+  S operator[](int i) const { return i == 0 ? x : (i == 1 ? y : z); }
+  S& operator[](int i) { return i == 0 ? x : (i == 1 ? y : z); }
+
+  Vec3 operator+(const Vec3& o) const { return {x + o.x, y + o.y, z + o.z}; }
+  Vec3 operator-(const Vec3& o) const { return {x - o.x, y - o.y, z - o.z}; }
+  Vec3 operator-() const { return {-x, -y, -z}; }
+  Vec3 operator*(const S& s) const { return {x * s, y * s, z * s}; }
+  Vec3& operator+=(const Vec3& o) { x += o.x; y += o.y; z += o.z; return *this; }
+  Vec3& operator-=(const Vec3& o) { x -= o.x; y -= o.y; z -= o.z; return *this; }
+};
+
+template <class S> Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * s; }
+template <class S> S dot(const Vec3<S>& a, const Vec3<S>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+template <class S> Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
+// Row-major 3x3 matrix.
+template <class S>
+struct Mat3 {
+  S m[3][3]{};
+
+  static Mat3 zero() { Mat3 r; for (auto& row : r.m) for (auto& e : row) e = S(0); return r; }
+  static Mat3 identity() { Mat3 r = zero(); r.m[0][0] = r.m[1][1] = r.m[2][2] = S(1); return r; }
+  static Mat3 diagonal(const S& a, const S& b, const S& c) {
+    Mat3 r = zero(); r.m[0][0] = a; r.m[1][1] = b; r.m[2][2] = c; return r;
+  }
+  // [v]x, the cross-product matrix: skew(v) * w = v x w.
+  static Mat3 skew(const Vec3<S>& v) {
+    Mat3 r;
+    r.m[0][0] = S(0); r.m[0][1] = -v.z; r.m[0][2] = v.y;
+    r.m[1][0] = v.z;  r.m[1][1] = S(0); r.m[1][2] = -v.x;
+    r.m[2][0] = -v.y; r.m[2][1] = v.x;  r.m[2][2] = S(0);
+    return r;
+  }
+  S operator()(int r, int c) const { return m[r][c]; }
+  S& operator()(int r, int c) { return m[r][c]; }
+
+  Vec3<S> operator*(const Vec3<S>& v) const {
+    return {m[0][0] * v.x + m[0][1] * v.y + m[0][2] * v.z,
+            m[1][0] * v.x + m[1][1] * v.y + m[1][2] * v.z,
+            m[2][0] * v.x + m[2][1] * v.y + m[2][2] * v.z};
+  }
+  // R^T v without forming R^T.
+  Vec3<S> transpose_times(const Vec3<S>& v) const {
+    return {m[0][0] * v.x + m[1][0] * v.y + m[2][0] * v.z,
+            m[0][1] * v.x + m[1][1] * v.y + m[2][1] * v.z,
+            m[0][2] * v.x + m[1][2] * v.y + m[2][2] * v.z};
+  }
+  Mat3 operator*(const Mat3& o) const {
+    Mat3 r;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][0] * o.m[0][j] + m[i][1] * o.m[1][j] + m[i][2] * o.m[2][j];
+    return r;
+  }
+  Mat3 operator+(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] + o.m[i][j]; return r; }
+  Mat3 operator-(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] - o.m[i][j]; return r; }
+  Mat3 operator*(const S& s) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] * s; return r; }
+  Mat3& operator+=(const Mat3& o) { return *this = *this + o; }
+  Mat3 transpose() const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[j][i]; return r; }
+  Vec3<S> column(int j) const { return {m[0][j], m[1][j], m[2][j]}; }
+};
+
+// a b^T
+template <class S> Mat3<S> outer(const Vec3<S>& a, const Vec3<S>& b) {
+  Mat3<S> r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.m[i][j] = a[i] * b[j];
+  return r;
+}
+
+// Spatial motion vector (twist / spatial acceleration): [linear; angular].
+template <class S>
+struct Motion {
+  Vec3<S> linear, angular;
+  static Motion zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
+  Motion operator+(const Motion& o) const { return {linear + o.linear, angular + o.angular}; }
+  Motion operator-(const Motion& o) const { return {linear - o.linear, angular - o.angular}; }
+  Motion operator-() const { return {-linear, -angular}; }
+  Motion operator*(const S& s) const { return {linear * s, angular * s}; }
+  Motion& operator+=(const Motion& o) { linear += o.linear; angular += o.angular; return *this; }
+  S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
+  S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
+};
+
+// Spatial force vector (wrench): [force; torque].
+template <class S>
+struct Force {
+  Vec3<S> linear, angular;
+  static Force zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
+  Force operator+(const Force& o) const { return {linear + o.linear, angular + o.angular}; }
+  Force operator-(const Force& o) const { return {linear - o.linear, angular - o.angular}; }
+  Force operator*(const S& s) const { return {linear * s, angular * s}; }
+  Force& operator+=(const Force& o) { linear += o.linear; angular += o.angular; return *this; }
+  Force& operator-=(const Force& o) { linear -= o.linear; angular -= o.angular; return *this; }
+  S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
+  S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
+};
+
+// Power pairing f . m.
+template <class S> S dot(const Force<S>& f, const Motion<S>& m) { return dot(f.linear, m.linear) + dot(f.angular, m.angular); }
+
+// m1 x m2 (motion cross product, Featherstone's crm).
+template <class S> Motion<S> cross(const Motion<S>& a, const Motion<S>& b) {
+  return {cross(a.angular, b.linear) + cross(a.linear, b.angular), cross(a.angular, b.angular)};
+}
+// m x* f (force cross product, crf).
+template <class S> Force<S> cross(const Motion<S>& m, const Force<S>& f) {
+  return {cross(m.angular, f.linear), cross(m.angular, f.angular) + cross(m.linear, f.linear)};
+}
+
+// Placement aMb of frame b in frame a (rotation R = aRb, translation p = position of b's
+// origin in a).
+template <class S>
+struct Transform {
+  Mat3<S> rotation = Mat3<S>::identity();
+  Vec3<S> translation = Vec3<S>::zero();
+
+  static Transform identity() { return {Mat3<S>::identity(), Vec3<S>::zero()}; }
+
+  Vec3<S> act_point(const Vec3<S>& x) const { return rotation * x + translation; }
+
+  // aXb m: motion expressed in b -> expressed in a.
+  Motion<S> act(const Motion<S>& m) const {
+    const Vec3<S> w = rotation * m.angular;
+    return {rotation * m.linear + cross(translation, w), w};
+  }
+  // bXa m: motion expressed in a -> expressed in b.
+  Motion<S> act_inv(const Motion<S>& m) const {
+    return {rotation.transpose_times(m.linear - cross(translation, m.angular)), rotation.transpose_times(m.angular)};
+  }
+  // aXb* f: force expressed in b -> expressed in a.
+  Force<S> act(const Force<S>& f) const {
+    const Vec3<S> lin = rotation * f.linear;
+    return {lin, rotation * f.angular + cross(translation, lin)};
+  }
+  // force expressed in a -> expressed in b.
+  Force<S> act_inv(const Force<S>& f) const {
+    return {rotation.transpose_times(f.linear), rotation.transpose_times(f.angular - cross(translation, f.linear))};
+  }
+  // aMb * bMc = aMc
+  Transform operator*(const Transform& o) const { return {rotation * o.rotation, rotation * o.translation + translation}; }
+  Transform inverse() const {
+    const Mat3<S> rt = rotation.transpose();
+    return {rt, -(rt * translation)};
+  }
+};
+
+// Rigid-body spatial inertia: mass, centre of mass c and rotational inertia about c, all in
+// the body frame (10 numbers).
+template <class S>
+struct RigidInertia {
+  S mass{};
+  Vec3<S> com = Vec3<S>::zero();
+  Mat3<S> inertia_com = Mat3<S>::zero();  // symmetric
+
+  static RigidInertia zero() { return {S(0), Vec3<S>::zero(), Mat3<S>::zero()}; }
+
+  // I m  (momentum of a body moving with twist m)
+  Force<S> operator*(const Motion<S>& m) const {
+    const Vec3<S> f = (m.linear - cross(com, m.angular)) * mass;
+    return {f, inertia_com * m.angular + cross(com, f)};
+  }
+  // Inertia expressed in frame a when this one is expressed in b (T = aMb).
+  RigidInertia transformed(const Transform<S>& T) const {
+    return {mass, T.act_point(com), T.rotation * inertia_com * T.rotation.transpose()};
+  }
+  // Sum of two rigid bodies expressed in the same frame (parallel axis theorem).
+  RigidInertia operator+(const RigidInertia& o) const {
+    const S m = mass + o.mass;
+    const S inv_m = S(1) / m;
+    const Vec3<S> c = (com * mass + o.com * o.mass) * inv_m;
+    const Vec3<S> d1 = com - c, d2 = o.com - c;
+    // Steiner: I_c += m (|d|^2 I - d d^T) for each part.
+    const Mat3<S> shift1 = (Mat3<S>::identity() * dot(d1, d1) - outer(d1, d1)) * mass;
+    const Mat3<S> shift2 = (Mat3<S>::identity() * dot(d2, d2) - outer(d2, d2)) * o.mass;
+    return {m, c, inertia_com + o.inertia_com + shift1 + shift2};
+  }
+  // Rotational inertia about the frame origin: Ic - m [c]x[c]x.
+  Mat3<S> inertia_origin() const {
+    const Mat3<S> cx = Mat3<S>::skew(com);
+    return inertia_com - cx * cx * mass;
+  }
+};
+
+// Articulated-body inertia, a symmetric 6x6 matrix kept as 3x3 blocks
+//   [ A   B ]   A = linear-linear (sym), B = linear-angular, C = angular-angular (sym).
+//   [ B^T C ]
+template <class S>
+struct ArticulatedInertia {
+  Mat3<S> A = Mat3<S>::zero(), B = Mat3<S>::zero(), C = Mat3<S>::zero();
+
+  static ArticulatedInertia zero() { return {}; }
+  static ArticulatedInertia from_rigid(const RigidInertia<S>& I) {
+    const Mat3<S> cx = Mat3<S>::skew(I.com);
+    ArticulatedInertia r;
+    r.A = Mat3<S>::identity() * I.mass;
+    r.B = cx * (-I.mass);  // -m [c]x
+    r.C = I.inertia_origin();
+    return r;
+  }
+  Force<S> operator*(const Motion<S>& m) const {
+    return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
+  }
+  ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
+  // this -= (u u^T) * s for a force-like column u (rank-1 update of ABA, D^{-1} = s).
+  void subtract_outer(const Force<S>& u, const Force<S>& w) {
+    // this -= u w^T where u, w are 6-vectors [lin; ang]
+    A = A - outer(u.linear, w.linear);
+    B = B - outer(u.linear, w.angular);
+    C = C - outer(u.angular, w.angular);
+  }
+  // X* I X^{-1}: inertia expressed in frame a when this one is expressed in b (T = aMb).
+  // With P = [p]x and rotated blocks A', B', C':
+  //   A'' = A',  B'' = B' - A' P,  C'' = C' - P A' P + P B' + (P B')^T.
+  ArticulatedInertia transformed(const Transform<S>& T) const {
+    const Mat3<S>& R = T.rotation;
+    const Mat3<S> Rt = R.transpose();
+    const Mat3<S> Ar = R * A * Rt, Br = R * B * Rt, Cr = R * C * Rt;
+    const Mat3<S> P = Mat3<S>::skew(T.translation);
+    const Mat3<S> PB = P * Br;
+    ArticulatedInertia r;
+    r.A = Ar;
+    r.B = Br - Ar * P;
+    r.C = Cr - P * Ar * P + PB + PB.transpose();
+    return r;
+  }
+  S operator()(int r, int c) const {
+    if (r < 3) return c < 3 ? A(r, c) : B(r, c - 3);
+    return c < 3 ? B(c, r - 3) : C(r - 3, c - 3);
+  }
+};
+
+// Rotation about a unit axis by angle (Rodrigues).
+template <class S> Mat3<S> axis_angle_rotation(const Vec3<S>& axis, const S& angle) {
+  using std::cos;
+  using std::sin;
+  const S c = cos(angle), s = sin(angle);
+  const Mat3<S> K = Mat3<S>::skew(axis);
+  return Mat3<S>::identity() + K * s + K * K * (S(1) - c);
+}
+
+// URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll).
+template <class S> Mat3<S> rpy_rotation(const S& roll, const S& pitch, const S& yaw) {
+  const Vec3<S> ex{S(1), S(0), S(0)}, ey{S(0), S(1), S(0)}, ez{S(0), S(0), S(1)};
+  return axis_angle_rotation(ez, yaw) * axis_angle_rotation(ey, pitch) * axis_angle_rotation(ex, roll);
+}
+
+// Unit quaternion (x, y, z, w) -> rotation matrix.
+template <class S> Mat3<S> quaternion_rotation(const S& x, const S& y, const S& z, const S& w) {
+  Mat3<S> R;
+  R.m[0][0] = S(1) - S(2) * (y * y + z * z); R.m[0][1] = S(2) * (x * y - z * w); R.m[0][2] = S(2) * (x * z + y * w);
+  R.m[1][0] = S(2) * (x * y + z * w); R.m[1][1] = S(1) - S(2) * (x * x + z * z); R.m[1][2] = S(2) * (y * z - x * w);
+  R.m[2][0] = S(2) * (x * z - y * w); R.m[2][1] = S(2) * (y * z + x * w); R.m[2][2] = S(1) - S(2) * (x * x + y * y);
+  return R;
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,43 @@
+// Code generators for the scaling topologies of the papers (lcaba-proxbbo §VI, pv-osimr §IV).
+// Each returns a URDF (fixed base, revolute joints, plausible aluminium-link inertias) and a
+// constraint file whose closures hold exactly at the neutral configuration ("placement2":
+// "hold"), so the generated mechanisms are consistent and can be simulated from q = 0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+struct GeneratedModel {
+  std::string name;
+  std::string urdf;
+  std::string constraints_json;  // constraint-file schema of topology/constraints_io.hpp
+};
+
+// Serial chain of n links, joint axes cycling z, y, x (no loop).
+GeneratedModel generate_chain(int n);
+// Cycle of n links: a chain laid out as a regular polygon whose last link is welded (6D) to the
+// first (Fig. 6a of lcaba-proxbbo).
+GeneratedModel generate_cycle(int n);
+// Chain of `loops` loops of `links_per_loop` links each (two branches per loop closed by a
+// connect constraint; the next loop grows from the closing tip) (Fig. 7a).
+GeneratedModel generate_loop_chain(int loops, int links_per_loop);
+// Long stem of `stem` links with `branches` branches of `branch_length` links alternating on
+// both sides; each branch tip is connected to the world (an external contact).
+GeneratedModel generate_stem_with_branches(int stem, int branches, int branch_length);
+// One node link with `branches` branches of `branch_length` links; tips of neighbouring
+// branches welded to each other (Fig. 9a).
+GeneratedModel generate_branching_node(int branches, int branch_length);
+// Ladder: two rails of `rungs` links each; rail links at the same height joined by a connect
+// rung.
+GeneratedModel generate_ladder(int rungs);
+
+// "chain:N", "cycle:N", "loop_chain:L:K", "stem:S:B:K", "branching:B:K", "ladder:N".
+GeneratedModel generate_from_spec(const std::string& spec);
+// Loads a generated model (URDF + constraints) as a Model.
+Model build_generated(const GeneratedModel& generated);
+
+}  // namespace batchdyn

@@ -1,0 +1,131 @@
+#include "topology/constraints_io.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kernels/configuration.hpp"
+#include "kernels/kinematics.hpp"
+
+namespace batchdyn {
+
+ConstraintSpec hold_at_configuration(const Model& model, ConstraintSpec spec, const Eigen::VectorXd& q) {
+  if (q.size() != model.nq)
+    throw Error("hold_at_configuration: q has " + std::to_string(q.size()) + " entries, model '" + model.name +
+                "' has nq = " + std::to_string(model.nq));
+  const Frame& f1 = model.frames[model.frame_index(spec.link1)];
+  const Frame& f2 = model.frames[model.frame_index(spec.link2)];
+  Data<double> data(model);
+  forward_kinematics(model, data, q);
+  const Transformd world_from_c1 = data.world_from_body[f1.body] * f1.placement * spec.placement1.transform();
+  const Transformd world_from_link2 = data.world_from_body[f2.body] * f2.placement;
+  const Transformd link2_from_c2 = world_from_link2.inverse() * world_from_c1;
+  // Back to xyz/rpy: rpy from R = Rz(y) Ry(p) Rx(r).
+  const Mat3d& R = link2_from_c2.rotation;
+  Placement p;
+  p.xyz = link2_from_c2.translation;
+  p.rpy.y = std::asin(std::clamp(-R(2, 0), -1.0, 1.0));
+  if (std::abs(R(2, 0)) < 1.0 - 1e-12) {
+    p.rpy.x = std::atan2(R(2, 1), R(2, 2));
+    p.rpy.z = std::atan2(R(1, 0), R(0, 0));
+  } else {  // gimbal lock: put the whole yaw/roll coupling into yaw
+    p.rpy.x = 0.0;
+    p.rpy.z = std::atan2(-R(0, 1), R(1, 1));
+  }
+  spec.placement2 = p;
+  return spec;
+}
+
+namespace {
+using nlohmann::json;
+
+Vec3d read_vec3(const json& j, const std::string& where) {
+  if (!j.is_array() || j.size() != 3 || !j[0].is_number() || !j[1].is_number() || !j[2].is_number())
+    throw Error(where + ": expected an array of 3 numbers");
+  return {j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
+}
+
+Placement read_placement(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object {\"xyz\": [...], \"rpy\": [...]}");
+  Placement p;
+  if (j.contains("xyz")) p.xyz = read_vec3(j["xyz"], where + ".xyz");
+  if (j.contains("rpy")) p.rpy = read_vec3(j["rpy"], where + ".rpy");
+  return p;
+}
+
+std::string read_string(const json& c, const char* key, const std::string& where) {
+  if (!c.contains(key)) throw Error(where + ": missing field '" + key + "'");
+  if (!c[key].is_string()) throw Error(where + ": field '" + key + "' must be a string");
+  return c[key].get<std::string>();
+}
+}  // namespace
+
+void add_constraints_from_json(Model& model, const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(source + ": malformed JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("constraints") || !doc["constraints"].is_array())
+    throw Error(source + ": expected an object with a \"constraints\" array");
+
+  Eigen::VectorXd reference_q = neutral_configuration<double>(model);
+  if (doc.contains("reference_q")) {
+    const json& r = doc["reference_q"];
+    if (r.is_string() && r.get<std::string>() == "neutral") {
+    } else if (r.is_array() && static_cast<int>(r.size()) == model.nq) {
+      for (int k = 0; k < model.nq; ++k) {
+        if (!r[k].is_number()) throw Error(source + ": reference_q[" + std::to_string(k) + "] is not a number");
+        reference_q[k] = r[k].get<double>();
+      }
+      normalize(model, reference_q);
+    } else {
+      throw Error(source + ": reference_q must be \"neutral\" or an array of nq = " + std::to_string(model.nq) + " numbers");
+    }
+  }
+
+  int index = 0;
+  for (const json& c : doc["constraints"]) {
+    const std::string where = source + ": constraints[" + std::to_string(index++) + "]";
+    if (!c.is_object()) throw Error(where + ": expected an object");
+    ConstraintSpec spec;
+    spec.name = read_string(c, "name", where);
+    const std::string w = where + " ('" + spec.name + "')";
+    const std::string type = read_string(c, "type", w);
+    if (type == "connect" || type == "spherical") spec.type = ConstraintType::Connect;
+    else if (type == "weld" || type == "fixed") spec.type = ConstraintType::Weld;
+    else if (type == "revolute") spec.type = ConstraintType::Revolute;
+    else throw Error(w + ": unknown type '" + type + "' (connect, weld or revolute)");
+    spec.link1 = read_string(c, "link1", w);
+    spec.link2 = read_string(c, "link2", w);
+    if (c.contains("placement1")) spec.placement1 = read_placement(c["placement1"], w + ".placement1");
+    bool hold = false;
+    if (c.contains("placement2")) {
+      if (c["placement2"].is_string() && c["placement2"].get<std::string>() == "hold") hold = true;
+      else spec.placement2 = read_placement(c["placement2"], w + ".placement2");
+    }
+    if (c.contains("axis")) spec.axis = read_vec3(c["axis"], w + ".axis");
+    for (const char* gain : {"kp", "kd"}) {
+      if (!c.contains(gain)) continue;
+      if (!c[gain].is_number()) throw Error(w + ": '" + gain + "' must be a number");
+      (gain[1] == 'p' ? spec.kp : spec.kd) = c[gain].get<double>();
+    }
+    if (hold) {
+      for (const std::string* link : {&spec.link1, &spec.link2})
+        if (!model.has_frame(*link)) throw Error(w + ": unknown link '" + *link + "'");
+      spec = hold_at_configuration(model, spec, reference_q);
+    }
+    add_constraint(model, spec, source);
+  }
+}
+
+void add_constraints_from_json_file(Model& model, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open constraint file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  add_constraints_from_json(model, buffer.str(), path);
+}
+
+}  // namespace batchdyn

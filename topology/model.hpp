@@ -1,0 +1,161 @@
+// The robot model: bodies connected by joints in a spanning tree rooted at the world, the
+// frames of every URDF link, and the loop-closure / contact constraints (cut joints).
+//
+// Plain, flat data (MuJoCo-style): index 0 is the world; body i > 0 is moved by joint i
+// relative to body parent[i] < i. Bodies are numbered depth-first (DESIGN.md §2).
+// A Model is built once (URDF loader, scene builder, generators) and then read-only.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "layout/spatial.hpp"
+
+namespace batchdyn {
+
+// Every error the library reports. The message names the file / element / environment at
+// fault; the library never aborts the host process.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using Vec3d = Vec3<double>;
+using Mat3d = Mat3<double>;
+using Transformd = Transform<double>;
+using RigidInertiad = RigidInertia<double>;
+
+enum class JointType {
+  Revolute,    // 1 dof, rotation about `axis`, position limits
+  Continuous,  // 1 dof, unlimited revolute; q is the angle (not cos/sin, DESIGN.md §2)
+  Prismatic,   // 1 dof, translation along `axis`
+  FreeFlyer,   // root only: q = [x y z qx qy qz qw], v = [linear; angular] in the body frame
+};
+
+enum class RootJoint { Fixed, FreeFlyer };
+
+const char* joint_type_name(JointType t);
+int joint_nq(JointType t);
+int joint_nv(JointType t);
+
+// Placement of a frame given the way URDF writes it.
+struct Placement {
+  Vec3d xyz = Vec3d::zero();
+  Vec3d rpy = Vec3d::zero();
+  Transformd transform() const;
+};
+
+struct Body {
+  std::string name;        // the URDF link that owns the body (fixed children merged in)
+  std::string joint_name;  // the joint that moves it
+  int parent = -1;         // parent body (0 = world)
+  int depth = 0;           // number of joints between the world and this body
+  JointType joint_type = JointType::Revolute;
+  Transformd joint_placement;  // parent body frame -> joint frame at q = 0
+  Vec3d axis{0, 0, 1};         // unit axis in the joint frame (1-dof joints)
+  int idx_q = 0, idx_v = 0;    // first coordinate in q and in v
+  int nq = 0, nv = 0;
+  RigidInertiad inertia;       // in the body frame, fixed children included
+  std::vector<int> children;
+};
+
+// A named frame attached to a body: one per URDF link (so constraints can attach to links
+// merged by fixed joints) plus user frames.
+struct Frame {
+  std::string name;
+  int body = 0;                // 0 = world
+  Transformd placement;        // in the body frame
+};
+
+enum class ConstraintType {
+  Connect,   // 3 rows: a point on link 1 coincides with a point on link 2 (spherical)
+  Weld,      // 6 rows: frame 1 coincides with frame 2
+  Revolute,  // 5 rows: frames coincide except rotation about `axis` (in frame 1)
+};
+
+const char* constraint_type_name(ConstraintType t);
+int constraint_dimension(ConstraintType t);
+
+// Constraint as the user writes it (link names and placements in each link's frame).
+struct ConstraintSpec {
+  std::string name;
+  ConstraintType type = ConstraintType::Weld;
+  std::string link1, link2;  // link2 may be "world"
+  Placement placement1, placement2;
+  Vec3d axis{0, 0, 1};        // Revolute only, in constraint frame 1
+  // Baumgarte stabilisation: k = -kp * position_error - kd * velocity_error (default 0:
+  // pure acceleration-level constraint).
+  double kp = 0.0, kd = 0.0;
+};
+
+// Constraint resolved against the model (the cut joint of a loop).
+struct Constraint {
+  std::string name;
+  ConstraintType type = ConstraintType::Weld;
+  int body1 = 0, body2 = 0;     // body2 == 0: external loop (constraint to the world)
+  Transformd placement1;        // constraint frame 1 in body1's frame
+  Transformd placement2;        // constraint frame 2 in body2's frame (world frame if body2 == 0)
+  Vec3d axis{0, 0, 1};
+  double kp = 0.0, kd = 0.0;
+  int dim = 6;                  // rows
+  int row = 0;                  // first row in the stacked constraint vector
+  ConstraintSpec spec;          // as given, for reporting
+};
+
+struct Model {
+  std::string name;
+  std::vector<Body> bodies;           // bodies[0] is the world
+  std::vector<Frame> frames;
+  std::vector<Constraint> constraints;
+  int nq = 0, nv = 0;
+  int constraint_rows = 0;            // sum of constraint dims
+  Vec3d gravity{0, 0, -9.81};         // applied as base acceleration a0 = -g
+  // Per coordinate of q: limits (±inf when unlimited; free-flyer translation unlimited).
+  std::vector<double> lower_position_limit, upper_position_limit;
+  // Per coordinate of v.
+  std::vector<double> velocity_limit, effort_limit;
+
+  int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included
+  int max_depth() const;
+
+  // Lookups; throw Error naming what was not found. "world" resolves to frame/body 0.
+  int body_index(const std::string& name) const;
+  int frame_index(const std::string& name) const;
+  bool has_frame(const std::string& name) const;
+  int joint_index(const std::string& joint_name) const;  // body index moved by that joint
+};
+
+// Incremental construction of a Model in depth-first order. Used by the URDF loader, the
+// scene builder and the generators; validates as it goes.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(std::string model_name);
+
+  // Adds a body moved by a joint; returns its index. `source` names where the data came from
+  // for error messages (e.g. "robot.urdf: link 'thigh'").
+  int add_body(int parent, const std::string& link_name, const std::string& joint_name,
+               JointType type, const Transformd& joint_placement, const Vec3d& axis,
+               double lower, double upper, double velocity_limit, double effort_limit,
+               const std::string& source);
+  // Merges a rigid inertia (expressed in `body`'s frame) into a body (fixed joint).
+  void add_inertia(int body, const RigidInertiad& inertia);
+  // Adds a named frame on a body.
+  void add_frame(const std::string& name, int body, const Transformd& placement, const std::string& source);
+  bool has_name(const std::string& name) const;  // frame, body or joint name already used
+
+  // Checks every moving body (mass > 0, inertia positive definite) and returns the model.
+  Model finish();
+  const Model& model() const { return model_; }
+  void set_source(int body, const std::string& source);
+
+ private:
+  Model model_;
+  std::vector<std::string> body_source_;
+};
+
+// Resolves a spec against the model and appends it (checks link names, same link twice,
+// duplicate constraint names, axis). Returns the constraint index.
+int add_constraint(Model& model, const ConstraintSpec& spec, const std::string& source = "constraint");
+
+}  // namespace batchdyn

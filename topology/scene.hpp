@@ -1,0 +1,49 @@
+// Scenes: several URDF robots and free rigid bodies under one world root, so that a hand
+// holding a cube or two arms holding a box are one Model with one set of constraints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+class Scene {
+ public:
+  explicit Scene(std::string name = "scene") : name_(std::move(name)) {}
+
+  // Adds a robot from a URDF file / string. `robot_name` defaults to the URDF's robot name.
+  // When one of the robot's link/joint names is already taken by an earlier item, all of its
+  // names are prefixed with "<robot_name>/" (robot names are made unique with "_2", "_3"...).
+  Scene& add_urdf_file(const std::string& path, RootJoint root, const Placement& placement = {},
+                       const std::string& robot_name = "");
+  Scene& add_urdf_string(const std::string& xml, RootJoint root, const Placement& placement = {},
+                         const std::string& robot_name = "");
+  // Adds a solid box of uniform density (mass in kg, size = full edge lengths in m), one link
+  // called `name`, attached to the world by `root` at `placement`.
+  Scene& add_box(const std::string& name, double mass, const Vec3d& size, RootJoint root = RootJoint::FreeFlyer,
+                 const Placement& placement = {});
+  // Adds a constraint between any two links of the scene (after all bodies are added).
+  Scene& add_constraint(const ConstraintSpec& spec);
+
+  // Builds the model: items in the order added, each depth-first; then loop joints from the
+  // URDFs, then the scene's constraints. Throws Error on any invalid item.
+  Model build() const;
+
+ private:
+  struct Item {
+    enum Kind { UrdfFile, UrdfString, Box } kind;
+    std::string text;  // path or XML
+    std::string name;
+    RootJoint root;
+    Placement placement;
+    double mass = 0;
+    Vec3d size;
+  };
+  std::string name_;
+  std::vector<Item> items_;
+  std::vector<ConstraintSpec> constraints_;
+};
+
+}  // namespace batchdyn
