@@ -116,11 +116,11 @@ void print_model_text(const Model& model, std::ostream& out) {
       << model.num_bodies() - 1 << ", links/frames = " << model.frames.size() << ", tree depth = " << loops.tree_depth
       << ", constraint rows = " << model.constraint_rows << "\n\njoints (depth-first order):\n";
   out << "  " << std::left << std::setw(28) << "joint" << std::setw(12) << "type" << std::setw(7) << "idx_q"
-      << std::setw(7) << "idx_v" << std::setw(24) << "body" << "parent\n";
+      << std::setw(7) << "idx_v" << std::setw(30) << "body" << "parent\n";
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
     out << "  " << std::setw(28) << b.joint_name << std::setw(12) << joint_type_name(b.joint_type) << std::setw(7)
-        << b.idx_q << std::setw(7) << b.idx_v << std::setw(24) << b.name << body_name(model, b.parent) << "\n";
+        << b.idx_q << std::setw(7) << b.idx_v << std::setw(30) << b.name << body_name(model, b.parent) << "\n";
   }
   out << "\nloops (" << loops.loops.size() << "):\n";
   for (const Loop& loop : loops.loops) {

@@ -36,28 +36,22 @@ const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, co
     const Body& body = model.bodies[i];
     const int nv = body.nv;
     auto& U = data.U[i];
-    std::array<S, 36> D{};
+    SmallMatrix<S> D{};
     for (int k = 0; k < nv; ++k) U[k] = data.articulated_inertia[i] * motion_subspace<S>(body, k);
     for (int r = 0; r < nv; ++r)
       for (int k = 0; k < nv; ++k) D[r * 6 + k] = dot(U[k], motion_subspace<S>(body, r));
-    data.D[i].factor(D, nv);
+    const SmallMatrix<S>& Dinv = data.Dinv[i] = invert_spd(D, nv);
     auto& u = data.u[i];
     for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - dot(data.articulated_bias[i], motion_subspace<S>(body, k));
     if (body.parent == 0) continue;  // the world absorbs nothing
 
-    // U D^{-1} column by column: W = U D^{-1} (rows of D^{-1} applied to U's columns).
-    std::array<Force<S>, 6> W;
-    for (int c = 0; c < 6; ++c) {
-      std::array<S, 6> row{};
-      for (int k = 0; k < nv; ++k) row[k] = U[k][c];
-      data.D[i].solve_in_place(row.data());
-      for (int k = 0; k < nv; ++k) W[k][c] = row[k];
-    }
     ArticulatedInertia<S> Ia = data.articulated_inertia[i];
     Force<S> pa = data.articulated_bias[i];
     for (int k = 0; k < nv; ++k) {
-      Ia.subtract_outer(U[k], W[k]);  // I^A - U D^{-1} U^T
-      pa += W[k] * u[k];               // + U D^{-1} u
+      Force<S> UDinv_k = Force<S>::zero();  // column k of U D^{-1}
+      for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * 6 + k];
+      Ia.subtract_outer(UDinv_k, U[k]);  // I^A - (U D^{-1}) U^T
+      pa += UDinv_k * u[k];               // + U D^{-1} u
     }
     pa += Ia * data.bias_acceleration[i];
     data.articulated_inertia[body.parent] += Ia.transformed(data.parent_from_body[i]);
@@ -70,11 +64,13 @@ const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, co
   for (int i = 1; i < n; ++i) {
     const Body& body = model.bodies[i];
     const Motion<S> a = data.parent_from_body[i].act_inv(data.acceleration[body.parent]) + data.bias_acceleration[i];
-    std::array<S, 6> x{};
-    for (int k = 0; k < body.nv; ++k) x[k] = data.u[i][k] - dot(data.U[i][k], a);
-    data.D[i].solve_in_place(x.data());
-    for (int k = 0; k < body.nv; ++k) data.qdd[body.idx_v + k] = x[k];
-    data.acceleration[i] = a + joint_velocity<S>(body, x.data());
+    std::array<S, 6> rhs{};
+    for (int k = 0; k < body.nv; ++k) rhs[k] = data.u[i][k] - dot(data.U[i][k], a);
+    std::array<S, 6> qdd{};
+    for (int r = 0; r < body.nv; ++r)
+      for (int k = 0; k < body.nv; ++k) qdd[r] += data.Dinv[i][r * 6 + k] * rhs[k];
+    for (int k = 0; k < body.nv; ++k) data.qdd[body.idx_v + k] = qdd[k];
+    data.acceleration[i] = a + joint_velocity<S>(body, qdd.data());
   }
   return data.qdd;
 }

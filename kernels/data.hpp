@@ -21,7 +21,7 @@ struct Data {
       : parent_from_body(model.num_bodies()), world_from_body(model.num_bodies()),
         velocity(model.num_bodies()), acceleration(model.num_bodies()), bias_acceleration(model.num_bodies()),
         force(model.num_bodies()), composite_inertia(model.num_bodies()), articulated_inertia(model.num_bodies()),
-        articulated_bias(model.num_bodies()), U(model.num_bodies()), D(model.num_bodies()),
+        articulated_bias(model.num_bodies()), U(model.num_bodies()), Dinv(model.num_bodies()),
         u(model.num_bodies()), tau(model.nv), qdd(model.nv), M(model.nv, model.nv), zero(VectorX<S>::Zero(model.nv)) {
     tau.setZero();
     qdd.setZero();
@@ -42,7 +42,7 @@ struct Data {
   std::vector<ArticulatedInertia<S>> articulated_inertia;  // I^A_i
   std::vector<Force<S>> articulated_bias;                  // p^A_i
   std::vector<std::array<Force<S>, 6>> U;                  // U_i = I^A_i S_i (one column per dof)
-  std::vector<SmallCholesky<S>> D;                         // D_i = S_i^T U_i, factored
+  std::vector<SmallMatrix<S>> Dinv;                        // D_i^{-1} = (S_i^T U_i)^{-1}
   std::vector<std::array<S, 6>> u;                         // u_i = tau_i - S_i^T p^A_i
 
   VectorX<S> tau;  // RNEA output

@@ -67,8 +67,10 @@ def fmt(v):
 
 
 def write_json(filename, data):
-    with open(os.path.join(HERE, filename), "w") as f:
-        json.dump(data, f, indent=2)
+    path = os.path.join(HERE, filename)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1 if filename.startswith("states/") else 2)
         f.write("\n")
 
 
@@ -222,9 +224,33 @@ def biped_fourbar():
                          "placement2": "hold"} for side in ("left", "right")]})
 
 
+def humanoid_states():
+    """Four humanoid environments for the README demo: standing, crouched, arms raised, and a
+    random pose with velocities and torques (joint order of `batchdyn info models/humanoid.urdf
+    --root free`)."""
+    import random
+    rng = random.Random(4)
+    nq, nv = 37, 36
+    base = [0, 0, 0.95, 0, 0, 0, 1]
+    standing = base + [0.0] * (nq - 7)
+    crouched = list(standing)
+    crouched[2] = 0.85
+    for hip, knee, ankle in ((9, 10, 11), (15, 16, 17)):
+        crouched[hip], crouched[knee], crouched[ankle] = -0.6, 1.2, -0.6
+    arms = list(standing)
+    for shoulder, elbow in ((21, 24), (30, 33)):  # left arm 21..27, neck 28..29, right arm 30..36
+        arms[shoulder], arms[elbow] = -2.0, -1.0
+    rand = base[:3] + [0.0, 0.0, math.sin(0.15), math.cos(0.15)] + [rng.uniform(-0.4, 0.4) for _ in range(nq - 7)]
+    write_json("states/humanoid_demo.json", {
+        "q": [standing, crouched, arms, rand],
+        "v": [[0.0] * nv, [0.0] * nv, [0.0] * nv, [round(rng.uniform(-1, 1), 4) for _ in range(nv)]],
+        "tau": [[0.0] * nv, [0.0] * nv, [0.0] * nv, [round(rng.uniform(-5, 5), 4) for _ in range(nv)]]})
+
+
 if __name__ == "__main__":
     double_pendulum()
     four_bar()
     quadruped()
     humanoid()
     biped_fourbar()
+    humanoid_states()
