@@ -12,6 +12,7 @@
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/loops.hpp"
+#include "topology/scene.hpp"
 #include "topology/urdf.hpp"
 
 namespace batchdyn::cli {
@@ -23,7 +24,7 @@ int usage(std::ostream& out) {
          "  batchdyn info MODEL [--root fixed|free] [--constraints FILE] [--json]\n"
          "  batchdyn eval MODEL [--root fixed|free] [--constraints FILE] --algo aba|constrained|delassus\n"
          "                --in STATES.json [--out RESULT.json] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
-         "MODEL is a URDF file or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
+         "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
          "(one row per environment). Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
@@ -70,6 +71,9 @@ Model load_model(const Options& o) {
   if (spec.rfind("gen:", 0) == 0) {
     if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
     model = build_generated(generate_from_spec(spec.substr(4)));
+  } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
+    if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
+    model = load_scene_file(spec);
   } else {
     model = load_urdf_file(spec, root);
   }

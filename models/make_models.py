@@ -224,6 +224,75 @@ def biped_fourbar():
                          "placement2": "hold"} for side in ("left", "right")]})
 
 
+def hand():
+    """Allegro-like hand, 16 dof: index/middle/ring (abduction + 3 flexion) and a thumb."""
+    u = Urdf("hand")
+    u.link("palm", 0.4, (0, 0, 0.05), box_inertia(0.4, 0.02, 0.1, 0.1))
+    fingers = (("index", 0.045), ("middle", 0.0), ("ring", -0.045))
+    for name, y in fingers:
+        parent = "palm"
+        spec = [("base", (0, y, 0.095), (0, 0, 1), 0.0164), ("proximal", (0, 0, 0.0164), (0, 1, 0), 0.054),
+                ("medial", (0, 0, 0.054), (0, 1, 0), 0.0384), ("distal", (0, 0, 0.0384), (0, 1, 0), 0.0267)]
+        for k, (seg, xyz, axis, length) in enumerate(spec):
+            link = f"{name}_{seg}"
+            m = 0.0119 if seg == "base" else 0.03
+            u.link(link, m, (0, 0, length / 2), rod_inertia(m, length, 0.01, "z"))
+            u.joint(f"{name}_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis, lower=-0.5 if k == 0 else -0.2,
+                    upper=0.5 if k == 0 else 1.6, effort=0.7, velocity=7)
+            parent = link
+        u.link(f"{name}_tip")
+        u.joint(f"{name}_tip_fixed", "fixed", parent, f"{name}_tip", xyz=(0, 0, 0.0267))
+    parent = "palm"
+    for k, (seg, xyz, axis, length) in enumerate([("base", (-0.0182, 0.019, 0.0667), (-1, 0, 0), 0.0177),
+                                                   ("proximal", (0, 0, 0.0177), (0, 0, 1), 0.0177),
+                                                   ("medial", (0, 0, 0.0177), (0, 1, 0), 0.0514),
+                                                   ("distal", (0, 0, 0.0514), (0, 1, 0), 0.0423)]):
+        link = f"thumb_{seg}"
+        u.link(link, 0.03, (0, 0, length / 2), rod_inertia(0.03, length, 0.01, "z"))
+        u.joint(f"thumb_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis, lower=-0.3, upper=1.6, effort=0.7,
+                velocity=7)
+        parent = link
+    u.link("thumb_tip")
+    u.joint("thumb_tip_fixed", "fixed", parent, "thumb_tip", xyz=(0, 0, 0.0423))
+    u.write("hand.urdf")
+    write_json("scenes/hand_cube.json", {
+        "name": "hand_cube",
+        "robots": [{"urdf": "../hand.urdf", "root": "fixed", "name": "hand"}],
+        "boxes": [{"name": "cube", "mass": 0.1, "size": [0.06, 0.06, 0.06], "root": "free",
+                   "placement": {"xyz": [0.03, 0, 0.16]}}],
+        "reference_q": "neutral",
+        "constraints": [{"name": f"{f}_contact", "type": "connect", "link1": f"{f}_tip", "link2": "cube",
+                         "placement2": "hold"} for f in ("index", "middle", "ring", "thumb")]})
+
+
+def arm7():
+    """7-dof arm (alternating yaw/pitch axes) with a palm frame."""
+    u = Urdf("arm7")
+    u.link("arm_base")
+    spec = [("shoulder_yaw", (0, 0, 1), 0.1, 4.0), ("shoulder_pitch", (0, 1, 0), 0.3, 3.0),
+            ("upper_arm_yaw", (0, 0, 1), 0.05, 2.5), ("elbow", (0, 1, 0), 0.3, 2.0), ("forearm_yaw", (0, 0, 1), 0.05, 1.5),
+            ("wrist_pitch", (0, 1, 0), 0.08, 0.8), ("wrist_yaw", (0, 0, 1), 0.05, 0.4)]
+    parent, offset = "arm_base", 0.1
+    for name, axis, length, mass in spec:
+        link = f"{name}_link"
+        u.link(link, mass, (0, 0, length / 2), rod_inertia(mass, length, 0.04, "z"))
+        u.joint(name, "revolute", parent, link, xyz=(0, 0, offset), axis=axis, lower=-2.9, upper=2.9, effort=80)
+        parent, offset = link, length
+    u.link("palm")
+    u.joint("palm_fixed", "fixed", parent, "palm", xyz=(0, 0, offset))
+    u.write("arm7.urdf")
+    write_json("scenes/two_arms_box.json", {
+        "name": "two_arms_box",
+        "robots": [{"urdf": "../arm7.urdf", "root": "fixed", "name": "left", "placement": {"xyz": [0, 0.35, 0]}},
+                   {"urdf": "../arm7.urdf", "root": "fixed", "name": "right", "placement": {"xyz": [0, -0.35, 0]}}],
+        "boxes": [{"name": "box", "mass": 2.0, "size": [0.2, 0.5, 0.2], "root": "free",
+                   "placement": {"xyz": [0, 0, 1.03]}}],
+        "reference_q": "neutral",
+        "constraints": [{"name": "left_grasp", "type": "weld", "link1": "palm", "link2": "box", "placement2": "hold"},
+                        {"name": "right_grasp", "type": "weld", "link1": "right/palm", "link2": "box",
+                         "placement2": "hold"}]})
+
+
 def humanoid_states():
     """Four humanoid environments for the README demo: standing, crouched, arms raised, and a
     random pose with velocities and torques (joint order of `batchdyn info models/humanoid.urdf
@@ -253,4 +322,6 @@ if __name__ == "__main__":
     quadruped()
     humanoid()
     biped_fourbar()
+    hand()
+    arm7()
     humanoid_states()

@@ -44,6 +44,8 @@ expect_json("${info}" left_foot_contact loops 0 name)
 expect_json("${info}" world loops 0 root)
 run(0 "internal, root left_thigh" info ${MODELS}/biped_fourbar.urdf --root free)
 run(0 "nv = 8" info gen:cycle:8)
+run(0 "nq = 23, nv = 22" info ${MODELS}/scenes/hand_cube.json)
+run(1 "scene file sets each robot's root" info ${MODELS}/scenes/hand_cube.json --root free)
 
 # eval aba: two environments, one at rest hanging straight down (qdd = 0)
 file(WRITE ${WORK}/pendulum.json [=[{"q": [[0, 0], [0.5, -0.3]], "v": [[0, 0], [1, 2]], "tau": [[0, 0], [0.1, 0]]}]=])

@@ -29,6 +29,7 @@ inline std::vector<NamedModel> tree_models() {
   models.push_back({"humanoid", load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer)});
   models.push_back({"biped_fourbar", load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer)});
   models.push_back({"chain:9", build_generated(generate_chain(9))});
+  models.push_back({"hand", load_urdf_file(model_path("hand.urdf"))});
   for (NamedModel& m : models) m.model.constraints.clear(), m.model.constraint_rows = 0;
   return models;
 }
@@ -46,6 +47,8 @@ inline std::vector<NamedModel> constrained_models() {
   Model biped = load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer);
   add_constraints_from_json_file(biped, model_path("biped_fourbar_feet.json"));
   models.push_back({"biped_fourbar+feet", biped});
+  models.push_back({"scene hand_cube", load_scene_file(model_path("scenes/hand_cube.json"))});
+  models.push_back({"scene two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
   for (const char* spec : {"cycle:7", "loop_chain:3:4", "stem:8:3:2", "branching:3:4", "ladder:4"})
     models.push_back({std::string("gen:") + spec, build_generated(generate_from_spec(spec))});
   return models;

@@ -134,3 +134,46 @@ TEST_CASE("generators build consistent mechanisms whose closures hold at q = 0")
   CHECK(ladder.constraints.size() == 4);
   CHECK(analyze_loops(ladder).loops[3].supporting.size() == 8);
 }
+
+TEST_CASE("scene files: a hand holding a free cube by four fingertip contacts") {
+  const Model model = load_scene_file(model_path("scenes/hand_cube.json"));
+  CHECK(model.nv == 16 + 6);
+  CHECK(model.constraint_rows == 4 * 3);
+  const LoopAnalysis loops = analyze_loops(model);
+  for (const Loop& loop : loops.loops) {
+    CHECK(loop.root == 0);  // the palm is fixed: fingers and cube meet at the world
+    CHECK_FALSE(loop.external);
+  }
+  Data<double> data(model);
+  ConstraintData<double> cd(model);
+  constraint_kinematics(model, data, cd, neutral_configuration<double>(model), Eigen::VectorXd::Zero(model.nv).eval());
+  CHECK(cd.position_error.cwiseAbs().maxCoeff() < 1e-12);
+}
+
+TEST_CASE("scene files: two copies of an arm holding one box, names prefixed, URDF paths relative to the scene") {
+  const Model model = load_scene_file(model_path("scenes/two_arms_box.json"));
+  CHECK(model.nv == 7 + 7 + 6);
+  CHECK(model.has_frame("palm"));
+  CHECK(model.has_frame("right/palm"));
+  CHECK(model.frames[model.frame_index("right/arm_base")].placement.translation.y == doctest::Approx(-0.35));
+  CHECK(model.constraints[1].name == "right_grasp");
+  CHECK(analyze_loops(model).loops[1].supporting.size() == 8);  // 7 arm joints + the box
+}
+
+TEST_CASE("scene files with missing or wrong fields name the file and the item") {
+  auto error_of = [](const std::string& text) {
+    try {
+      load_scene_json(text, "scene.json", BATCHDYN_MODELS_DIR);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of(R"({"robots": [{"root": "free"}]})").find("robots[0]: missing field 'urdf'") != std::string::npos);
+  CHECK(error_of(R"({"boxes": [{"name": "b", "size": [1, 1, 1]}]})").find("boxes[0]: missing numeric field 'mass'") != std::string::npos);
+  CHECK(error_of(R"({"boxes": [{"name": "b", "mass": -1, "size": [1, 1, 1]}]})").find("positive finite mass") != std::string::npos);
+  CHECK(error_of(R"({"robots": [{"urdf": "nope.urdf"}]})").find("nope.urdf: cannot open") != std::string::npos);
+  CHECK(error_of(R"({"robots": []})").find("at least one robot or box") != std::string::npos);
+  CHECK(error_of(R"({"robots": [{"urdf": "arm7.urdf", "root": "sideways"}]})").find("'sideways'") != std::string::npos);
+  CHECK(error_of("[1, 2").find("scene.json: malformed JSON") != std::string::npos);
+}

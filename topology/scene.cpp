@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "topology/constraints_io.hpp"
 #include "topology/urdf.hpp"
 
 namespace batchdyn {
@@ -83,6 +89,90 @@ Model Scene::build() const {
   for (const auto& [spec, source] : loops) batchdyn::add_constraint(model, spec, source);
   for (const ConstraintSpec& spec : constraints_) batchdyn::add_constraint(model, spec, "scene '" + name_ + "'");
   return model;
+}
+
+namespace {
+using nlohmann::json;
+
+Placement scene_placement(const json& item, const std::string& where) {
+  Placement p;
+  if (!item.contains("placement")) return p;
+  const json& j = item["placement"];
+  auto vec = [&](const char* key, Vec3d& out) {
+    if (!j.contains(key)) return;
+    const json& a = j[key];
+    if (!a.is_array() || a.size() != 3 || !a[0].is_number() || !a[1].is_number() || !a[2].is_number())
+      throw Error(where + ".placement." + key + ": expected an array of 3 numbers");
+    out = {a[0].get<double>(), a[1].get<double>(), a[2].get<double>()};
+  };
+  if (!j.is_object()) throw Error(where + ".placement: expected an object");
+  vec("xyz", p.xyz);
+  vec("rpy", p.rpy);
+  return p;
+}
+
+std::string scene_string(const json& item, const char* key, const std::string& where, const std::string& fallback = "") {
+  if (!item.contains(key)) {
+    if (!fallback.empty()) return fallback;
+    throw Error(where + ": missing field '" + key + "'");
+  }
+  if (!item[key].is_string()) throw Error(where + ": field '" + key + "' must be a string");
+  return item[key].get<std::string>();
+}
+}  // namespace
+
+Model load_scene_json(const std::string& text, const std::string& source, const std::string& base_directory) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(source + ": malformed JSON: " + e.what());
+  }
+  if (!doc.is_object()) throw Error(source + ": expected a scene object");
+  Scene scene(doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : "scene");
+  const json empty = json::array();
+  const json& robots = doc.contains("robots") ? doc["robots"] : empty;
+  const json& boxes = doc.contains("boxes") ? doc["boxes"] : empty;
+  if (!robots.is_array() || !boxes.is_array()) throw Error(source + ": \"robots\" and \"boxes\" must be arrays");
+  if (robots.empty() && boxes.empty()) throw Error(source + ": a scene needs at least one robot or box");
+  for (size_t k = 0; k < robots.size(); ++k) {
+    const std::string where = source + ": robots[" + std::to_string(k) + "]";
+    const json& r = robots[k];
+    if (!r.is_object()) throw Error(where + ": expected an object");
+    std::filesystem::path urdf = scene_string(r, "urdf", where);
+    if (urdf.is_relative()) urdf = std::filesystem::path(base_directory) / urdf;
+    scene.add_urdf_file(urdf.string(), parse_root_joint(scene_string(r, "root", where, "fixed")),
+                        scene_placement(r, where), r.contains("name") ? scene_string(r, "name", where) : "");
+  }
+  for (size_t k = 0; k < boxes.size(); ++k) {
+    const std::string where = source + ": boxes[" + std::to_string(k) + "]";
+    const json& b = boxes[k];
+    if (!b.is_object()) throw Error(where + ": expected an object");
+    if (!b.contains("mass") || !b["mass"].is_number()) throw Error(where + ": missing numeric field 'mass'");
+    if (!b.contains("size") || !b["size"].is_array() || b["size"].size() != 3)
+      throw Error(where + ": missing field 'size' (array of 3 edge lengths)");
+    for (const json& e : b["size"])
+      if (!e.is_number()) throw Error(where + ": 'size' must hold numbers");
+    scene.add_box(scene_string(b, "name", where), b["mass"].get<double>(),
+                  {b["size"][0].get<double>(), b["size"][1].get<double>(), b["size"][2].get<double>()},
+                  parse_root_joint(scene_string(b, "root", where, "free")), scene_placement(b, where));
+  }
+  Model model = scene.build();
+  if (doc.contains("constraints")) {
+    json constraints;
+    constraints["constraints"] = doc["constraints"];
+    if (doc.contains("reference_q")) constraints["reference_q"] = doc["reference_q"];
+    add_constraints_from_json(model, constraints.dump(), source);
+  }
+  return model;
+}
+
+Model load_scene_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open scene file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_scene_json(buffer.str(), path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace batchdyn

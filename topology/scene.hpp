@@ -46,4 +46,14 @@ class Scene {
   std::vector<ConstraintSpec> constraints_;
 };
 
+// Scene files (README "Scene files"): robots by URDF path (relative to the scene file), boxes,
+// and constraints in the constraint-file schema, with "placement2": "hold" resolved at the
+// scene's neutral configuration or its "reference_q".
+//   { "name": str,
+//     "robots": [ {"urdf": path, "root": "fixed"|"free", "name": str, "placement": {"xyz","rpy"}} ],
+//     "boxes":  [ {"name": str, "mass": kg, "size": [3], "root": "fixed"|"free", "placement": {...}} ],
+//     "reference_q": "neutral" | [nq], "constraints": [ ... ] }
+Model load_scene_file(const std::string& path);
+Model load_scene_json(const std::string& json_text, const std::string& source, const std::string& base_directory);
+
 }  // namespace batchdyn
