@@ -1,0 +1,67 @@
+// "No allocation per call after setup": every reference kernel, called again on a warmed-up
+// workspace, must not touch the heap. Counted two ways: global operator new (std containers)
+// (allocation_counter.cpp) and Eigen's runtime malloc check (Eigen allocates with malloc, not new). A separate
+// executable, so the eigen_assert redefinition below applies to every Eigen instantiation in it.
+#include <stdexcept>
+#include <string>
+
+long heap_allocation_count();  // allocation_counter.cpp
+
+struct EigenHeapAllocation : std::logic_error {
+  using std::logic_error::logic_error;
+};
+#define EIGEN_RUNTIME_NO_MALLOC
+#define eigen_assert(x) \
+  do {                  \
+    if (!(x)) throw EigenHeapAllocation(#x); \
+  } while (0)
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+// Runs f once to warm up, then again with heap allocation forbidden; returns the number of
+// allocations seen (an Eigen allocation throws).
+template <class F>
+long allocations_in(F&& f) {
+  f();
+  const long before = heap_allocation_count();
+  Eigen::internal::set_is_malloc_allowed(false);
+  try {
+    f();
+  } catch (...) {
+    Eigen::internal::set_is_malloc_allowed(true);
+    throw;
+  }
+  Eigen::internal::set_is_malloc_allowed(true);
+  return heap_allocation_count() - before;
+}
+}  // namespace
+
+TEST_CASE("reference kernels do not allocate once their workspace exists") {
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    std::mt19937 rng(70);
+    const State s = random_state(m.model, rng);
+    Data<double> data(m.model);
+    ConstrainedData<double> cd(m.model);
+    Eigen::VectorXd q_next(m.model.nq), dv(m.model.nv);
+    CHECK(allocations_in([&] { aba(m.model, data, s.q, s.v, s.tau); }) == 0);
+    CHECK(allocations_in([&] { rnea(m.model, data, s.q, s.v, s.tau); }) == 0);
+    CHECK(allocations_in([&] { nonlinear_effects(m.model, data, s.q, s.v); }) == 0);
+    CHECK(allocations_in([&] { crba(m.model, data, s.q); }) == 0);
+    CHECK(allocations_in([&] { constraint_kinematics(m.model, data, cd.constraints, s.q, s.v); }) == 0);
+    CHECK(allocations_in([&] { constrained_forward_dynamics(m.model, data, cd, s.q, s.v, s.tau); }) == 0);
+    CHECK(allocations_in([&] { delassus(m.model, data, cd, s.q); }) == 0);
+    CHECK(allocations_in([&] { integrate<double>(m.model, s.q, s.v, q_next); }) == 0);
+    CHECK(allocations_in([&] { difference<double>(m.model, s.q, q_next, dv); }) == 0);
+  }
+}
+
+TEST_CASE("the allocation counter itself sees allocations") {
+  CHECK(allocations_in([] { std::string big(1000, 'x'); }) > 0);
+  CHECK_THROWS_AS(allocations_in([] { Eigen::VectorXd v(100); }), EigenHeapAllocation);
+}
