@@ -1,32 +1,101 @@
 // Articulated Body Algorithm: forward dynamics qdd = M(q)^{-1} (tau - b(q, v)) of a tree in
-// O(n). Featherstone RBDA Table 7.1; the black lines of lcaba-proxbbo Alg. 1 (§IV). Three
-// sweeps: velocities and bias terms (root to leaves), articulated inertias (leaves to root),
-// accelerations (root to leaves).
+// O(n). Featherstone RBDA Table 7.1; the black lines of lcaba-proxbbo Alg. 1 (§IV).
+//
+// One kernel, templated on the lane type S: S = double / float is the scalar reference (one
+// environment), S = xsimd::batch<T> evaluates W environments at once, lane by lane, with the
+// same arithmetic. The kernel walks the model's bodies in index order (the plan: parents come
+// before children); it branches only on joint types, never on state values, and never
+// allocates.
 #pragma once
 
-#include "kernels/kinematics.hpp"
+#include <vector>
+
+#include "kernels/data.hpp"
+#include "kernels/joint.hpp"
+#include "layout/small_cholesky.hpp"
 
 namespace batchdyn {
 
-// Returns data.qdd. Preconditions: q (nq), v (nv), tau (nv); unit quaternions. Gravity
-// enters as the base acceleration a_0 = -g.
+namespace detail {
+// Joint-type specialised pieces of ABA: the subspace S_i of each joint type is either one
+// angular axis (revolute), one linear axis (prismatic) or the identity (free flyer), so
+// I^A S_i, S_i^T f and S_i x never need a 6 x nv product.
+
 template <class S>
-const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
-                      const VectorX<S>& tau) {
+Transform<S> joint_transform(const Body& body, const ModelConstants<S>& c, int i, const S* q) {
+  using std::cos;
+  using std::sin;
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
+      return {Mat3<S>::identity() + c.axis_skew[i] * sin(q[0]) + c.axis_skew_squared[i] * (S(1) - cos(q[0])),
+              Vec3<S>::zero()};
+    case JointType::Prismatic:
+      return {Mat3<S>::identity(), c.axis[i] * q[0]};
+    case JointType::FreeFlyer:
+      return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
+  }
+  return Transform<S>::identity();
+}
+
+// S_i x for joint-space x (nv_i values).
+template <class S>
+Motion<S> subspace_times(const Body& body, const ModelConstants<S>& c, int i, const S* x) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
+    case JointType::Prismatic: return {c.axis[i] * x[0], Vec3<S>::zero()};
+    case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
+  }
+  return Motion<S>::zero();
+}
+
+// Column k of S_i^T f.
+template <class S>
+S subspace_transpose_times(const Body& body, const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return dot(c.axis[i], f.angular);
+    case JointType::Prismatic: return dot(c.axis[i], f.linear);
+    case JointType::FreeFlyer: return f[k];
+  }
+  return S(0);
+}
+
+// Column k of I S_i.
+template <class S>
+Force<S> inertia_times_subspace(const Body& body, const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I,
+                                int k) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return I.times_angular(c.axis[i]);
+    case JointType::Prismatic: return I.times_linear(c.axis[i]);
+    case JointType::FreeFlyer: return I.column(k);
+  }
+  return Force<S>::zero();
+}
+}  // namespace detail
+
+// ABA on raw lane arrays: q (nq lanes), v, tau (nv lanes) in, qdd (nv lanes) out.
+// Preconditions: unit quaternions. Cost O(n); see bench/ for the flop count per model.
+template <class S>
+void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, const S* v,
+                const S* tau, S* qdd) {
   const int n = model.num_bodies();
 
-  // First forward sweep: placements, v_i, c_i = v_i x S_i qd_i, I^A_i = I_i,
-  // p^A_i = v_i x* I_i v_i.
-  forward_kinematics(model, data, q);
-  data.velocity[0] = Motion<S>::zero();
+  // First forward sweep: placements, v_i = ^iX_{λ(i)} v_{λ(i)} + S_i qd_i,
+  // c_i = v_i x S_i qd_i, I^A_i = I_i, p^A_i = v_i x* I_i v_i.
+  ws.velocity[0] = Motion<S>::zero();
   for (int i = 1; i < n; ++i) {
     const Body& body = model.bodies[i];
-    const Motion<S> vj = joint_velocity<S>(body, v.data() + body.idx_v);
-    data.velocity[i] = data.parent_from_body[i].act_inv(data.velocity[body.parent]) + vj;
-    data.bias_acceleration[i] = cross(data.velocity[i], vj);
-    const RigidInertia<S> I = cast_inertia<S>(body.inertia);
-    data.articulated_inertia[i] = ArticulatedInertia<S>::from_rigid(I);
-    data.articulated_bias[i] = cross(data.velocity[i], I * data.velocity[i]);
+    const Transform<S> X = c.joint_placement[i] * detail::joint_transform(body, c, i, q + body.idx_q);
+    ws.parent_from_body[i] = X;
+    const Motion<S> vj = detail::subspace_times(body, c, i, v + body.idx_v);
+    const Motion<S> vi = X.act_inv(ws.velocity[body.parent]) + vj;
+    ws.velocity[i] = vi;
+    ws.bias_acceleration[i] = cross(vi, vj);
+    ws.articulated_inertia[i] = c.spatial_inertia[i];
+    ws.articulated_bias[i] = cross(vi, c.inertia[i] * vi);
   }
 
   // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i, u_i = tau_i - S_i^T p^A_i;
@@ -35,43 +104,60 @@ const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, co
   for (int i = n - 1; i >= 1; --i) {
     const Body& body = model.bodies[i];
     const int nv = body.nv;
-    auto& U = data.U[i];
+    Force<S>* U = ws.U.data() + body.idx_v;
+    S* u = ws.u.data() + body.idx_v;
     SmallMatrix<S> D{};
-    for (int k = 0; k < nv; ++k) U[k] = data.articulated_inertia[i] * motion_subspace<S>(body, k);
+    for (int k = 0; k < nv; ++k) U[k] = detail::inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
     for (int r = 0; r < nv; ++r)
-      for (int k = 0; k < nv; ++k) D[r * 6 + k] = dot(U[k], motion_subspace<S>(body, r));
-    const SmallMatrix<S>& Dinv = data.Dinv[i] = invert_spd(D, nv);
-    auto& u = data.u[i];
-    for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - dot(data.articulated_bias[i], motion_subspace<S>(body, k));
+      for (int k = 0; k < nv; ++k) D[r * 6 + k] = detail::subspace_transpose_times(body, c, i, U[k], r);
+    const SmallMatrix<S> Dinv_full = invert_spd(D, nv);
+    S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    for (int r = 0; r < nv; ++r)
+      for (int k = 0; k < nv; ++k) Dinv[r * nv + k] = Dinv_full[r * 6 + k];
+    for (int k = 0; k < nv; ++k)
+      u[k] = tau[body.idx_v + k] - detail::subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
-    ArticulatedInertia<S> Ia = data.articulated_inertia[i];
-    Force<S> pa = data.articulated_bias[i];
+    ArticulatedInertia<S> Ia = ws.articulated_inertia[i];
+    Force<S> pa = ws.articulated_bias[i];
     for (int k = 0; k < nv; ++k) {
       Force<S> UDinv_k = Force<S>::zero();  // column k of U D^{-1}
-      for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * 6 + k];
+      for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * nv + k];
       Ia.subtract_outer(UDinv_k, U[k]);  // I^A - (U D^{-1}) U^T
       pa += UDinv_k * u[k];               // + U D^{-1} u
     }
-    pa += Ia * data.bias_acceleration[i];
-    data.articulated_inertia[body.parent] += Ia.transformed(data.parent_from_body[i]);
-    data.articulated_bias[body.parent] += data.parent_from_body[i].act(pa);
+    pa += Ia * ws.bias_acceleration[i];
+    const Transform<S>& X = ws.parent_from_body[i];
+    ws.articulated_inertia[body.parent] += Ia.transformed(X);
+    ws.articulated_bias[body.parent] += X.act(pa);
   }
 
   // Second forward sweep: a'_i = ^iX_{λ(i)} a_{λ(i)} + c_i, qdd_i = D_i^{-1}(u_i - U_i^T a'_i),
   // a_i = a'_i + S_i qdd_i.
-  data.acceleration[0] = gravity_base_acceleration<S>(model);
+  ws.acceleration[0] = c.base_acceleration;
   for (int i = 1; i < n; ++i) {
     const Body& body = model.bodies[i];
-    const Motion<S> a = data.parent_from_body[i].act_inv(data.acceleration[body.parent]) + data.bias_acceleration[i];
-    std::array<S, 6> rhs{};
-    for (int k = 0; k < body.nv; ++k) rhs[k] = data.u[i][k] - dot(data.U[i][k], a);
-    std::array<S, 6> qdd{};
-    for (int r = 0; r < body.nv; ++r)
-      for (int k = 0; k < body.nv; ++k) qdd[r] += data.Dinv[i][r * 6 + k] * rhs[k];
-    for (int k = 0; k < body.nv; ++k) data.qdd[body.idx_v + k] = qdd[k];
-    data.acceleration[i] = a + joint_velocity<S>(body, qdd.data());
+    const int nv = body.nv;
+    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
+    const Force<S>* U = ws.U.data() + body.idx_v;
+    const S* u = ws.u.data() + body.idx_v;
+    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    S rhs[6], x[6];
+    for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
+    for (int r = 0; r < nv; ++r) {
+      x[r] = Dinv[r * nv] * rhs[0];
+      for (int k = 1; k < nv; ++k) x[r] += Dinv[r * nv + k] * rhs[k];
+      qdd[body.idx_v + r] = x[r];
+    }
+    ws.acceleration[i] = a + detail::subspace_times(body, c, i, x);
   }
+}
+
+// Reference entry point on Eigen vectors (scalar S): returns data.qdd.
+template <class S>
+const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
+                      const VectorX<S>& tau) {
+  aba_kernel(model, data.constants, data.aba, q.data(), v.data(), tau.data(), data.qdd.data());
   return data.qdd;
 }
 

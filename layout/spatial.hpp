@@ -222,6 +222,16 @@ struct ArticulatedInertia {
     return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
   }
   ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
+  // I * (0; w): the force produced by a purely angular motion (revolute joint column).
+  Force<S> times_angular(const Vec3<S>& w) const { return {B * w, C * w}; }
+  // I * (v; 0): the force produced by a purely linear motion (prismatic joint column).
+  Force<S> times_linear(const Vec3<S>& v) const { return {A * v, B.transpose_times(v)}; }
+  // Column k of the 6x6 matrix, as a force (I * e_k).
+  Force<S> column(int k) const {
+    Force<S> f;
+    for (int r = 0; r < 6; ++r) f[r] = (*this)(r, k);
+    return f;
+  }
   // this -= (u u^T) * s for a force-like column u (rank-1 update of ABA, D^{-1} = s).
   void subtract_outer(const Force<S>& u, const Force<S>& w) {
     // this -= u w^T where u, w are 6-vectors [lin; ang]
