@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/data.hpp"
+#include "layout/lanes.hpp"
 #include "layout/lie_group.hpp"
 
 namespace batchdyn {
@@ -28,35 +29,51 @@ template <class S> void normalize_quaternion(S* quat) {
 }
 }  // namespace detail
 
-// out = q ⊕ v (v is a displacement, e.g. velocity * dt). `out` may alias `q`.
-template <class S>
-void integrate(const Model& model, const VectorX<S>& q, const VectorX<S>& v, VectorX<S>& out) {
+// out = q ⊕ dv on raw lane arrays (dv is a displacement, e.g. velocity * dt); out may alias q.
+// Branch-free in the state (small angles handled with select), so it runs on SIMD lanes.
+template <class L>
+void integrate_kernel(const Model& model, const L* q, const L* dv, L* out) {
   using std::cos;
   using std::sin;
   using std::sqrt;
-  out.resize(model.nq);
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
     if (b.joint_type != JointType::FreeFlyer) {
-      out[b.idx_q] = q[b.idx_q] + v[b.idx_v];
+      out[b.idx_q] = q[b.idx_q] + dv[b.idx_v];
       continue;
     }
-    const S* qi = q.data() + b.idx_q;
-    const S* vi = v.data() + b.idx_v;
-    const Vec3<S> lin{vi[0], vi[1], vi[2]}, ang{vi[3], vi[4], vi[5]};
-    const Mat3<S> R = quaternion_rotation(qi[3], qi[4], qi[5], qi[6]);
-    const Vec3<S> dp = R * (so3_left_jacobian(ang) * lin);
-    // exp of the rotation increment as a quaternion: (sin(θ/2) w/θ, cos(θ/2)).
-    const S theta = sqrt(dot(ang, ang));
-    const S s = theta < S(1e-8) ? S(0.5) - theta * theta / S(48) : sin(theta * S(0.5)) / theta;
-    const S dq[4] = {ang.x * s, ang.y * s, ang.z * s, cos(theta * S(0.5))};
-    S quat[4];
+    const L* qi = q + b.idx_q;
+    const L* vi = dv + b.idx_v;
+    const Vec3<L> lin{vi[0], vi[1], vi[2]}, w{vi[3], vi[4], vi[5]};
+    const L theta2 = dot(w, w);
+    const L theta = sqrt(theta2);
+    const auto small = theta < L(1e-4);
+    // Left Jacobian V(w) = I + a [w]x + b [w]x^2 and the quaternion increment
+    // (sin(θ/2) w/θ, cos(θ/2)); Taylor expansions below 1e-4 rad.
+    const L safe_theta = select(small, L(1), theta);
+    const L a = select(small, L(0.5) - theta2 / L(24), (L(1) - cos(safe_theta)) / (safe_theta * safe_theta));
+    const L bcoef = select(small, L(1) / L(6) - theta2 / L(120), (safe_theta - sin(safe_theta)) / (safe_theta * safe_theta * safe_theta));
+    const L half_sinc = select(small, L(0.5) - theta2 / L(48), sin(safe_theta * L(0.5)) / safe_theta);
+    const Mat3<L> K = Mat3<L>::skew(w);
+    const Vec3<L> body_displacement = lin + K * lin * a + K * (K * lin) * bcoef;
+    const Vec3<L> dp = quaternion_rotation(qi[3], qi[4], qi[5], qi[6]) * body_displacement;
+    const L dq[4] = {w.x * half_sinc, w.y * half_sinc, w.z * half_sinc, cos(theta * L(0.5))};
+    L quat[4];
     detail::quaternion_multiply(qi + 3, dq, quat);
     detail::normalize_quaternion(quat);
-    S* o = out.data() + b.idx_q;
-    o[0] = qi[0] + dp.x; o[1] = qi[1] + dp.y; o[2] = qi[2] + dp.z;
+    L* o = out + b.idx_q;
+    o[0] = qi[0] + dp.x;
+    o[1] = qi[1] + dp.y;
+    o[2] = qi[2] + dp.z;
     for (int k = 0; k < 4; ++k) o[3 + k] = quat[k];
   }
+}
+
+// out = q ⊕ v on Eigen vectors (v is a displacement, e.g. velocity * dt). `out` may alias `q`.
+template <class S>
+void integrate(const Model& model, const VectorX<S>& q, const VectorX<S>& v, VectorX<S>& out) {
+  out.resize(model.nq);
+  integrate_kernel(model, q.data(), v.data(), out.data());
 }
 
 // v = q1 ⊖ q0, the displacement with integrate(q0, v) = q1.

@@ -1,0 +1,328 @@
+// The engine a training loop calls: N environments of one Model, their state buffers
+// (env-major, N x nq / N x nv, row-major: what training code holds), and one call that runs
+// forward dynamics (or a full step) over all of them — W environments per SIMD lane block,
+// lane blocks spread over oneTBB threads (DESIGN.md §1, §4).
+//
+//   batchdyn::Batch<float> batch(model, 4096);        // SIMD lanes, all cores
+//   batch.set_threads(2);
+//   ... write batch.q(), batch.v(), batch.tau() ...
+//   batch.step(1e-3f);                                 // qdd, then v += dt qdd, q = q ⊕ dt v
+//   for env with batch.status()[env] != EnvStatus::Ok: batch.status_message(env)
+//
+// Per call: each thread gathers a lane block from the user arrays into its own aligned
+// workspace (transposing env-major rows into lanes, checking each environment), runs the
+// kernel, and scatters the results back. Lane e % W of block e / W is environment e whatever
+// N and the thread count, and lanes never mix, so results are bitwise identical for any
+// thread count and any N. A bad environment (non-finite values, invalid quaternion) is
+// replaced by the neutral state inside its lane, its outputs are NaN and its state is not
+// stepped; the others are unaffected.
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/aba.hpp"
+#include "kernels/configuration.hpp"
+#include "layout/lanes.hpp"
+#include "layout/model_constants.hpp"
+
+namespace batchdyn {
+
+enum class EnvStatus : std::uint8_t {
+  Ok = 0,
+  NonFiniteState,     // NaN or infinity in q, v or tau
+  InvalidQuaternion,  // free-flyer quaternion with | |q| - 1 | > kQuaternionNormTolerance
+  NonFiniteResult,    // the dynamics produced NaN / infinity from a finite state
+};
+
+inline const char* env_status_name(EnvStatus s) {
+  switch (s) {
+    case EnvStatus::Ok: return "ok";
+    case EnvStatus::NonFiniteState: return "NaN or infinity in q, v or tau";
+    case EnvStatus::InvalidQuaternion: return "free-flyer quaternion is not of unit norm";
+    case EnvStatus::NonFiniteResult: return "dynamics produced a non-finite result";
+  }
+  return "?";
+}
+
+// Tolerance on | |quaternion| - 1 | beyond which an environment is rejected rather than normalised.
+inline constexpr double kBatchQuaternionTolerance = 1e-3;
+
+// Aligned, lane-typed storage that std::vector provides for over-aligned types (C++17).
+template <class L>
+using LaneArray = std::vector<L>;
+
+template <class L>
+class BatchEngine {
+ public:
+  using Lane = L;
+  using T = lane_scalar<L>;
+  static constexpr int W = lane_width<L>;
+
+  // N environments of `model`, owning their buffers: neutral q, zero v, tau, qdd.
+  // threads = 0 uses every core oneTBB sees.
+  BatchEngine(const Model& model, int num_envs, int threads = 0)
+      : model_(model), n_(num_envs), constants_(model), workspaces_([this] { return BlockWorkspace(model_); }) {
+    if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
+    neutral_.assign(static_cast<size_t>(model.nq), T(0));
+    for (int i = 1; i < model.num_bodies(); ++i)
+      if (model.bodies[i].joint_type == JointType::FreeFlyer) neutral_[model.bodies[i].idx_q + 6] = T(1);
+    owned_q_.resize(static_cast<size_t>(n_) * model.nq);
+    for (int e = 0; e < n_; ++e) std::copy(neutral_.begin(), neutral_.end(), owned_q_.begin() + static_cast<long>(e) * model.nq);
+    owned_v_.assign(static_cast<size_t>(n_) * model.nv, T(0));
+    owned_tau_.assign(owned_v_.size(), T(0));
+    owned_qdd_.assign(owned_v_.size(), T(0));
+    q_ = owned_q_.data(), v_ = owned_v_.data(), tau_ = owned_tau_.data(), qdd_ = owned_qdd_.data();
+    status_.assign(static_cast<size_t>(n_), EnvStatus::Ok);
+    set_threads(threads);
+  }
+
+  int num_envs() const { return n_; }
+  int num_blocks() const { return (n_ + W - 1) / W; }
+  int threads() const { return threads_; }
+  const Model& model() const { return model_; }
+
+  // Sets the number of worker threads (0 = all cores oneTBB sees).
+  void set_threads(int threads) {
+    if (threads < 0) throw Error("Batch: thread count must be >= 0");
+    threads_ = threads == 0 ? tbb::this_task_arena::max_concurrency() : threads;
+    arena_.initialize(threads_);
+  }
+
+  // Env-major state buffers (row e is environment e): q is N x nq, v / tau / qdd are N x nv.
+  T* q() { return q_; }
+  T* v() { return v_; }
+  T* tau() { return tau_; }
+  const T* q() const { return q_; }
+  const T* v() const { return v_; }
+  const T* qdd() const { return qdd_; }
+
+  // Uses the caller's arrays instead of the owned ones (no copy; they must outlive the calls).
+  // Throws Error naming the buffer whose size is not N x nq / N x nv.
+  void use_buffers(std::span<T> q, std::span<T> v, std::span<T> tau, std::span<T> qdd) {
+    check_size("q", q.size(), model_.nq, "nq");
+    check_size("v", v.size(), model_.nv, "nv");
+    check_size("tau", tau.size(), model_.nv, "nv");
+    check_size("qdd", qdd.size(), model_.nv, "nv");
+    q_ = q.data(), v_ = v.data(), tau_ = tau.data(), qdd_ = qdd.data();
+  }
+
+  // qdd = ABA(q, v, tau) for every environment. Updates status().
+  void forward_dynamics() { run(false, T(0)); }
+
+  // Semi-implicit Euler: qdd = ABA(q, v, tau), v += dt qdd, q = q ⊕ dt v (on the manifold).
+  // Environments whose status is not Ok keep their state.
+  void step(T dt) { run(true, dt); }
+
+  const std::vector<EnvStatus>& status() const { return status_; }
+  int failed_count() const {
+    int k = 0;
+    for (EnvStatus s : status_) k += s != EnvStatus::Ok;
+    return k;
+  }
+  std::string status_message(int env) const {
+    return "environment " + std::to_string(env) + ": " + env_status_name(status_.at(static_cast<size_t>(env)));
+  }
+
+  // Resets the listed environments to the neutral configuration with zero velocity, torque and
+  // acceleration, and clears their status. Others are untouched.
+  void reset(std::span<const int> envs) {
+    for (int e : envs) {
+      check_env(e);
+      std::copy(neutral_.begin(), neutral_.end(), q_ + static_cast<long>(e) * model_.nq);
+      clear_row(v_, e), clear_row(tau_, e), clear_row(qdd_, e);
+      status_[static_cast<size_t>(e)] = EnvStatus::Ok;
+    }
+  }
+  // Resets the listed environments to given states: q_rows is envs.size() x nq, v_rows
+  // envs.size() x nv (row k for envs[k]).
+  void reset(std::span<const int> envs, std::span<const T> q_rows, std::span<const T> v_rows) {
+    if (q_rows.size() != envs.size() * static_cast<size_t>(model_.nq))
+      throw Error("Batch::reset: q_rows has " + std::to_string(q_rows.size()) + " values, expected " +
+                  std::to_string(envs.size()) + " x nq = " + std::to_string(envs.size() * model_.nq));
+    if (v_rows.size() != envs.size() * static_cast<size_t>(model_.nv))
+      throw Error("Batch::reset: v_rows has " + std::to_string(v_rows.size()) + " values, expected " +
+                  std::to_string(envs.size()) + " x nv = " + std::to_string(envs.size() * model_.nv));
+    for (size_t k = 0; k < envs.size(); ++k) {
+      const int e = envs[k];
+      check_env(e);
+      std::copy_n(q_rows.data() + k * model_.nq, model_.nq, q_ + static_cast<long>(e) * model_.nq);
+      std::copy_n(v_rows.data() + k * model_.nv, model_.nv, v_ + static_cast<long>(e) * model_.nv);
+      clear_row(tau_, e), clear_row(qdd_, e);
+      status_[static_cast<size_t>(e)] = EnvStatus::Ok;
+    }
+  }
+
+  // Bytes of kernel workspace and gathered state of one lane block, and per environment.
+  size_t block_workspace_bytes() const { return BlockWorkspace(model_).bytes(); }
+  double workspace_bytes_per_env() const { return static_cast<double>(block_workspace_bytes()) / W; }
+
+ private:
+  // One thread's working set for one lane block: the kernel workspace, the block's state as
+  // lanes, and lane-major scalar staging rows for the transposition.
+  struct BlockWorkspace {
+    explicit BlockWorkspace(const Model& m)
+        : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)), tau(static_cast<size_t>(m.nv)),
+          qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
+          stage_q(static_cast<size_t>(m.nq) * W), stage_v(static_cast<size_t>(m.nv) * W),
+          stage_tau(static_cast<size_t>(m.nv) * W) {}
+    AbaWorkspace<L> aba;
+    LaneArray<L> q, v, tau, qdd, displacement;  // one lane per environment
+    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau;
+    size_t bytes() const {
+      return aba.bytes() + (q.size() + v.size() + tau.size() + qdd.size() + displacement.size()) * sizeof(L) +
+             (stage_q.size() + stage_v.size() + stage_tau.size()) * sizeof(T);
+    }
+  };
+
+  void check_size(const char* name, size_t got, int per_env, const char* per_env_name) const {
+    const size_t expected = static_cast<size_t>(n_) * per_env;
+    if (got != expected)
+      throw Error(std::string("Batch: buffer '") + name + "' has " + std::to_string(got) + " values, expected N x " +
+                  per_env_name + " = " + std::to_string(n_) + " x " + std::to_string(per_env) +
+                  " = " + std::to_string(expected));
+  }
+  void check_env(int e) const {
+    if (e < 0 || e >= n_) throw Error("Batch::reset: environment index " + std::to_string(e) + " out of range [0, " + std::to_string(n_) + ")");
+  }
+  void clear_row(T* data, int e) { std::fill_n(data + static_cast<long>(e) * model_.nv, model_.nv, T(0)); }
+
+  // Checks one environment's state and writes it, quaternions normalised, into lane `l` of
+  // the lane-major staging rows (stage[k * W + l]).
+  EnvStatus stage_state(int e, int l, BlockWorkspace& ws) const {
+    const T* q_row = q_ + static_cast<long>(e) * model_.nq;
+    const T* v_row = v_ + static_cast<long>(e) * model_.nv;
+    const T* tau_row = tau_ + static_cast<long>(e) * model_.nv;
+    for (int k = 0; k < model_.nq; ++k) {
+      if (!std::isfinite(q_row[k])) return EnvStatus::NonFiniteState;
+      ws.stage_q[static_cast<size_t>(k * W + l)] = q_row[k];
+    }
+    for (int k = 0; k < model_.nv; ++k) {
+      if (!std::isfinite(v_row[k]) || !std::isfinite(tau_row[k])) return EnvStatus::NonFiniteState;
+      ws.stage_v[static_cast<size_t>(k * W + l)] = v_row[k];
+      ws.stage_tau[static_cast<size_t>(k * W + l)] = tau_row[k];
+    }
+    for (int i = 1; i < model_.num_bodies(); ++i) {
+      if (model_.bodies[i].joint_type != JointType::FreeFlyer) continue;
+      T* quat[4];
+      for (int k = 0; k < 4; ++k) quat[k] = &ws.stage_q[static_cast<size_t>((model_.bodies[i].idx_q + 3 + k) * W + l)];
+      const T norm = std::sqrt(*quat[0] * *quat[0] + *quat[1] * *quat[1] + *quat[2] * *quat[2] + *quat[3] * *quat[3]);
+      if (!(std::abs(norm - T(1)) <= T(kBatchQuaternionTolerance))) return EnvStatus::InvalidQuaternion;
+      for (T* c : quat) *c /= norm;
+    }
+    return EnvStatus::Ok;
+  }
+
+  // Neutral state in lane l (padding past N, or a rejected environment).
+  void stage_neutral(int l, BlockWorkspace& ws) const {
+    for (int k = 0; k < model_.nq; ++k) ws.stage_q[static_cast<size_t>(k * W + l)] = neutral_[static_cast<size_t>(k)];
+    for (int k = 0; k < model_.nv; ++k) {
+      ws.stage_v[static_cast<size_t>(k * W + l)] = T(0);
+      ws.stage_tau[static_cast<size_t>(k * W + l)] = T(0);
+    }
+  }
+
+  void process_block(int block, BlockWorkspace& ws, bool integrate_state, T dt) {
+    using Traits = LaneTraits<L>;
+    const int nq = model_.nq, nv = model_.nv;
+    // Gather: env-major rows -> lanes, each environment checked on the way.
+    bool valid[W];
+    for (int l = 0; l < W; ++l) {
+      const int e = block * W + l;
+      valid[l] = false;
+      if (e < n_) {
+        const EnvStatus s = stage_state(e, l, ws);
+        status_[static_cast<size_t>(e)] = s;
+        valid[l] = s == EnvStatus::Ok;
+      }
+      if (!valid[l]) stage_neutral(l, ws);
+    }
+    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < nv; ++k) {
+      ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
+      ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
+    }
+
+    aba_kernel(model_, constants_, ws.aba, ws.q.data(), ws.v.data(), ws.tau.data(), ws.qdd.data());
+    if (integrate_state) {  // semi-implicit Euler on lanes: v += dt qdd, q = q ⊕ dt v
+      const L step(dt);
+      for (int k = 0; k < nv; ++k) {
+        ws.v[static_cast<size_t>(k)] += step * ws.qdd[static_cast<size_t>(k)];
+        ws.displacement[static_cast<size_t>(k)] = step * ws.v[static_cast<size_t>(k)];
+      }
+      integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
+    }
+
+    // Scatter: lanes -> env-major rows, valid environments only; a non-finite result marks
+    // its environment and leaves its state alone.
+    for (int k = 0; k < nv; ++k) Traits::store(ws.qdd[static_cast<size_t>(k)], &ws.stage_tau[static_cast<size_t>(k * W)]);
+    if (integrate_state) {
+      for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
+      for (int k = 0; k < nv; ++k) Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
+    }
+    for (int l = 0; l < W; ++l) {
+      const int e = block * W + l;
+      if (e >= n_) break;
+      T* qdd_row = qdd_ + static_cast<long>(e) * nv;
+      if (valid[l]) {
+        for (int k = 0; k < nv; ++k)
+          if (!std::isfinite(ws.stage_tau[static_cast<size_t>(k * W + l)])) valid[l] = false;
+        if (!valid[l]) status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
+      }
+      if (!valid[l]) {
+        std::fill_n(qdd_row, nv, std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
+      for (int k = 0; k < nv; ++k) qdd_row[k] = ws.stage_tau[static_cast<size_t>(k * W + l)];
+      if (integrate_state) {
+        T* q_row = q_ + static_cast<long>(e) * nq;
+        T* v_row = v_ + static_cast<long>(e) * nv;
+        for (int k = 0; k < nq; ++k) q_row[k] = ws.stage_q[static_cast<size_t>(k * W + l)];
+        for (int k = 0; k < nv; ++k) v_row[k] = ws.stage_v[static_cast<size_t>(k * W + l)];
+      }
+    }
+  }
+
+  void run(bool integrate_state, T dt) {
+    // A few lane blocks per task keep scheduling overhead small next to the kernel.
+    const int grain = std::max(1, 16 / W);
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, num_blocks(), grain), [&](const tbb::blocked_range<int>& range) {
+        BlockWorkspace& ws = workspaces_.local();
+        for (int b = range.begin(); b != range.end(); ++b) process_block(b, ws, integrate_state, dt);
+      });
+    });
+  }
+
+  const Model& model_;
+  int n_;
+  ModelConstants<L> constants_;
+  std::vector<T> neutral_;
+  std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_;
+  T *q_ = nullptr, *v_ = nullptr, *tau_ = nullptr, *qdd_ = nullptr;
+  std::vector<EnvStatus> status_;
+  int threads_ = 1;
+  tbb::task_arena arena_;
+  tbb::enumerable_thread_specific<BlockWorkspace> workspaces_;
+};
+
+}  // namespace batchdyn
+
+namespace batchdyn {
+// The product: SIMD lanes of the widest instruction set the build targets.
+template <class T>
+using Batch = BatchEngine<SimdLane<T>>;
+// W = 1: the same engine and kernel on plain scalars (reference / baseline).
+template <class T>
+using ScalarBatch = BatchEngine<T>;
+}  // namespace batchdyn

@@ -1,0 +1,46 @@
+// Lane types: a lane holds one scalar per environment of a lane block. `xsimd::batch<T>`
+// (the widest instruction set the build targets: AVX2 double 4 / float 8, AVX-512 8 / 16) is
+// the product; a plain `T` is the W = 1 lane, the readable reference and debugging path.
+// Kernels are written once on a lane type L and use only arithmetic, sqrt/sin/cos and
+// `select` (no branches on values).
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace batchdyn {
+
+template <class T>
+using SimdLane = xsimd::batch<T>;
+
+template <class L>
+struct LaneTraits {  // scalar lane
+  using Scalar = L;
+  static constexpr int width = 1;
+  static Scalar get(const L& x, int) { return x; }
+  static L load(const Scalar* p) { return *p; }
+  static void store(const L& x, Scalar* p) { *p = x; }
+};
+
+template <class T, class A>
+struct LaneTraits<xsimd::batch<T, A>> {
+  using Scalar = T;
+  static constexpr int width = static_cast<int>(xsimd::batch<T, A>::size);
+  static Scalar get(const xsimd::batch<T, A>& x, int l) { return x.get(static_cast<std::size_t>(l)); }
+  static xsimd::batch<T, A> load(const Scalar* p) { return xsimd::batch<T, A>::load_aligned(p); }
+  static void store(const xsimd::batch<T, A>& x, Scalar* p) { x.store_aligned(p); }
+};
+
+template <class L>
+inline constexpr int lane_width = LaneTraits<L>::width;
+template <class L>
+using lane_scalar = typename LaneTraits<L>::Scalar;
+
+// select(condition, a, b): lane-wise a where condition holds, else b. For batches ADL finds
+// xsimd::select; these are the scalar-lane versions.
+inline double select(bool condition, double a, double b) { return condition ? a : b; }
+inline float select(bool condition, float a, float b) { return condition ? a : b; }
+
+}  // namespace batchdyn
