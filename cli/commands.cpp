@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 
 #include <fstream>
 #include <iomanip>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "batch/batch.hpp"
 #include "batch/reference_eval.hpp"
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
@@ -23,63 +25,18 @@ int usage(std::ostream& out) {
   out << "usage:\n"
          "  batchdyn info MODEL [--root fixed|free] [--constraints FILE] [--json]\n"
          "  batchdyn eval MODEL [--root fixed|free] [--constraints FILE] --algo aba|constrained|delassus\n"
-         "                --in STATES.json [--out RESULT.json] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
+         "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
+         "  batchdyn bench [MODEL] [--root fixed|free] [--constraints FILE] [--algo aba] [--envs N] [--threads T]\n"
+         "                 [--precision float|double] [--seconds S] [--step] [--dt DT] [--scalar] [--json]\n"
          "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
-         "(one row per environment). Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
+         "(one row per environment). --batched evaluates aba with the SIMD batch engine. bench without MODEL uses\n"
+         "the shipped humanoid (free-flyer root); --scalar runs the W = 1 lanes for comparison.\n"
+         "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
 }
 
 namespace {
-
-// Minimal option parser: positional arguments plus --key value / --flag.
-struct Options {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> values;
-  std::vector<std::string> flags;
-  bool has_flag(const std::string& f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
-  std::optional<std::string> get(const std::string& k) const {
-    auto it = values.find(k);
-    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
-
-Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
-                      const std::vector<std::string>& flags) {
-  Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) {
-      o.positional.push_back(a);
-    } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
-      o.flags.push_back(a);
-    } else if (std::find(with_value.begin(), with_value.end(), a) != with_value.end()) {
-      if (i + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      o.values[a] = args[++i];
-    } else {
-      throw Error("unknown option '" + a + "'");
-    }
-  }
-  return o;
-}
-
-Model load_model(const Options& o) {
-  if (o.positional.size() != 1) throw Error("expected exactly one MODEL argument");
-  const std::string& spec = o.positional[0];
-  const RootJoint root = parse_root_joint(o.get("--root").value_or("fixed"));
-  Model model;
-  if (spec.rfind("gen:", 0) == 0) {
-    if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
-    model = build_generated(generate_from_spec(spec.substr(4)));
-  } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
-    if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
-    model = load_scene_file(spec);
-  } else {
-    model = load_urdf_file(spec, root);
-  }
-  if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
-  return model;
-}
 
 std::string body_name(const Model& m, int body) { return m.bodies[body].name; }
 
@@ -172,6 +129,36 @@ std::vector<Eigen::VectorXd> read_rows(const json& doc, const char* key, std::ve
 
 json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
+// ABA through the SIMD batch engine (same JSON as the reference path): rows of the wrong
+// length are reported here, everything else by the engine's per-environment status.
+std::vector<EnvironmentResult> evaluate_batched_aba(const Model& model, const EnvironmentStates& states) {
+  const int n = static_cast<int>(states.q.size());
+  std::vector<EnvironmentResult> results(static_cast<size_t>(n));
+  Batch<double> batch(model, n);
+  for (int e = 0; e < n; ++e) {
+    EnvironmentResult& r = results[static_cast<size_t>(e)];
+    const Eigen::VectorXd &q = states.q[e], &v = states.v[e], &tau = states.tau[e];
+    if (q.size() != model.nq) r.error = "q has " + std::to_string(q.size()) + " entries, expected nq = " + std::to_string(model.nq);
+    else if (v.size() != model.nv) r.error = "v has " + std::to_string(v.size()) + " entries, expected nv = " + std::to_string(model.nv);
+    else if (tau.size() != model.nv) r.error = "tau has " + std::to_string(tau.size()) + " entries, expected nv = " + std::to_string(model.nv);
+    if (!r.ok()) continue;  // the engine keeps its neutral row for this environment
+    std::copy_n(q.data(), model.nq, batch.q() + static_cast<long>(e) * model.nq);
+    std::copy_n(v.data(), model.nv, batch.v() + static_cast<long>(e) * model.nv);
+    std::copy_n(tau.data(), model.nv, batch.tau() + static_cast<long>(e) * model.nv);
+  }
+  batch.forward_dynamics();
+  for (int e = 0; e < n; ++e) {
+    EnvironmentResult& r = results[static_cast<size_t>(e)];
+    if (!r.ok()) continue;
+    if (batch.status()[static_cast<size_t>(e)] != EnvStatus::Ok) {
+      r.error = env_status_name(batch.status()[static_cast<size_t>(e)]);
+      continue;
+    }
+    r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
+  }
+  return results;
+}
+
 }  // namespace
 
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -194,15 +181,19 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   EnvironmentStates states;
   std::vector<std::string> input_errors;
   std::optional<std::string> out_path;
+  bool batched = false;
   try {
     const Options o = parse_options(
-        args, {"--root", "--constraints", "--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"}, {});
+        args, {"--root", "--constraints", "--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"},
+        {"--batched"});
+    batched = o.has_flag("--batched");
     model = load_model(o);
     const std::string algo = o.get("--algo").value_or("");
     if (algo == "aba") algorithm = Algorithm::Aba;
     else if (algo == "constrained") algorithm = Algorithm::Constrained;
     else if (algo == "delassus") algorithm = Algorithm::Delassus;
     else throw Error("--algo must be aba, constrained or delassus (got '" + algo + "')");
+    if (batched && algorithm != Algorithm::Aba) throw Error("--batched is available for --algo aba only");
     if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
     if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
@@ -236,7 +227,8 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     return 1;
   }
 
-  std::vector<EnvironmentResult> results = evaluate_reference(model, algorithm, states, settings);
+  std::vector<EnvironmentResult> results =
+      batched ? evaluate_batched_aba(model, states) : evaluate_reference(model, algorithm, states, settings);
   json result;
   json errors = json::array();
   int failed = 0;

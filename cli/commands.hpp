@@ -10,6 +10,7 @@ namespace batchdyn::cli {
 
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int usage(std::ostream& out);
 
 }  // namespace batchdyn::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "info") return batchdyn::cli::info(args, std::cout, std::cerr);
   if (command == "eval") return batchdyn::cli::eval(args, std::cout, std::cerr);
+  if (command == "bench") return batchdyn::cli::bench(args, std::cout, std::cerr);
   std::cerr << "batchdyn: unknown command '" << command << "'\n";
   batchdyn::cli::usage(std::cerr);
   return 1;

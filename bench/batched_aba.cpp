@@ -1,0 +1,130 @@
+// Batched forward dynamics (ABA) and step() through the batch engine: env-evaluations per
+// second for N environments, float and double, W = 1 (ScalarBatch, the same kernel on plain
+// scalars) vs SIMD lanes (Batch), 1 vs 2 threads. Counters:
+//   items_per_second     environment evaluations per second (all threads)
+//   env_per_s_per_core   the same divided by the thread count
+//   ns_per_env           wall time per environment (1 / items_per_second, in ns)
+//   flops_per_env        from the counting lane type (layout/counting_lane.hpp)
+//   GFLOPs, pct_peak     achieved rate and its share of threads x the core's peak
+// The full N sweep runs on the humanoid; the other models at N = 4096.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <random>
+
+#include "batch/batch.hpp"
+#include "batch/throughput.hpp"
+#include "models/generators.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/urdf.hpp"
+
+namespace {
+using namespace batchdyn;
+
+std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
+
+struct Case {
+  std::string name;
+  Model model;
+};
+
+const std::vector<Case>& models() {
+  static const std::vector<Case> all = [] {
+    std::vector<Case> c;
+    c.push_back({"humanoid", load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer)});
+    c.push_back({"quadruped", load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer)});
+    c.push_back({"biped_fourbar", load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer)});
+    c.push_back({"hand", load_urdf_file(model_path("hand.urdf"))});
+    c.push_back({"double_pendulum", load_urdf_file(model_path("double_pendulum.urdf"))});
+    c.push_back({"chain32", build_generated(generate_chain(32))});
+    return c;
+  }();
+  return all;
+}
+
+template <class Engine>
+void fill_random(Engine& batch) {
+  using T = typename Engine::T;
+  const Model& m = batch.model();
+  std::mt19937 rng(3);
+  std::normal_distribution<double> n(0, 1);
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    const Eigen::VectorXd q = random_configuration<double>(m, rng);
+    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
+    for (int k = 0; k < m.nv; ++k) {
+      batch.v()[e * m.nv + k] = static_cast<T>(n(rng));
+      batch.tau()[e * m.nv + k] = static_cast<T>(n(rng));
+    }
+  }
+}
+
+template <class Engine>
+void BM_Batch(benchmark::State& state, const Model* model, bool step) {
+  using T = typename Engine::T;
+  const int n = static_cast<int>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  Engine batch(*model, n, threads);
+  fill_random(batch);
+  const std::vector<T> q0(batch.q(), batch.q() + static_cast<long>(n) * model->nq);
+  const std::vector<T> v0(batch.v(), batch.v() + static_cast<long>(n) * model->nv);
+  long calls = 0;
+  double paused = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    if (step) {
+      batch.step(T(1e-4));
+      if (++calls % 1000 == 0) {  // keep states bounded over long runs
+        state.PauseTiming();
+        const auto pause = std::chrono::steady_clock::now();
+        std::copy(q0.begin(), q0.end(), batch.q());
+        std::copy(v0.begin(), v0.end(), batch.v());
+        paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+        state.ResumeTiming();
+      }
+    } else {
+      batch.forward_dynamics();
+    }
+    benchmark::DoNotOptimize(batch.qdd());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  const double flops = static_cast<double>(aba_flops(*model).total());
+  const double envs = static_cast<double>(state.iterations()) * n;
+  state.SetItemsProcessed(static_cast<int64_t>(envs));
+  state.counters["W"] = Engine::W;
+  state.counters["threads"] = threads;
+  state.counters["env_per_s_per_core"] = envs / seconds / threads;
+  state.counters["ns_per_env"] = seconds * 1e9 / envs;
+  state.counters["flops_per_env"] = flops;
+  state.counters["GFLOPs"] = envs * flops / seconds * 1e-9;
+  const double peak = peak_flops_per_cycle<T>() * cpu_ghz() * 1e9 * threads;
+  state.counters["pct_peak"] = peak > 0 ? envs * flops / seconds * 100.0 / peak : 0.0;
+  state.counters["block_bytes"] = static_cast<double>(batch.block_workspace_bytes());
+  state.counters["bytes_per_env"] = batch.workspace_bytes_per_env();
+}
+
+void register_engine(const std::string& prefix, const Case& c, bool full_sweep, bool step, auto bm) {
+  auto* b = benchmark::RegisterBenchmark((prefix + "/" + c.name).c_str(), bm, &c.model, step);
+  b->ArgNames({"N", "threads"})->UseRealTime()->MinTime(0.3);
+  const std::vector<int> ns = full_sweep ? std::vector<int>{1, 64, 1024, 4096, 16384} : std::vector<int>{4096};
+  for (int n : ns)
+    for (int t : {1, 2}) b->Args({n, t});
+}
+
+const bool registered = [] {
+  for (const Case& c : models()) {
+    const bool full = c.name == "humanoid";
+    register_engine("AbaSimd<double>", c, full, false, BM_Batch<Batch<double>>);
+    register_engine("AbaScalar<double>", c, full, false, BM_Batch<ScalarBatch<double>>);
+    register_engine("AbaSimd<float>", c, full, false, BM_Batch<Batch<float>>);
+    register_engine("AbaScalar<float>", c, full, false, BM_Batch<ScalarBatch<float>>);
+    if (full) {
+      register_engine("StepSimd<double>", c, true, true, BM_Batch<Batch<double>>);
+      register_engine("StepSimd<float>", c, true, true, BM_Batch<Batch<float>>);
+      register_engine("StepScalar<double>", c, true, true, BM_Batch<ScalarBatch<double>>);
+    }
+  }
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,170 @@
+// `batchdyn bench`: a timed run of batched forward dynamics (or full steps) on one model, with
+// the figures a user compares: env-evaluations/s, per core, ns per environment, flops per
+// environment and the share of the cores' peak.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "batch/batch.hpp"
+#include "batch/throughput.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+
+namespace batchdyn::cli {
+
+namespace {
+
+// The shipped humanoid: in the source tree, or where `cmake --install` put it.
+std::string default_model_path() {
+  for (const char* path : {BATCHDYN_SOURCE_MODEL, BATCHDYN_INSTALLED_MODEL})
+    if (std::ifstream(path).good()) return path;
+  return BATCHDYN_SOURCE_MODEL;
+}
+
+struct BenchSettings {
+  int envs = 4096;
+  int threads = 0;
+  double seconds = 3.0;
+  bool step = false;
+  double dt = 1e-3;
+  bool progress = false;
+};
+
+struct BenchResult {
+  int lanes = 1, threads = 1;
+  long calls = 0;
+  double seconds = 0, bytes_per_env = 0;
+  size_t block_bytes = 0;
+  int failed = 0;
+  double peak_per_cycle = 0;
+};
+
+void draw_progress(double fraction) {
+  const int width = 40, done = static_cast<int>(fraction * width);
+  std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<size_t>(done), '#').c_str(),
+               std::string(static_cast<size_t>(width - done), '.').c_str(), static_cast<int>(fraction * 100));
+  std::fflush(stderr);
+}
+
+template <class Engine>
+BenchResult run(const Model& model, const BenchSettings& s) {
+  using T = typename Engine::T;
+  Engine batch(model, s.envs, s.threads);
+  std::mt19937 rng(1);
+  for (int e = 0; e < s.envs; ++e) {  // random poses at rest, zero torque: a falling robot
+    const Eigen::VectorXd q = random_configuration<double>(model, rng);
+    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
+  }
+  auto call = [&] { s.step ? batch.step(static_cast<T>(s.dt)) : batch.forward_dynamics(); };
+  call();  // warm-up: thread pool, workspaces, caches
+  BenchResult r;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_draw = start;
+  for (;;) {
+    call();
+    ++r.calls;
+    const auto now = std::chrono::steady_clock::now();
+    r.seconds = std::chrono::duration<double>(now - start).count();
+    if (s.progress && now - last_draw > std::chrono::milliseconds(100)) {
+      draw_progress(std::min(1.0, r.seconds / s.seconds));
+      last_draw = now;
+    }
+    if (r.seconds >= s.seconds) break;
+  }
+  if (s.progress) std::fprintf(stderr, "\r%60s\r", "");
+  r.lanes = Engine::W;
+  r.threads = batch.threads();
+  r.block_bytes = batch.block_workspace_bytes();
+  r.bytes_per_env = batch.workspace_bytes_per_env();
+  r.failed = batch.failed_count();
+  r.peak_per_cycle = peak_flops_per_cycle<T>();  // the core's SIMD peak, also for --scalar runs
+  return r;
+}
+
+}  // namespace
+
+int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    const Options o = parse_options(args,
+                                    {"--root", "--constraints", "--algo", "--envs", "--threads", "--precision",
+                                     "--seconds", "--dt"},
+                                    {"--json", "--step", "--scalar"});
+    const Model model = load_model(o, default_model_path());
+    const std::string algo = o.get("--algo").value_or("aba");
+    if (algo != "aba") throw Error("--algo " + algo + " is not available in bench yet (aba)");
+    BenchSettings s;
+    s.envs = std::stoi(o.get("--envs").value_or("4096"));
+    s.threads = std::stoi(o.get("--threads").value_or("0"));
+    s.seconds = std::stod(o.get("--seconds").value_or("3"));
+    s.dt = std::stod(o.get("--dt").value_or("1e-3"));
+    s.step = o.has_flag("--step");
+    const std::string precision = o.get("--precision").value_or("double");
+    if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
+    if (s.envs < 1 || s.threads < 0 || !(s.seconds > 0)) throw Error("--envs >= 1, --threads >= 0, --seconds > 0");
+    const bool json_output = o.has_flag("--json");
+    s.progress = isatty(STDERR_FILENO) && s.seconds > 2.0;
+    const bool scalar = o.has_flag("--scalar");
+
+    BenchResult r;
+    if (precision == "double") r = scalar ? run<ScalarBatch<double>>(model, s) : run<Batch<double>>(model, s);
+    else r = scalar ? run<ScalarBatch<float>>(model, s) : run<Batch<float>>(model, s);
+
+    const double envs = static_cast<double>(r.calls) * s.envs;
+    const double rate = envs / r.seconds;
+    const double flops = static_cast<double>(aba_flops(model).total());
+    const double ghz = cpu_ghz();
+    const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
+    nlohmann::json j;
+    j["model"] = model.name;
+    j["nq"] = model.nq;
+    j["nv"] = model.nv;
+    j["algo"] = algo;
+    j["mode"] = s.step ? "step" : "forward_dynamics";
+    j["precision"] = precision;
+    j["lanes"] = r.lanes;
+    j["instruction_set"] = scalar ? "scalar" : simd_instruction_set();
+    j["threads"] = r.threads;
+    j["envs"] = s.envs;
+    j["calls"] = r.calls;
+    j["seconds"] = r.seconds;
+    j["env_evals_per_second"] = rate;
+    j["env_evals_per_second_per_core"] = rate / r.threads;
+    j["ns_per_env"] = 1e9 / rate;
+    j["flops_per_env"] = flops;
+    j["gflops"] = rate * flops * 1e-9;
+    j["cpu_ghz"] = ghz;
+    j["peak_gflops"] = peak * 1e-9;
+    j["percent_of_peak"] = peak > 0 ? rate * flops / peak * 100 : 0.0;
+    j["workspace_bytes_per_env"] = r.bytes_per_env;
+    j["lane_block_bytes"] = r.block_bytes;
+    j["failed_envs"] = r.failed;
+    if (json_output) {
+      out << j.dump(2) << "\n";
+    } else {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%s (nv = %d): %s %s, %d envs, %s lanes x %d, %d thread%s, %.2f s\n"
+                    "  %.0f env-evaluations/s, %.0f per core, %.1f ns per env\n"
+                    "  %.0f flops per env -> %.2f GFLOP/s = %.1f %% of peak (%.1f GFLOP/s: %d flops/cycle x %.2f GHz x %d)\n"
+                    "  workspace %.0f bytes per env, %zu bytes per lane block%s\n",
+                    model.name.c_str(), model.nv, s.step ? "step" : "forward dynamics", precision.c_str(), s.envs,
+                    scalar ? "scalar" : simd_instruction_set(), r.lanes, r.threads, r.threads == 1 ? "" : "s",
+                    r.seconds, rate, rate / r.threads, 1e9 / rate, flops, rate * flops * 1e-9,
+                    peak > 0 ? rate * flops / peak * 100 : 0.0, peak * 1e-9, static_cast<int>(r.peak_per_cycle), ghz,
+                    r.threads, r.bytes_per_env, r.block_bytes,
+                    r.failed ? (", " + std::to_string(r.failed) + " environments failed").c_str() : "");
+      out << line;
+    }
+    return r.failed ? 2 : 0;
+  } catch (const std::exception& e) {
+    err << "batchdyn bench: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace batchdyn::cli

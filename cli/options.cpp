@@ -1,0 +1,64 @@
+#include "cli/options.hpp"
+
+#include <algorithm>
+
+#include "models/generators.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/scene.hpp"
+#include "topology/urdf.hpp"
+
+namespace batchdyn::cli {
+
+bool Options::has_flag(const std::string& f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
+
+std::optional<std::string> Options::get(const std::string& k) const {
+  auto it = values.find(k);
+  return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
+                      const std::vector<std::string>& flags) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      o.positional.push_back(a);
+    } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+      o.flags.push_back(a);
+    } else if (std::find(with_value.begin(), with_value.end(), a) != with_value.end()) {
+      if (i + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      o.values[a] = args[++i];
+    } else {
+      throw Error("unknown option '" + a + "'");
+    }
+  }
+  return o;
+}
+
+Model load_model(const Options& o, const std::string& default_model) {
+  std::string spec;
+  std::string root_text = o.get("--root").value_or("fixed");
+  if (o.positional.empty() && !default_model.empty()) {
+    spec = default_model;
+    root_text = o.get("--root").value_or("free");
+  } else if (o.positional.size() == 1) {
+    spec = o.positional[0];
+  } else {
+    throw Error("expected exactly one MODEL argument");
+  }
+  const RootJoint root = parse_root_joint(root_text);
+  Model model;
+  if (spec.rfind("gen:", 0) == 0) {
+    if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
+    model = build_generated(generate_from_spec(spec.substr(4)));
+  } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
+    if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
+    model = load_scene_file(spec);
+  } else {
+    model = load_urdf_file(spec, root);
+  }
+  if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
+  return model;
+}
+
+}  // namespace batchdyn::cli

@@ -1,0 +1,30 @@
+// Command-line options shared by the subcommands: a minimal --key value / --flag parser and
+// the MODEL argument (URDF, scene file or generator, plus --root and --constraints).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace batchdyn::cli {
+
+struct Options {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::vector<std::string> flags;
+  bool has_flag(const std::string& f) const;
+  std::optional<std::string> get(const std::string& k) const;
+};
+
+// Throws Error on an unknown option or a missing value.
+Options parse_options(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
+                      const std::vector<std::string>& flags);
+
+// The model named by the single positional argument (or `default_model` with a free-flyer
+// root when there is none and a default is given), with --root and --constraints applied.
+Model load_model(const Options& o, const std::string& default_model = "");
+
+}  // namespace batchdyn::cli

@@ -1,0 +1,45 @@
+// A lane type that counts floating-point operations: instantiate a kernel on CountingLane and
+// it runs the same arithmetic once, on one lane, adding 1 per +, -, *, / and 1 per sqrt, sin,
+// cos (which cost more in reality; they are counted separately as `transcendental`). The
+// kernels have no data-dependent branches, so one evaluation gives the count for every state.
+#pragma once
+
+#include <cmath>
+
+namespace batchdyn {
+
+struct FlopCount {
+  long arithmetic = 0;      // + - * /
+  long transcendental = 0;  // sqrt sin cos
+  long total() const { return arithmetic + transcendental; }
+};
+
+inline FlopCount& flop_counter() {
+  thread_local FlopCount count;
+  return count;
+}
+
+struct CountingLane {
+  double value = 0;
+  CountingLane() = default;
+  CountingLane(double v) : value(v) {}  // NOLINT: implicit, like a scalar lane
+
+  friend CountingLane operator+(CountingLane a, CountingLane b) { ++flop_counter().arithmetic; return a.value + b.value; }
+  friend CountingLane operator-(CountingLane a, CountingLane b) { ++flop_counter().arithmetic; return a.value - b.value; }
+  friend CountingLane operator*(CountingLane a, CountingLane b) { ++flop_counter().arithmetic; return a.value * b.value; }
+  friend CountingLane operator/(CountingLane a, CountingLane b) { ++flop_counter().arithmetic; return a.value / b.value; }
+  friend CountingLane operator-(CountingLane a) { return -a.value; }  // a sign flip is free
+  CountingLane& operator+=(CountingLane b) { return *this = *this + b; }
+  CountingLane& operator-=(CountingLane b) { return *this = *this - b; }
+  CountingLane& operator*=(CountingLane b) { return *this = *this * b; }
+  CountingLane& operator/=(CountingLane b) { return *this = *this / b; }
+  friend bool operator<(CountingLane a, CountingLane b) { return a.value < b.value; }
+  friend bool operator>(CountingLane a, CountingLane b) { return a.value > b.value; }
+};
+
+inline CountingLane sqrt(CountingLane a) { ++flop_counter().transcendental; return std::sqrt(a.value); }
+inline CountingLane sin(CountingLane a) { ++flop_counter().transcendental; return std::sin(a.value); }
+inline CountingLane cos(CountingLane a) { ++flop_counter().transcendental; return std::cos(a.value); }
+inline CountingLane select(bool condition, CountingLane a, CountingLane b) { return condition ? a : b; }
+
+}  // namespace batchdyn
