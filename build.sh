@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # batchdyn build driver: installs the Debian packages that are missing, configures with CMake,
 # builds and runs.
-#   ./build.sh demo       Release build, then the main job on the shipped humanoid
+#   ./build.sh demo       Release build, then the main job: batched throughput on the shipped humanoid
 #   ./build.sh test       Release build with warnings as errors, then the whole test suite
 #   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   ./build.sh bench      Release build, then the Google Benchmark suite
@@ -36,20 +36,25 @@ build() {  # build <dir> <cmake options...>
 install_missing
 case "$what" in
   demo)
-    build build/release -DBATCHDYN_BUILD_TESTS=OFF
+    build build/release -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF
     bin=build/release/batchdyn
     echo "== batchdyn info models/humanoid.urdf --root free --constraints models/humanoid_feet.json"
-    "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json
-    echo "== batchdyn eval (ABA, 4 environments): models/states/humanoid_demo.json"
+    "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json | head -4
+    echo "== batchdyn bench: 4096 humanoids, batched forward dynamics (ABA), double then float, all cores"
+    "$bin" bench --envs 4096 --precision double --seconds 3
+    "$bin" bench --envs 4096 --precision float --seconds 3
+    echo "== the same kernel on W = 1 scalar lanes, for comparison"
+    "$bin" bench --envs 4096 --precision float --seconds 3 --scalar
+    echo "== batchdyn bench --step: full semi-implicit Euler steps (dt = 1 ms)"
+    "$bin" bench --envs 4096 --precision float --seconds 3 --step
+    echo "== batchdyn eval: 4 humanoid states, reference vs batched ABA, and with the feet welded"
     "$bin" eval models/humanoid.urdf --root free --algo aba --in models/states/humanoid_demo.json \
       --out build/release/humanoid_aba.json
-    echo "wrote build/release/humanoid_aba.json"
-    echo "== batchdyn eval (feet welded, dense proximal constrained dynamics)"
+    "$bin" eval models/humanoid.urdf --root free --algo aba --batched --in models/states/humanoid_demo.json \
+      --out build/release/humanoid_aba_batched.json
     "$bin" eval models/humanoid.urdf --root free --constraints models/humanoid_feet.json --algo constrained \
       --in models/states/humanoid_demo.json --out build/release/humanoid_constrained.json
-    echo "wrote build/release/humanoid_constrained.json"
-    echo "== reference-kernel throughput on the humanoid (one thread)"
-    build/release/bench/batchdyn_bench --benchmark_filter='humanoid' --benchmark_min_time=0.2
+    echo "wrote build/release/humanoid_{aba,aba_batched,constrained}.json"
     ;;
   test)
     build build/release -DBATCHDYN_WERROR=ON

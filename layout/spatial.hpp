@@ -80,6 +80,37 @@ struct Mat3 {
   Vec3<S> column(int j) const { return {m[0][j], m[1][j], m[2][j]}; }
 };
 
+// R A R^T for symmetric A: one full product and the upper triangle of the second (75 flops
+// instead of 90), mirrored.
+template <class S> Mat3<S> rotate_symmetric(const Mat3<S>& R, const Mat3<S>& A) {
+  const Mat3<S> RA = R * A;
+  Mat3<S> r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = i; j < 3; ++j) {
+      r.m[i][j] = RA.m[i][0] * R.m[j][0] + RA.m[i][1] * R.m[j][1] + RA.m[i][2] * R.m[j][2];
+      r.m[j][i] = r.m[i][j];
+    }
+  return r;
+}
+// [p]x M, column by column: p x m_j.
+template <class S> Mat3<S> skew_times(const Vec3<S>& p, const Mat3<S>& M) {
+  Mat3<S> r;
+  for (int j = 0; j < 3; ++j) {
+    const Vec3<S> c = cross(p, M.column(j));
+    r.m[0][j] = c.x; r.m[1][j] = c.y; r.m[2][j] = c.z;
+  }
+  return r;
+}
+// M [p]x, row by row: row_i(M [p]x) = row_i(M) x p.
+template <class S> Mat3<S> times_skew(const Mat3<S>& M, const Vec3<S>& p) {
+  Mat3<S> r;
+  for (int i = 0; i < 3; ++i) {
+    const Vec3<S> c = cross(Vec3<S>{M.m[i][0], M.m[i][1], M.m[i][2]}, p);
+    r.m[i][0] = c.x; r.m[i][1] = c.y; r.m[i][2] = c.z;
+  }
+  return r;
+}
+
 // a b^T
 template <class S> Mat3<S> outer(const Vec3<S>& a, const Vec3<S>& b) {
   Mat3<S> r;
@@ -182,7 +213,7 @@ struct RigidInertia {
   }
   // Inertia expressed in frame a when this one is expressed in b (T = aMb).
   RigidInertia transformed(const Transform<S>& T) const {
-    return {mass, T.act_point(com), T.rotation * inertia_com * T.rotation.transpose()};
+    return {mass, T.act_point(com), rotate_symmetric(T.rotation, inertia_com)};
   }
   // Sum of two rigid bodies expressed in the same frame (parallel axis theorem).
   RigidInertia operator+(const RigidInertia& o) const {
@@ -240,18 +271,26 @@ struct ArticulatedInertia {
     C = C - outer(u.angular, w.angular);
   }
   // X* I X^{-1}: inertia expressed in frame a when this one is expressed in b (T = aMb).
-  // With P = [p]x and rotated blocks A', B', C':
+  // With P = [p]x and rotated blocks A' = R A R^T, B' = R B R^T, C' = R C R^T:
   //   A'' = A',  B'' = B' - A' P,  C'' = C' - P A' P + P B' + (P B')^T.
+  // Symmetric blocks are rotated by their upper triangle and products with P are cross
+  // products: ~360 flops instead of ~700 for plain 3x3 products.
   ArticulatedInertia transformed(const Transform<S>& T) const {
     const Mat3<S>& R = T.rotation;
-    const Mat3<S> Rt = R.transpose();
-    const Mat3<S> Ar = R * A * Rt, Br = R * B * Rt, Cr = R * C * Rt;
-    const Mat3<S> P = Mat3<S>::skew(T.translation);
-    const Mat3<S> PB = P * Br;
+    const Vec3<S>& p = T.translation;
+    const Mat3<S> Ar = rotate_symmetric(R, A), Cr = rotate_symmetric(R, C);
+    const Mat3<S> Br = R * B * R.transpose();
+    const Mat3<S> AP = times_skew(Ar, p);
+    const Mat3<S> PAP = skew_times(p, AP);
+    const Mat3<S> PB = skew_times(p, Br);
     ArticulatedInertia r;
     r.A = Ar;
-    r.B = Br - Ar * P;
-    r.C = Cr - P * Ar * P + PB + PB.transpose();
+    r.B = Br - AP;
+    for (int i = 0; i < 3; ++i)
+      for (int j = i; j < 3; ++j) {
+        r.C.m[i][j] = Cr.m[i][j] - PAP.m[i][j] + PB.m[i][j] + PB.m[j][i];
+        r.C.m[j][i] = r.C.m[i][j];
+      }
     return r;
   }
   S operator()(int r, int c) const {
