@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
 #include "layout/lanes.hpp"
@@ -41,7 +42,7 @@ namespace batchdyn {
 enum class EnvStatus : std::uint8_t {
   Ok = 0,
   NonFiniteState,     // NaN or infinity in q, v or tau
-  InvalidQuaternion,  // free-flyer quaternion with | |q| - 1 | > kQuaternionNormTolerance
+  InvalidQuaternion,  // free-flyer quaternion with | |q| - 1 | > kQuaternionNormTolerance (validation.hpp)
   NonFiniteResult,    // the dynamics produced NaN / infinity from a finite state
 };
 
@@ -54,9 +55,6 @@ inline const char* env_status_name(EnvStatus s) {
   }
   return "?";
 }
-
-// Tolerance on | |quaternion| - 1 | beyond which an environment is rejected rather than normalised.
-inline constexpr double kBatchQuaternionTolerance = 1e-3;
 
 // Aligned, lane-typed storage that std::vector provides for over-aligned types (C++17).
 template <class L>
@@ -217,7 +215,7 @@ class BatchEngine {
       T* quat[4];
       for (int k = 0; k < 4; ++k) quat[k] = &ws.stage_q[static_cast<size_t>((model_.bodies[i].idx_q + 3 + k) * W + l)];
       const T norm = std::sqrt(*quat[0] * *quat[0] + *quat[1] * *quat[1] + *quat[2] * *quat[2] + *quat[3] * *quat[3]);
-      if (!(std::abs(norm - T(1)) <= T(kBatchQuaternionTolerance))) return EnvStatus::InvalidQuaternion;
+      if (!(std::abs(norm - T(1)) <= T(kQuaternionNormTolerance))) return EnvStatus::InvalidQuaternion;
       for (T* c : quat) *c /= norm;
     }
     return EnvStatus::Ok;
