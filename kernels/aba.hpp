@@ -106,14 +106,12 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
     const int nv = body.nv;
     Force<S>* U = ws.U.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
-    SmallMatrix<S> D{};
+    S D[36];  // D_i = S_i^T U_i, nv x nv
     for (int k = 0; k < nv; ++k) U[k] = detail::inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
     for (int r = 0; r < nv; ++r)
-      for (int k = 0; k < nv; ++k) D[r * 6 + k] = detail::subspace_transpose_times(body, c, i, U[k], r);
-    const SmallMatrix<S> Dinv_full = invert_spd(D, nv);
+      for (int k = 0; k < nv; ++k) D[r * nv + k] = detail::subspace_transpose_times(body, c, i, U[k], r);
     S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-    for (int r = 0; r < nv; ++r)
-      for (int k = 0; k < nv; ++k) Dinv[r * nv + k] = Dinv_full[r * 6 + k];
+    invert_spd(D, nv, Dinv);
     for (int k = 0; k < nv; ++k)
       u[k] = tau[body.idx_v + k] - detail::subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
