@@ -116,7 +116,7 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
       u[k] = tau[body.idx_v + k] - detail::subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
-    ArticulatedInertia<S> Ia = ws.articulated_inertia[i];
+    ArticulatedInertia<S>& Ia = ws.articulated_inertia[i];  // becomes I^a_i in place (I^A_i is not needed again)
     Force<S> pa = ws.articulated_bias[i];
     for (int k = 0; k < nv; ++k) {
       Force<S> UDinv_k = Force<S>::zero();  // column k of U D^{-1}

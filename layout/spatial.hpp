@@ -37,7 +37,9 @@ template <class S> Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
 // Row-major 3x3 matrix.
 template <class S>
 struct Mat3 {
-  S m[3][3]{};
+  // Not zero-filled: every operation below writes all nine entries (zeroing 9 lanes per
+  // temporary showed up as memset in the batched kernel's profile). Use zero() for zeros.
+  S m[3][3];
 
   static Mat3 zero() { Mat3 r; for (auto& row : r.m) for (auto& e : row) e = S(0); return r; }
   static Mat3 identity() { Mat3 r = zero(); r.m[0][0] = r.m[1][1] = r.m[2][2] = S(1); return r; }
@@ -243,11 +245,7 @@ struct ArticulatedInertia {
   static ArticulatedInertia zero() { return {}; }
   static ArticulatedInertia from_rigid(const RigidInertia<S>& I) {
     const Mat3<S> cx = Mat3<S>::skew(I.com);
-    ArticulatedInertia r;
-    r.A = Mat3<S>::identity() * I.mass;
-    r.B = cx * (-I.mass);  // -m [c]x
-    r.C = I.inertia_origin();
-    return r;
+    return {Mat3<S>::identity() * I.mass, cx * (-I.mass) /* -m [c]x */, I.inertia_origin()};
   }
   Force<S> operator*(const Motion<S>& m) const {
     return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
@@ -283,9 +281,7 @@ struct ArticulatedInertia {
     const Mat3<S> AP = times_skew(Ar, p);
     const Mat3<S> PAP = skew_times(p, AP);
     const Mat3<S> PB = skew_times(p, Br);
-    ArticulatedInertia r;
-    r.A = Ar;
-    r.B = Br - AP;
+    ArticulatedInertia r{Ar, Br - AP, Cr};
     for (int i = 0; i < 3; ++i)
       for (int j = i; j < 3; ++j) {
         r.C.m[i][j] = Cr.m[i][j] - PAP.m[i][j] + PB.m[i][j] + PB.m[j][i];
