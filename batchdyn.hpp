@@ -1,7 +1,9 @@
 // batchdyn: everything a user needs, in one include (installed as <batchdyn/batchdyn.hpp>).
 #pragma once
 
+#include "batch/batch.hpp"
 #include "batch/reference_eval.hpp"
+#include "batch/throughput.hpp"
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"

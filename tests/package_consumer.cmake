@@ -1,5 +1,6 @@
 # Installs this build into a scratch prefix, then configures, builds and runs
-# examples/consumer against it with find_package(batchdyn): what a user's project does.
+# examples/consumer against it with find_package(batchdyn): what a user's project does
+# (reference kernels and the SIMD batch engine on oneTBB threads).
 cmake_minimum_required(VERSION 3.22)
 file(REMOVE_RECURSE ${WORK})
 function(step)
