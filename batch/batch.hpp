@@ -67,7 +67,7 @@ class BatchEngine {
   using T = lane_scalar<L>;
   static constexpr int W = lane_width<L>;
 
-  // N environments of `model`, owning their buffers: neutral q, zero v, tau, qdd.
+  // N environments of `model` (copied), owning their buffers: neutral q, zero v, tau, qdd.
   // threads = 0 uses every core oneTBB sees.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(model), n_(num_envs), constants_(model), workspaces_([this] { return BlockWorkspace(model_); }) {
@@ -84,6 +84,9 @@ class BatchEngine {
     status_.assign(static_cast<size_t>(n_), EnvStatus::Ok);
     set_threads(threads);
   }
+  // Not copyable: the per-thread workspaces refer to this engine.
+  BatchEngine(const BatchEngine&) = delete;
+  BatchEngine& operator=(const BatchEngine&) = delete;
 
   int num_envs() const { return n_; }
   int num_blocks() const { return (n_ + W - 1) / W; }
@@ -302,7 +305,7 @@ class BatchEngine {
     });
   }
 
-  const Model& model_;
+  const Model model_;
   int n_;
   ModelConstants<L> constants_;
   std::vector<T> neutral_;
