@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
@@ -107,6 +109,13 @@ class BatchEngine {
   const T* q() const { return q_; }
   const T* v() const { return v_; }
   const T* qdd() const { return qdd_; }
+
+  // The same buffers as N x nq / N x nv row-major Eigen matrices (row e = environment e).
+  using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<RowMatrix> q_matrix() { return {q_, n_, model_.nq}; }
+  Eigen::Map<RowMatrix> v_matrix() { return {v_, n_, model_.nv}; }
+  Eigen::Map<RowMatrix> tau_matrix() { return {tau_, n_, model_.nv}; }
+  Eigen::Map<const RowMatrix> qdd_matrix() const { return {qdd_, n_, model_.nv}; }
 
   // Uses the caller's arrays instead of the owned ones (no copy; they must outlive the calls).
   // Throws Error naming the buffer whose size is not N x nq / N x nv.

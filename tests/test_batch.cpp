@@ -95,6 +95,18 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads and for any N") {
   CHECK(std::equal(few.qdd(), few.qdd() + 7 * model.nv, one.qdd()));
 }
 
+TEST_CASE("matrix views address the same env-major buffers") {
+  const Model model = load_urdf_file(model_path("double_pendulum.urdf"));
+  Batch<double> batch(model, 3);
+  batch.q_matrix().row(1) << 0.5, -0.25;
+  batch.tau_matrix()(2, 0) = 1.0;
+  CHECK(batch.q()[1 * model.nq + 1] == -0.25);
+  CHECK(batch.tau()[2 * model.nv] == 1.0);
+  batch.forward_dynamics();
+  CHECK(batch.qdd_matrix().rows() == 3);
+  CHECK(batch.qdd_matrix()(1, 0) == batch.qdd()[1 * model.nv]);
+}
+
 TEST_CASE("a single environment (N = 1) runs in a padded block") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Batch<double> batch(model, 1);
