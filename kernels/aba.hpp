@@ -16,66 +16,6 @@
 
 namespace batchdyn {
 
-namespace detail {
-// Joint-type specialised pieces of ABA: the subspace S_i of each joint type is either one
-// angular axis (revolute), one linear axis (prismatic) or the identity (free flyer), so
-// I^A S_i, S_i^T f and S_i x never need a 6 x nv product.
-
-template <class S>
-Transform<S> joint_transform(const Body& body, const ModelConstants<S>& c, int i, const S* q) {
-  using std::cos;
-  using std::sin;
-  switch (body.joint_type) {
-    case JointType::Revolute:
-    case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
-      return {Mat3<S>::identity() + c.axis_skew[i] * sin(q[0]) + c.axis_skew_squared[i] * (S(1) - cos(q[0])),
-              Vec3<S>::zero()};
-    case JointType::Prismatic:
-      return {Mat3<S>::identity(), c.axis[i] * q[0]};
-    case JointType::FreeFlyer:
-      return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
-  }
-  return Transform<S>::identity();
-}
-
-// S_i x for joint-space x (nv_i values).
-template <class S>
-Motion<S> subspace_times(const Body& body, const ModelConstants<S>& c, int i, const S* x) {
-  switch (body.joint_type) {
-    case JointType::Revolute:
-    case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
-    case JointType::Prismatic: return {c.axis[i] * x[0], Vec3<S>::zero()};
-    case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
-  }
-  return Motion<S>::zero();
-}
-
-// Column k of S_i^T f.
-template <class S>
-S subspace_transpose_times(const Body& body, const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
-  switch (body.joint_type) {
-    case JointType::Revolute:
-    case JointType::Continuous: return dot(c.axis[i], f.angular);
-    case JointType::Prismatic: return dot(c.axis[i], f.linear);
-    case JointType::FreeFlyer: return f[k];
-  }
-  return S(0);
-}
-
-// Column k of I S_i.
-template <class S>
-Force<S> inertia_times_subspace(const Body& body, const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I,
-                                int k) {
-  switch (body.joint_type) {
-    case JointType::Revolute:
-    case JointType::Continuous: return I.times_angular(c.axis[i]);
-    case JointType::Prismatic: return I.times_linear(c.axis[i]);
-    case JointType::FreeFlyer: return I.column(k);
-  }
-  return Force<S>::zero();
-}
-}  // namespace detail
-
 // ABA on raw lane arrays: q (nq lanes), v, tau (nv lanes) in, qdd (nv lanes) out.
 // Preconditions: unit quaternions. Cost O(n); see bench/ for the flop count per model.
 template <class S>
@@ -88,9 +28,9 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
   ws.velocity[0] = Motion<S>::zero();
   for (int i = 1; i < n; ++i) {
     const Body& body = model.bodies[i];
-    const Transform<S> X = c.joint_placement[i] * detail::joint_transform(body, c, i, q + body.idx_q);
+    const Transform<S> X = c.joint_placement[i] * joint_transform(body, c, i, q + body.idx_q);
     ws.parent_from_body[i] = X;
-    const Motion<S> vj = detail::subspace_times(body, c, i, v + body.idx_v);
+    const Motion<S> vj = subspace_times(body, c, i, v + body.idx_v);
     const Motion<S> vi = X.act_inv(ws.velocity[body.parent]) + vj;
     ws.velocity[i] = vi;
     ws.bias_acceleration[i] = cross(vi, vj);
@@ -107,13 +47,13 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
     Force<S>* U = ws.U.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
     S D[36];  // D_i = S_i^T U_i, nv x nv
-    for (int k = 0; k < nv; ++k) U[k] = detail::inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
+    for (int k = 0; k < nv; ++k) U[k] = inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
     for (int r = 0; r < nv; ++r)
-      for (int k = 0; k < nv; ++k) D[r * nv + k] = detail::subspace_transpose_times(body, c, i, U[k], r);
+      for (int k = 0; k < nv; ++k) D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
     S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     invert_spd(D, nv, Dinv);
     for (int k = 0; k < nv; ++k)
-      u[k] = tau[body.idx_v + k] - detail::subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
+      u[k] = tau[body.idx_v + k] - subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
     ArticulatedInertia<S>& Ia = ws.articulated_inertia[i];  // becomes I^a_i in place (I^A_i is not needed again)
@@ -147,7 +87,7 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
       for (int k = 1; k < nv; ++k) x[r] += Dinv[r * nv + k] * rhs[k];
       qdd[body.idx_v + r] = x[r];
     }
-    ws.acceleration[i] = a + detail::subspace_times(body, c, i, x);
+    ws.acceleration[i] = a + subspace_times(body, c, i, x);
   }
 }
 

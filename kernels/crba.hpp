@@ -9,8 +9,9 @@ namespace batchdyn {
 // Returns data.M (full symmetric nv x nv).
 template <class S>
 const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
+  const ModelConstants<S>& c = data.constants;
   forward_kinematics(model, data, q);
-  for (int i = 1; i < model.num_bodies(); ++i) data.composite_inertia[i] = cast_inertia<S>(model.bodies[i].inertia);
+  for (int i = 1; i < model.num_bodies(); ++i) data.composite_inertia[i] = c.inertia[i];
   // Backward sweep: I^C_parent += ^{λ(i)}X*_i I^C_i ^iX_{λ(i)}.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
     const int parent = model.bodies[i].parent;
@@ -22,12 +23,12 @@ const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& body = model.bodies[i];
     for (int k = 0; k < body.nv; ++k) {
-      Force<S> F = data.composite_inertia[i] * motion_subspace<S>(body, k);
+      Force<S> F = data.composite_inertia[i] * subspace_column(body, c, i, k);
       const int col = body.idx_v + k;
       for (int j = i; j > 0; j = model.bodies[j].parent) {
         const Body& ancestor = model.bodies[j];
         for (int r = 0; r < ancestor.nv; ++r) {
-          const S value = dot(F, motion_subspace<S>(ancestor, r));
+          const S value = subspace_transpose_times(ancestor, c, j, F, r);
           data.M(ancestor.idx_v + r, col) = value;
           data.M(col, ancestor.idx_v + r) = value;
         }

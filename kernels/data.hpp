@@ -1,5 +1,6 @@
 // Workspace of the reference kernels for one model (Pinocchio's Model/Data split): sized once
-// from the Model, so no kernel allocates per call. One Data per thread.
+// from the Model, so no kernel allocates per call. One Data per thread. It keeps the model's
+// numbers in type S (constants): build a new Data after changing a model's bodies.
 #pragma once
 
 #include <Eigen/Core>

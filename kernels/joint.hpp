@@ -1,49 +1,56 @@
 // Joint models: the transform a joint adds for its coordinates and its motion subspace S_i
-// (columns expressed in the child body frame). Branches here are on the joint *type*, a
-// property of the model, never on state values.
+// (columns expressed in the child body frame), for every kernel. The subspace of each joint
+// type is one angular axis (revolute, continuous), one linear axis (prismatic) or the identity
+// (free flyer), so I S_i, S_i^T f and S_i x never need a 6 x nv product. Branches here are on
+// the joint *type*, a property of the model, never on state values.
 #pragma once
 
+#include <cmath>
+
+#include "layout/model_constants.hpp"
 #include "layout/spatial.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {
 
-template <class S> Vec3<S> cast3(const Vec3d& v) { return {S(v.x), S(v.y), S(v.z)}; }
-template <class S> Mat3<S> cast3(const Mat3d& m) {
-  Mat3<S> r;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) r.m[i][j] = S(m.m[i][j]);
-  return r;
-}
-template <class S> Transform<S> cast_transform(const Transformd& T) { return {cast3<S>(T.rotation), cast3<S>(T.translation)}; }
-template <class S> RigidInertia<S> cast_inertia(const RigidInertiad& I) {
-  return {S(I.mass), cast3<S>(I.com), cast3<S>(I.inertia_com)};
-}
-
-// Joint frame -> child body frame transform for the joint's coordinates q_i (q points at idx_q).
+// Joint frame -> child body frame for the joint's coordinates (q points at idx_q).
 template <class S>
-Transform<S> joint_transform(const Body& body, const S* q) {
+Transform<S> joint_transform(const Body& body, const ModelConstants<S>& c, int i, const S* q) {
+  using std::cos;
+  using std::sin;
   switch (body.joint_type) {
     case JointType::Revolute:
-    case JointType::Continuous:
-      return {axis_angle_rotation(cast3<S>(body.axis), q[0]), Vec3<S>::zero()};
+    case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
+      return {Mat3<S>::identity() + c.axis_skew[i] * sin(q[0]) + c.axis_skew_squared[i] * (S(1) - cos(q[0])),
+              Vec3<S>::zero()};
     case JointType::Prismatic:
-      return {Mat3<S>::identity(), cast3<S>(body.axis) * q[0]};
+      return {Mat3<S>::identity(), c.axis[i] * q[0]};
     case JointType::FreeFlyer:
       return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
   }
   return Transform<S>::identity();
 }
 
-// Column k of the motion subspace S_i.
+// S_i x for joint-space x (nv_i values), e.g. the joint velocity S_i qd_i (the joint bias c_J
+// is zero for every supported joint type).
 template <class S>
-Motion<S> motion_subspace(const Body& body, int k) {
+Motion<S> subspace_times(const Body& body, const ModelConstants<S>& c, int i, const S* x) {
   switch (body.joint_type) {
     case JointType::Revolute:
-    case JointType::Continuous:
-      return {Vec3<S>::zero(), cast3<S>(body.axis)};
-    case JointType::Prismatic:
-      return {cast3<S>(body.axis), Vec3<S>::zero()};
+    case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
+    case JointType::Prismatic: return {c.axis[i] * x[0], Vec3<S>::zero()};
+    case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
+  }
+  return Motion<S>::zero();
+}
+
+// Column k of S_i.
+template <class S>
+Motion<S> subspace_column(const Body& body, const ModelConstants<S>& c, int i, int k) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i]};
+    case JointType::Prismatic: return {c.axis[i], Vec3<S>::zero()};
     case JointType::FreeFlyer: {
       Motion<S> m = Motion<S>::zero();
       m[k] = S(1);
@@ -53,12 +60,29 @@ Motion<S> motion_subspace(const Body& body, int k) {
   return Motion<S>::zero();
 }
 
-// S_i qd_i, the joint velocity (joint bias c_J is zero for every supported joint type).
+// Row k of S_i^T f.
 template <class S>
-Motion<S> joint_velocity(const Body& body, const S* v) {
-  Motion<S> m = Motion<S>::zero();
-  for (int k = 0; k < body.nv; ++k) m += motion_subspace<S>(body, k) * v[k];
-  return m;
+S subspace_transpose_times(const Body& body, const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return dot(c.axis[i], f.angular);
+    case JointType::Prismatic: return dot(c.axis[i], f.linear);
+    case JointType::FreeFlyer: return f[k];
+  }
+  return S(0);
+}
+
+// Column k of I S_i.
+template <class S>
+Force<S> inertia_times_subspace(const Body& body, const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I,
+                                int k) {
+  switch (body.joint_type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return I.times_angular(c.axis[i]);
+    case JointType::Prismatic: return I.times_linear(c.axis[i]);
+    case JointType::FreeFlyer: return I.column(k);
+  }
+  return Force<S>::zero();
 }
 
 }  // namespace batchdyn

@@ -11,15 +11,16 @@ template <class S>
 const VectorX<S>& rnea(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                        const VectorX<S>& qdd) {
   // Forward sweep: velocities, accelerations, f_i = I_i a_i + v_i x* I_i v_i.
-  forward_kinematics(model, data, q, v, qdd, gravity_base_acceleration<S>(model));
+  const ModelConstants<S>& c = data.constants;
+  forward_kinematics(model, data, q, v, qdd, c.base_acceleration);
   for (int i = 1; i < model.num_bodies(); ++i) {
-    const RigidInertia<S> I = cast_inertia<S>(model.bodies[i].inertia);
+    const RigidInertia<S>& I = c.inertia[i];
     data.force[i] = I * data.acceleration[i] + cross(data.velocity[i], I * data.velocity[i]);
   }
   // Backward sweep: tau_i = S_i^T f_i, f_parent += ^{λ(i)}X*_i f_i.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
     const Body& body = model.bodies[i];
-    for (int k = 0; k < body.nv; ++k) data.tau[body.idx_v + k] = dot(data.force[i], motion_subspace<S>(body, k));
+    for (int k = 0; k < body.nv; ++k) data.tau[body.idx_v + k] = subspace_transpose_times(body, c, i, data.force[i], k);
     if (body.parent > 0) data.force[body.parent] += data.parent_from_body[i].act(data.force[i]);
   }
   return data.tau;

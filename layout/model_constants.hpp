@@ -7,11 +7,23 @@
 
 #include <vector>
 
-#include "kernels/joint.hpp"
 #include "layout/spatial.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {
+
+// Model numbers (double) converted to the lane type S.
+template <class S> Vec3<S> cast3(const Vec3d& v) { return {S(v.x), S(v.y), S(v.z)}; }
+template <class S> Mat3<S> cast3(const Mat3d& m) {
+  Mat3<S> r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.m[i][j] = S(m.m[i][j]);
+  return r;
+}
+template <class S> Transform<S> cast_transform(const Transformd& T) { return {cast3<S>(T.rotation), cast3<S>(T.translation)}; }
+template <class S> RigidInertia<S> cast_inertia(const RigidInertiad& I) {
+  return {S(I.mass), cast3<S>(I.com), cast3<S>(I.inertia_com)};
+}
 
 template <class S>
 struct ModelConstants {
