@@ -74,9 +74,8 @@ class BatchEngine {
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(model), n_(num_envs), constants_(model), workspaces_([this] { return BlockWorkspace(model_); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
-    neutral_.assign(static_cast<size_t>(model.nq), T(0));
-    for (int i = 1; i < model.num_bodies(); ++i)
-      if (model.bodies[i].joint_type == JointType::FreeFlyer) neutral_[model.bodies[i].idx_q + 6] = T(1);
+    const VectorX<T> neutral = neutral_configuration<T>(model);
+    neutral_.assign(neutral.data(), neutral.data() + neutral.size());
     owned_q_.resize(static_cast<size_t>(n_) * model.nq);
     for (int e = 0; e < n_; ++e) std::copy(neutral_.begin(), neutral_.end(), owned_q_.begin() + static_cast<long>(e) * model.nq);
     owned_v_.assign(static_cast<size_t>(n_) * model.nv, T(0));

@@ -12,7 +12,7 @@
 
 #include "kernels/data.hpp"
 #include "kernels/joint.hpp"
-#include "layout/small_cholesky.hpp"
+#include "layout/small_spd_inverse.hpp"
 
 namespace batchdyn {
 

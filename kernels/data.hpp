@@ -4,7 +4,6 @@
 #pragma once
 
 #include <Eigen/Core>
-#include <array>
 #include <vector>
 
 #include "kernels/aba_workspace.hpp"
