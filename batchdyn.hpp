@@ -16,6 +16,7 @@
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/loops.hpp"
+#include "topology/reduced_model.hpp"
 #include "topology/model.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"

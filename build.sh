@@ -2,7 +2,7 @@
 # batchdyn build driver: installs the Debian packages that are missing, configures with CMake,
 # builds and runs.
 #   ./build.sh demo       Release build, then the main job: batched throughput on the shipped humanoid
-#   ./build.sh test       Release build with warnings as errors, then the whole test suite
+#   ./build.sh test       Release build with warnings as errors (every lane ISA compiled), then the whole test suite
 #   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   ./build.sh bench      Release build, then the Google Benchmark suite
 set -euo pipefail
@@ -26,17 +26,27 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-build() {  # build <dir> <cmake options...>
+# build <dir> <cmake options...>: configures and builds in <dir>. Every command passes all of
+# its options (and uses its own folder), so the commands work in any order in one clone.
+# Compiler output goes to <dir>/build.log, shown only when the build fails.
+build() {
   local dir="$1"
   shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$dir" -j"$jobs"
+  mkdir -p "$dir"
+  local log="$dir/build.log"
+  echo "== building in $dir (log: $log)"
+  if ! { cmake -S . -B "$dir" "$@" && cmake --build "$dir" -j"$jobs"; } >"$log" 2>&1; then
+    echo "== build failed; the log follows" >&2
+    cat "$log" >&2
+    exit 1
+  fi
 }
 
 install_missing
 case "$what" in
   demo)
-    build build/release -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF
+    build build/release -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
+      -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF
     bin=build/release/batchdyn
     echo "== batchdyn info models/humanoid.urdf --root free --constraints models/humanoid_feet.json"
     "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json | head -4
@@ -57,19 +67,20 @@ case "$what" in
     echo "wrote build/release/humanoid_{aba,aba_batched,constrained}.json"
     ;;
   test)
-    build build/release -DBATCHDYN_WERROR=ON
-    ctest --test-dir build/release --output-on-failure -j"$jobs"
+    build build/test -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=ON -DBATCHDYN_SANITIZE=OFF \
+      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=ON
+    ctest --test-dir build/test --output-on-failure -j"$jobs"
     ;;
   sanitize)
-    cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_SANITIZE=ON -DBATCHDYN_WERROR=ON \
-      -DBATCHDYN_BUILD_BENCH=OFF >/dev/null
-    cmake --build build/sanitize -j"$jobs"
+    build build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_SANITIZE=ON -DBATCHDYN_WERROR=ON \
+      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_ISA_TESTS=OFF
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -E package_consumer
     ;;
   bench)
-    build build/release -DBATCHDYN_BUILD_TESTS=OFF
-    build/release/bench/batchdyn_bench "${@:2}"
+    build build/bench -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
+      -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=ON
+    build/bench/bench/batchdyn_bench "${@:2}"
     ;;
   *)
     echo "usage: ./build.sh demo|test|sanitize|bench" >&2

@@ -70,10 +70,11 @@ class BatchEngine {
   static constexpr int W = lane_width<L>;
 
   // N environments of `model` (copied), owning their buffers: neutral q, zero v, tau, qdd.
-  // threads = 0 uses every core oneTBB sees.
+  // threads = 0 uses every core oneTBB sees. Throws Error for a model with singular joints.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(model), n_(num_envs), constants_(model), workspaces_([this] { return BlockWorkspace(model_); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
+    model.require_regular("Batch");
     const VectorX<T> neutral = neutral_configuration<T>(model);
     neutral_.assign(neutral.data(), neutral.data() + neutral.size());
     owned_q_.resize(static_cast<size_t>(n_) * model.nq);
@@ -94,12 +95,19 @@ class BatchEngine {
   int threads() const { return threads_; }
   const Model& model() const { return model_; }
 
-  // Sets the number of worker threads (0 = all cores oneTBB sees).
+  // Sets the number of worker threads (0 = all cores oneTBB sees); takes effect at the next
+  // call. The oneTBB arena is rebuilt (an initialised arena ignores a new size), and the
+  // per-thread workspaces are released, to be made again by the threads that run.
   void set_threads(int threads) {
     if (threads < 0) throw Error("Batch: thread count must be >= 0");
     threads_ = threads == 0 ? tbb::this_task_arena::max_concurrency() : threads;
+    if (arena_.is_active()) arena_.terminate();
     arena_.initialize(threads_);
+    workspaces_.clear();
   }
+  // Threads that have run at least one lane block since the last set_threads (each made its
+  // own workspace): at most threads().
+  int threads_used() const { return static_cast<int>(workspaces_.size()); }
 
   // Env-major state buffers (row e is environment e): q is N x nq, v / tau / qdd are N x nv.
   T* q() { return q_; }

@@ -90,10 +90,9 @@ BenchResult run(const Model& model, const BenchSettings& s) {
 
 int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    const Options o = parse_options(args,
-                                    {"--root", "--constraints", "--algo", "--envs", "--threads", "--precision",
-                                     "--seconds", "--dt"},
-                                    {"--json", "--step", "--scalar"});
+    const Options o = parse_options(
+        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt"}, kModelOptions),
+        with_model_options({"--json", "--step", "--scalar"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
     if (algo != "aba") throw Error("--algo " + algo + " is not available in bench yet (aba)");

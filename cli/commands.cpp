@@ -23,11 +23,14 @@ using nlohmann::json;
 
 int usage(std::ostream& out) {
   out << "usage:\n"
-         "  batchdyn info MODEL [--root fixed|free] [--constraints FILE] [--json]\n"
-         "  batchdyn eval MODEL [--root fixed|free] [--constraints FILE] --algo aba|constrained|delassus\n"
+         "  batchdyn info MODEL [MODEL OPTIONS] [--json]\n"
+         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|delassus\n"
          "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
-         "  batchdyn bench [MODEL] [--root fixed|free] [--constraints FILE] [--algo aba] [--envs N] [--threads T]\n"
+         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba] [--envs N] [--threads T]\n"
          "                 [--precision float|double] [--seconds S] [--step] [--dt DT] [--scalar] [--json]\n"
+         "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
+         "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
+         "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
          "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
          "(one row per environment). --batched evaluates aba with the SIMD batch engine. bench without MODEL uses\n"
@@ -39,6 +42,19 @@ int usage(std::ostream& out) {
 namespace {
 
 std::string body_name(const Model& m, int body) { return m.bodies[body].name; }
+
+json joint_list(const Model& model, const std::vector<int>& bodies) {
+  json list = json::array();
+  for (int i : bodies) list.push_back(model.bodies[i].joint_name);
+  return list;
+}
+
+std::vector<int> mimic_joints(const Model& model) {
+  std::vector<int> joints;
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (!model.bodies[i].mimic.empty()) joints.push_back(i);
+  return joints;
+}
 
 json model_json(const Model& model) {
   const LoopAnalysis loops = analyze_loops(model);
@@ -53,12 +69,18 @@ json model_json(const Model& model) {
   j["joints"] = json::array();
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    j["joints"].push_back({{"name", b.joint_name}, {"type", joint_type_name(b.joint_type)}, {"idx_q", b.idx_q},
-                           {"idx_v", b.idx_v}, {"nq", b.nq}, {"nv", b.nv}, {"body", b.name},
-                           {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}});
+    json joint = {{"name", b.joint_name}, {"type", joint_type_name(b.joint_type)}, {"idx_q", b.idx_q},
+                  {"idx_v", b.idx_v}, {"nq", b.nq}, {"nv", b.nv}, {"body", b.name},
+                  {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}, {"mass", b.inertia.mass},
+                  {"armature", model.armature[static_cast<size_t>(b.idx_v)]}};
+    if (!b.mimic.empty()) joint["mimic"] = b.mimic;
+    j["joints"].push_back(joint);
   }
-  j["links"] = json::array();
-  for (const Frame& f : model.frames) j["links"].push_back({{"name", f.name}, {"body", body_name(model, f.body)}});
+  j["frames"] = json::array();
+  for (const Frame& f : model.frames)
+    j["frames"].push_back({{"name", f.name}, {"kind", frame_kind_name(f.kind)}, {"body", body_name(model, f.body)}});
+  j["singular_joints"] = joint_list(model, model.singular_joints);
+  j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
   j["loops"] = json::array();
   for (const Loop& loop : loops.loops) {
     const Constraint& c = model.constraints[loop.constraint];
@@ -73,15 +95,32 @@ json model_json(const Model& model) {
 
 void print_model_text(const Model& model, std::ostream& out) {
   const LoopAnalysis loops = analyze_loops(model);
+  int links = 0;
+  for (const Frame& f : model.frames) links += f.kind == FrameKind::Link;
   out << "model " << model.name << ": nq = " << model.nq << ", nv = " << model.nv << ", bodies = "
-      << model.num_bodies() - 1 << ", links/frames = " << model.frames.size() << ", tree depth = " << loops.tree_depth
-      << ", constraint rows = " << model.constraint_rows << "\n\njoints (depth-first order):\n";
+      << model.num_bodies() - 1 << ", links = " << links << ", frames = " << model.frames.size()
+      << ", tree depth = " << loops.tree_depth << ", constraint rows = " << model.constraint_rows
+      << "\n\njoints (depth-first order):\n";
   out << "  " << std::left << std::setw(28) << "joint" << std::setw(12) << "type" << std::setw(7) << "idx_q"
       << std::setw(7) << "idx_v" << std::setw(30) << "body" << "parent\n";
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
     out << "  " << std::setw(28) << b.joint_name << std::setw(12) << joint_type_name(b.joint_type) << std::setw(7)
-        << b.idx_q << std::setw(7) << b.idx_v << std::setw(30) << b.name << body_name(model, b.parent) << "\n";
+        << b.idx_q << std::setw(7) << b.idx_v << std::setw(30) << b.name << body_name(model, b.parent);
+    if (model.armature[static_cast<size_t>(b.idx_v)] > 0) out << "  armature " << model.armature[static_cast<size_t>(b.idx_v)];
+    out << "\n";
+  }
+  if (!model.singular_joints.empty()) {
+    out << "\nsingular joints (" << model.singular_joints.size()
+        << "): they move no mass or inertia, so M(q) is singular and forward dynamics is undefined;\n"
+           "  lock them (--lock-joints) or give them armature (--armature):";
+    for (int i : model.singular_joints) out << " " << model.bodies[i].joint_name;
+    out << "\n";
+  }
+  const std::vector<int> mimics = mimic_joints(model);
+  if (!mimics.empty()) {
+    out << "\nmimic joints (" << mimics.size() << "): <mimic> tags are ignored; each joint is an independent coordinate:\n";
+    for (int i : mimics) out << "  " << model.bodies[i].joint_name << " (mimics " << model.bodies[i].mimic << ")\n";
   }
   out << "\nloops (" << loops.loops.size() << "):\n";
   for (const Loop& loop : loops.loops) {
@@ -163,7 +202,7 @@ std::vector<EnvironmentResult> evaluate_batched_aba(const Model& model, const En
 
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    const Options o = parse_options(args, {"--root", "--constraints"}, {"--json"});
+    const Options o = parse_options(args, kModelOptions, with_model_options({"--json"}, kModelFlags));
     const Model model = load_model(o);
     if (o.has_flag("--json")) out << model_json(model).dump(2) << "\n";
     else print_model_text(model, out);
@@ -184,8 +223,8 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   bool batched = false;
   try {
     const Options o = parse_options(
-        args, {"--root", "--constraints", "--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"},
-        {"--batched"});
+        args, with_model_options({"--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"}, kModelOptions),
+        with_model_options({"--batched"}, kModelFlags));
     batched = o.has_flag("--batched");
     model = load_model(o);
     const std::string algo = o.get("--algo").value_or("");
@@ -200,6 +239,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (auto it = o.get("--max-iterations")) settings.max_iterations = std::stoi(*it);
     if (auto tol = o.get("--tolerance")) settings.tolerance = std::stod(*tol);
     if (!(settings.mu > 0) || settings.max_iterations < 1) throw Error("--mu must be > 0 and --max-iterations >= 1");
+    model.require_regular("batchdyn eval");
     out_path = o.get("--out");
     const auto in_path = o.get("--in");
     if (!in_path) throw Error("missing --in STATES.json");
@@ -227,9 +267,20 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     return 1;
   }
 
-  std::vector<EnvironmentResult> results =
-      batched ? evaluate_batched_aba(model, states) : evaluate_reference(model, algorithm, states, settings);
-  json result;
+  std::vector<EnvironmentResult> results;
+  try {
+    if (!states.q.empty())  // an empty states file gives empty results
+      results = batched ? evaluate_batched_aba(model, states) : evaluate_reference(model, algorithm, states, settings);
+  } catch (const std::exception& e) {
+    err << "batchdyn eval: " << e.what() << "\n";
+    return 1;
+  }
+  json result = json::object();
+  const std::vector<const char*> fields =
+      algorithm == Algorithm::Aba ? std::vector<const char*>{"qdd"}
+      : algorithm == Algorithm::Constrained ? std::vector<const char*>{"qdd", "lambda", "iterations", "residual", "converged"}
+                                            : std::vector<const char*>{"delassus"};
+  for (const char* field : fields) result[field] = json::array();
   json errors = json::array();
   int failed = 0;
   for (size_t e = 0; e < results.size(); ++e) {

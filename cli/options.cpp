@@ -4,6 +4,7 @@
 
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/reduced_model.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
 
@@ -35,6 +36,11 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
   return o;
 }
 
+std::vector<std::string> with_model_options(std::vector<std::string> extra, const std::vector<std::string>& model_ones) {
+  extra.insert(extra.end(), model_ones.begin(), model_ones.end());
+  return extra;
+}
+
 Model load_model(const Options& o, const std::string& default_model) {
   std::string spec;
   std::string root_text = o.get("--root").value_or("fixed");
@@ -47,16 +53,21 @@ Model load_model(const Options& o, const std::string& default_model) {
     throw Error("expected exactly one MODEL argument");
   }
   const RootJoint root = parse_root_joint(root_text);
+  LoadOptions options;
+  options.balance_inertia = o.has_flag("--balance-inertia");
   Model model;
   if (spec.rfind("gen:", 0) == 0) {
     if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
     model = build_generated(generate_from_spec(spec.substr(4)));
   } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
     if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
-    model = load_scene_file(spec);
+    model = load_scene_file(spec, options);
   } else {
-    model = load_urdf_file(spec, root);
+    model = load_urdf_file(spec, root, options);
   }
+  // Locks first (they rebuild the model), then armature, then constraints.
+  if (auto locks = o.get("--lock-joints")) model = lock_joints(model, parse_joint_locks(*locks));
+  if (auto armature = o.get("--armature")) apply_armature_spec(model, *armature);
   if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
   return model;
 }

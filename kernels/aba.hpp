@@ -38,7 +38,7 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
     ws.articulated_bias[i] = cross(vi, c.inertia[i] * vi);
   }
 
-  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i, u_i = tau_i - S_i^T p^A_i;
+  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature), u_i = tau_i - S_i^T p^A_i;
   // I^a_i = I^A_i - U_i D_i^{-1} U_i^T, p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
   // both carried into the parent.
   for (int i = n - 1; i >= 1; --i) {
@@ -46,10 +46,11 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
     const int nv = body.nv;
     Force<S>* U = ws.U.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
-    S D[36];  // D_i = S_i^T U_i, nv x nv
+    S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
     for (int k = 0; k < nv; ++k) U[k] = inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
     for (int r = 0; r < nv; ++r)
       for (int k = 0; k < nv; ++k) D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
+    for (int k = 0; k < nv; ++k) D[k * nv + k] += c.armature[body.idx_v + k];  // rotor inertia on the joint axis
     S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     invert_spd(D, nv, Dinv);
     for (int k = 0; k < nv; ++k)
@@ -91,10 +92,12 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
   }
 }
 
-// Reference entry point on Eigen vectors (scalar S): returns data.qdd.
+// Reference entry point on Eigen vectors (scalar S): returns data.qdd. Throws Error for a
+// model with singular joints (Model::require_regular).
 template <class S>
 const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                       const VectorX<S>& tau) {
+  model.require_regular("aba");
   aba_kernel(model, data.constants, data.aba, q.data(), v.data(), tau.data(), data.qdd.data());
   return data.qdd;
 }

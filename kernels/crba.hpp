@@ -6,7 +6,7 @@
 
 namespace batchdyn {
 
-// Returns data.M (full symmetric nv x nv).
+// Returns data.M (full symmetric nv x nv), armature on the diagonal.
 template <class S>
 const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
   const ModelConstants<S>& c = data.constants;
@@ -36,6 +36,7 @@ const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
       }
     }
   }
+  for (int k = 0; k < model.nv; ++k) data.M(k, k) += c.armature[static_cast<size_t>(k)];  // rotor inertia
   return data.M;
 }
 

@@ -17,10 +17,12 @@ const VectorX<S>& rnea(const Model& model, Data<S>& data, const VectorX<S>& q, c
     const RigidInertia<S>& I = c.inertia[i];
     data.force[i] = I * data.acceleration[i] + cross(data.velocity[i], I * data.velocity[i]);
   }
-  // Backward sweep: tau_i = S_i^T f_i, f_parent += ^{λ(i)}X*_i f_i.
+  // Backward sweep: tau_i = S_i^T f_i (+ armature_i qdd_i), f_parent += ^{λ(i)}X*_i f_i.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
     const Body& body = model.bodies[i];
-    for (int k = 0; k < body.nv; ++k) data.tau[body.idx_v + k] = subspace_transpose_times(body, c, i, data.force[i], k);
+    for (int k = 0; k < body.nv; ++k)
+      data.tau[body.idx_v + k] = subspace_transpose_times(body, c, i, data.force[i], k) +
+                                 c.armature[static_cast<size_t>(body.idx_v + k)] * qdd[body.idx_v + k];
     if (body.parent > 0) data.force[body.parent] += data.parent_from_body[i].act(data.force[i]);
   }
   return data.tau;

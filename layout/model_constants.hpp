@@ -46,6 +46,8 @@ struct ModelConstants {
       spatial_inertia[i] = ArticulatedInertia<S>::from_rigid(inertia[i]);
     }
     base_acceleration = {cast3<S>(model.gravity * -1.0), Vec3<S>::zero()};
+    armature.resize(static_cast<size_t>(model.nv), S(0));
+    for (int k = 0; k < model.nv && k < static_cast<int>(model.armature.size()); ++k) armature[static_cast<size_t>(k)] = S(model.armature[static_cast<size_t>(k)]);
   }
   std::vector<Transform<S>> joint_placement;       // ^{λ(i)}M_{J_i} at q = 0
   std::vector<Vec3<S>> axis;                       // 1-dof joint axis
@@ -53,6 +55,7 @@ struct ModelConstants {
   std::vector<RigidInertia<S>> inertia;            // I_i (10 parameters)
   std::vector<ArticulatedInertia<S>> spatial_inertia;  // I_i as a symmetric 6x6
   Motion<S> base_acceleration;                     // a_0 = -g
+  std::vector<S> armature;                         // per dof: rotor inertia added to M(q)'s diagonal
 };
 
 }  // namespace batchdyn

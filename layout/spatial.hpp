@@ -218,9 +218,11 @@ struct RigidInertia {
     return {mass, T.act_point(com), rotate_symmetric(T.rotation, inertia_com)};
   }
   // Sum of two rigid bodies expressed in the same frame (parallel axis theorem).
+  // A massless part (mass 0, possibly a pure rotational inertia) adds its rotational inertia
+  // and does not move the centre of mass; two massless parts keep com = 0.
   RigidInertia operator+(const RigidInertia& o) const {
     const S m = mass + o.mass;
-    const S inv_m = S(1) / m;
+    const S inv_m = m > S(0) ? S(1) / m : S(0);
     const Vec3<S> c = (com * mass + o.com * o.mass) * inv_m;
     const Vec3<S> d1 = com - c, d2 = o.com - c;
     // Steiner: I_c += m (|d|^2 I - d d^T) for each part.

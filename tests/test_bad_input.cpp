@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "helpers.hpp"
+#include "batch_helpers.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -76,22 +76,143 @@ TEST_CASE("a cycle in the URDF is reported with a link on it") {
                        "island.urdf");
 }
 
-TEST_CASE("zero, negative and non-positive-definite inertia on a moving body name the link") {
-  const std::string zero_mass = R"(<link name="arm"><inertial><mass value="0"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)";
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + zero_mass + joint("j", "base", "arm")), RootJoint::Fixed, "m0.urdf"),
-                       "m0.urdf", "'arm'", "mass");
-  const std::string negative = R"(<link name="arm"><inertial><mass value="-2"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)";
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + negative + joint("j", "base", "arm")), RootJoint::Fixed, "neg.urdf"),
-                       "neg.urdf", "'arm'", "mass");
-  const std::string not_pd = R"(<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)";
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + not_pd + joint("j", "base", "arm")), RootJoint::Fixed, "pd.urdf"),
-                       "pd.urdf", "'arm'", "positive definite");
-  const std::string no_inertial = R"(<link name="arm"/>)";
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + no_inertial + joint("j", "base", "arm")), RootJoint::Fixed, "none.urdf"),
-                       "none.urdf", "'arm'", "mass");
-  // A massless link is fine when it is merged into a massive body by a fixed joint.
-  CHECK_NOTHROW(load_urdf_string(robot(link("base") + link("arm") + no_inertial.substr(0, 0) + R"(<link name="tip"/>)" +
-                                       joint("j", "base", "arm") + joint("f", "arm", "tip", "fixed"))));
+namespace {
+std::string inertial_link(const std::string& name, const std::string& mass, const std::string& inertia) {
+  return "<link name=\"" + name + "\"><inertial><mass value=\"" + mass + "\"/><inertia " + inertia + "/></inertial></link>";
+}
+const char* kDiagonal = R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1")";
+}  // namespace
+
+TEST_CASE("negative or non-finite mass names the file, the link and the value") {
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "-2", kDiagonal) + joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "neg.urdf"),
+                       "neg.urdf", "link 'arm'", "negative mass -2");
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "nan", kDiagonal) + joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "nan.urdf"),
+                       "nan.urdf", "link 'arm'", "mass value=\"nan\"", "not a finite number");
+}
+
+TEST_CASE("a non-finite, malformed or missing inertia entry names the file, the link and the value") {
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="inf" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
+                                              joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "inf.urdf"),
+                       "inf.urdf", "link 'arm'", "ixx=\"inf\"", "not a finite number");
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1kg")") +
+                                              joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "garbage.urdf"),
+                       "garbage.urdf", "link 'arm'", "izz=\"0.1kg\"");
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + R"(<link name="arm"><inertial><mass value="1"/></inertial></link>)" +
+                                              joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "noinertia.urdf"),
+                       "noinertia.urdf", "link 'arm'", "no <inertia");
+}
+
+TEST_CASE("a rotational inertia that is not positive semi-definite names the link and its principal moments") {
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
+                                              joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "pd.urdf"),
+                       "pd.urdf", "link 'arm'", "not positive semi-definite", "principal moments (-0.4");
+}
+
+TEST_CASE("a rotational inertia violating the triangle inequality is refused, or balanced on request") {
+  const std::string urdf = robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3")") +
+                                 joint("j", "base", "arm"));
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf, RootJoint::Fixed, "tri.urdf"), "tri.urdf", "link 'arm'", "triangle inequality",
+                       "0.3", "balance_inertia");
+  LoadOptions options;
+  options.balance_inertia = true;
+  const Model model = load_urdf_string(urdf, RootJoint::Fixed, "tri.urdf", options);
+  const Vec3d moments = principal_moments(model.bodies[1].inertia.inertia_com);
+  CHECK(moments.x == doctest::Approx(0.15));  // the deficit 0.1 split over the two smaller moments
+  CHECK(moments.y == doctest::Approx(0.15));
+  CHECK(moments.z == doctest::Approx(0.3));
+}
+
+TEST_CASE("a missing <mass> in an <inertial> is an error naming the file") {
+  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + R"(<link name="arm"><inertial><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)" +
+                                              joint("j", "base", "arm")),
+                                        RootJoint::Fixed, "nomass.urdf"),
+                       "nomass.urdf", "link 'arm'", "no <mass");
+}
+
+TEST_CASE("point masses (mass, zero rotational inertia) and massless links merged into a body load") {
+  CHECK_NOTHROW(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
+                                       "<link name=\"tip\"/>" + joint("j", "base", "arm") + joint("f", "arm", "tip", "fixed"))));
+}
+
+TEST_CASE("a joint that moves no mass makes the model singular: it loads, but dynamics names the joint and both remedies") {
+  const Model model = load_urdf_string(robot(link("base") + link("arm") + "<link name=\"finger\"/>" + joint("j", "base", "arm") +
+                                             joint("finger_joint", "arm", "finger")),
+                                       RootJoint::Fixed, "finger.urdf");
+  REQUIRE(model.singular_joints.size() == 1);
+  CHECK(model.bodies[model.singular_joints[0]].joint_name == "finger_joint");
+  Data<double> data(model);
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(model.nv);
+  CHECK_ERROR_MENTIONS(aba(model, data, zero, zero, zero), "'finger_joint'", "lock_joints", "--lock-joints finger_joint",
+                       "--armature finger_joint=");
+  CHECK_ERROR_MENTIONS(Batch<double>(model, 8), "Batch", "'finger_joint'");
+}
+
+TEST_CASE("a joint whose child turns about its own axis with its mass on the axis is singular too") {
+  // A point mass on the joint axis has no inertia about it: D_i = 0 in every configuration.
+  const Model model = load_urdf_string(robot(link("base") + inertial_link("bead", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
+                                             joint("spin", "base", "bead")),
+                                       RootJoint::Fixed, "bead.urdf");
+  REQUIRE(model.singular_joints.size() == 1);
+}
+
+TEST_CASE("locking an unknown, fixed or free-flyer joint, or outside the limits, is an error naming it") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  CHECK_ERROR_MENTIONS(lock_joints(model, {{"FL_knee_typo", std::nullopt}}), "no joint named 'FL_knee_typo'");
+  CHECK_ERROR_MENTIONS(lock_joints(model, {{"root_joint", std::nullopt}}), "'root_joint'", "free-flyer");
+  CHECK_ERROR_MENTIONS(lock_joints(model, {{"FL_knee", 100.0}}), "'FL_knee'", "outside its limits");
+  CHECK_ERROR_MENTIONS(lock_joints(model, {{"FL_knee", std::nullopt}, {"FL_knee", std::nullopt}}), "'FL_knee'", "twice");
+  CHECK_ERROR_MENTIONS(parse_joint_locks("FL_knee=abc"), "'FL_knee=abc'", "not a number");
+}
+
+TEST_CASE("negative, non-finite or misplaced armature is an error naming the joint") {
+  Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  CHECK_ERROR_MENTIONS(set_armature(model, "FL_knee", -0.1), "'FL_knee'", ">= 0", "-0.1");
+  CHECK_ERROR_MENTIONS(set_armature(model, "FL_knee", std::nan("")), "'FL_knee'", ">= 0");
+  CHECK_ERROR_MENTIONS(set_armature(model, "nope", 0.1), "no joint named 'nope'");
+  CHECK_ERROR_MENTIONS(set_armature(model, "root_joint", 0.1), "free-flyer");
+  CHECK_ERROR_MENTIONS(set_armature(model, -1.0), ">= 0");
+  CHECK_ERROR_MENTIONS(apply_armature_spec(model, "FL_knee"), "--armature", "not a number");
+  for (double a : model.armature) CHECK(a == 0.0);
+}
+
+TEST_CASE("lock_joints and armature in a constraint file with an unknown joint name the file") {
+  Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  CHECK_ERROR_MENTIONS(add_constraints_from_json(model, R"({"lock_joints": ["ghost"]})", "lock.json"), "lock.json", "'ghost'");
+  CHECK_ERROR_MENTIONS(add_constraints_from_json(model, R"({"armature": {"FL_knee": -1}})", "arm.json"), "arm.json", "'FL_knee'");
+  CHECK_ERROR_MENTIONS(add_constraints_from_json(model, R"({"armature": "lots"})", "arm.json"), "arm.json", "armature");
+}
+
+TEST_CASE("numbers out of range in JSON are an Error naming the file") {
+  Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  CHECK_ERROR_MENTIONS(add_constraints_from_json(model, R"({"constraints": [{"name": "x", "type": "weld", "link1": "FL_FOOT", "link2": "world", "kp": 1e999}]})", "big.json"),
+                       "big.json");
+  CHECK_ERROR_MENTIONS(load_scene_json(R"({"boxes": [{"name": "b", "mass": 1e999, "size": [1, 1, 1]}]})", "scene.json", "."),
+                       "scene.json");
+}
+
+TEST_CASE("scene errors name the scene file and the item, not an item number") {
+  CHECK_ERROR_MENTIONS(load_scene_json(R"({"boxes": [{"name": "ok", "mass": 1, "size": [1, 1, 1]}, {"name": "b", "mass": -1, "size": [1, 1, 1]}]})",
+                                       "scene.json", "."),
+                       "scene.json: boxes[1]", "'b'", "mass");
+  CHECK_ERROR_MENTIONS(load_scene_json(R"({"robots": [{"urdf": "missing.urdf"}]})", "scene.json", "/nowhere"),
+                       "scene.json: robots[0]", "missing.urdf");
+}
+
+TEST_CASE("a zero quaternion in reference_q is refused before 'hold' divides by it") {
+  Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  std::string zeros;
+  for (int k = 0; k < model.nq; ++k) zeros += (k ? ", " : "") + std::string("0");
+  CHECK_ERROR_MENTIONS(add_constraints_from_json(model, R"({"reference_q": [)" + zeros +
+                                                            R"(], "constraints": [{"name": "x", "type": "weld", "link1": "FL_FOOT", "link2": "world", "placement2": "hold"}]})",
+                                                 "hold.json"),
+                       "hold.json", "reference_q[3..6]", "quaternion", "zero");
+  CHECK(model.constraints.empty());
 }
 
 TEST_CASE("unsupported joint types name the joint") {
@@ -99,6 +220,20 @@ TEST_CASE("unsupported joint types name the joint") {
                        "p.urdf", "slide_plane", "planar");
   CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("float", "a", "b", "floating")), RootJoint::Fixed, "f.urdf"),
                        "f.urdf", "'float'", "floating");
+}
+
+TEST_CASE("a link and a joint may share a name: links and joints are separate namespaces") {
+  const Model model = load_urdf_string(robot(link("base") + link("LF_HAA") + joint("LF_HAA", "base", "LF_HAA")));
+  CHECK(model.body_index("LF_HAA") == 1);
+  CHECK(model.joint_index("LF_HAA") == 1);
+  CHECK(model.frames[model.frame_index("LF_HAA", FrameKind::Link)].kind == FrameKind::Link);
+  CHECK(model.frames[model.frame_index("LF_HAA", FrameKind::Joint)].kind == FrameKind::Joint);
+  Model constrained = model;
+  ConstraintSpec c{"pin", ConstraintType::Connect, "LF_HAA", "world", {}, {}, {0, 0, 1}, 0, 0};
+  CHECK_NOTHROW(add_constraint(constrained, c, "api"));  // a constraint names a link
+  c.link1 = "only_a_joint";
+  Model with_joint = load_urdf_string(robot(link("base") + link("arm") + joint("only_a_joint", "base", "arm")));
+  CHECK_ERROR_MENTIONS(add_constraint(with_joint, c, "api"), "unknown link 'only_a_joint'", "there is a joint of that name");
 }
 
 TEST_CASE("duplicate link and joint names, and joints naming unknown links, are reported") {

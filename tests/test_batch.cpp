@@ -2,79 +2,13 @@
 // scalar kernel on that environment; thread count and N do not change a bit; bad environments
 // stay isolated.
 #include "batch/batch.hpp"
-#include "helpers.hpp"
+#include <cstring>
+
+#include "batch_helpers.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
 
-namespace {
-// Fills the batch's buffers with random states.
-template <class Engine>
-void randomise(Engine& batch, std::mt19937& rng) {
-  using T = typename Engine::T;
-  const Model& model = batch.model();
-  for (int e = 0; e < batch.num_envs(); ++e) {
-    const State s = random_state(model, rng);
-    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(s.q[k]);
-    for (int k = 0; k < model.nv; ++k) {
-      batch.v()[e * model.nv + k] = static_cast<T>(s.v[k]);
-      batch.tau()[e * model.nv + k] = static_cast<T>(s.tau[k]);
-    }
-  }
-}
-
-template <class EngineA, class EngineB>
-void copy_state(const EngineA& from, EngineB& to) {
-  const Model& m = from.model();
-  std::copy_n(from.q(), from.num_envs() * m.nq, to.q());
-  std::copy_n(from.v(), from.num_envs() * m.nv, to.v());
-  std::copy_n(const_cast<EngineA&>(from).tau(), from.num_envs() * m.nv, to.tau());
-}
-
-Eigen::VectorXd row(const double* data, int e, int width) { return Eigen::Map<const Eigen::VectorXd>(data + e * width, width); }
-}  // namespace
-
-TEST_CASE("each SIMD lane of batched double ABA equals the scalar ABA of its environment (1e-12)") {
-  std::mt19937 rng(80);
-  for (const NamedModel& m : tree_models()) {
-    CAPTURE(m.name);
-    const int n = 3 * Batch<double>::W + 3;  // not a multiple of W: the last block is padded
-    Batch<double> batch(m.model, n, 1);
-    randomise(batch, rng);
-    batch.forward_dynamics();
-    CHECK(batch.failed_count() == 0);
-    Data<double> data(m.model);
-    for (int e = 0; e < n; ++e) {
-      const Eigen::VectorXd q = row(batch.q(), e, m.model.nq);
-      const Eigen::VectorXd expected = aba(m.model, data, q, row(batch.v(), e, m.model.nv), row(batch.tau(), e, m.model.nv));
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= 1e-12);
-    }
-  }
-}
-
-TEST_CASE("batched float ABA equals the W = 1 float kernel to 1e-5 and the double reference to float accuracy") {
-  std::mt19937 rng(81);
-  for (const NamedModel& m : tree_models()) {
-    CAPTURE(m.name);
-    const int n = 2 * Batch<float>::W + 1;
-    Batch<float> batch(m.model, n, 1);
-    ScalarBatch<float> scalar(m.model, n, 1);
-    randomise(batch, rng);
-    copy_state(batch, scalar);
-    batch.forward_dynamics();
-    scalar.forward_dynamics();
-    Data<double> data(m.model);
-    for (int e = 0; e < n; ++e) {
-      const Eigen::VectorXf lanes = Eigen::Map<const Eigen::VectorXf>(batch.qdd() + e * m.model.nv, m.model.nv);
-      const Eigen::VectorXf single = Eigen::Map<const Eigen::VectorXf>(scalar.qdd() + e * m.model.nv, m.model.nv);
-      CHECK(relative_error(lanes.cast<double>(), single.cast<double>()) <= 1e-5);
-      const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXf>(batch.q() + e * m.model.nq, m.model.nq).cast<double>();
-      const Eigen::VectorXd v = Eigen::Map<const Eigen::VectorXf>(batch.v() + e * m.model.nv, m.model.nv).cast<double>();
-      const Eigen::VectorXd tau = Eigen::Map<const Eigen::VectorXf>(batch.tau() + e * m.model.nv, m.model.nv).cast<double>();
-      CHECK(relative_error(lanes.cast<double>(), aba(m.model, data, q, v, tau)) <= 1e-3);
-    }
-  }
-}
 
 TEST_CASE("results are bitwise identical for 1 and 2 threads and for any N") {
   const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
@@ -116,53 +50,156 @@ TEST_CASE("a single environment (N = 1) runs in a padded block") {
   CHECK(relative_error(row(batch.qdd(), 0, model.nv), aba(model, data, neutral_configuration<double>(model), zero, zero)) <= 1e-12);
 }
 
-TEST_CASE("a NaN or a bad quaternion in one environment is reported for it alone") {
+namespace {
+// Snapshot of every buffer of a batch (to prove what a call did not touch).
+struct Snapshot {
+  std::vector<double> q, v, tau, qdd;
+  std::vector<EnvStatus> status;
+  explicit Snapshot(Batch<double>& b)
+      : q(b.q(), b.q() + b.num_envs() * b.model().nq), v(b.v(), b.v() + b.num_envs() * b.model().nv),
+        tau(b.tau(), b.tau() + b.num_envs() * b.model().nv), qdd(b.qdd(), b.qdd() + b.num_envs() * b.model().nv),
+        status(b.status()) {}
+  // Environment e's rows are bitwise equal in both snapshots.
+  bool same_env(const Snapshot& o, int e, const Model& m) const {
+    auto rows_equal = [&](const std::vector<double>& a, const std::vector<double>& b, int width) {
+      return std::equal(a.begin() + e * width, a.begin() + (e + 1) * width, b.begin() + e * width,
+                        [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; });
+    };
+    return rows_equal(q, o.q, m.nq) && rows_equal(v, o.v, m.nv) && rows_equal(tau, o.tau, m.nv) &&
+           rows_equal(qdd, o.qdd, m.nv) && status[static_cast<size_t>(e)] == o.status[static_cast<size_t>(e)];
+  }
+};
+}  // namespace
+
+TEST_CASE("NaN or infinity in q, v or tau of one environment is reported for it alone; the others are unchanged") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  struct Poison { const char* buffer; int index; double value; };
+  for (const Poison& p : {Poison{"q", 9, nan}, Poison{"q", 0, inf}, Poison{"v", 5, nan}, Poison{"v", 2, -inf},
+                          Poison{"tau", 7, nan}, Poison{"tau", 11, inf}}) {
+    CAPTURE(p.buffer);
+    CAPTURE(p.value);
+    std::mt19937 rng(83);
+    const int n = 13, bad = 3;
+    Batch<double> clean(model, n, 2), dirty(model, n, 2);
+    randomise(clean, rng);
+    copy_state(clean, dirty);
+    double* target = std::string(p.buffer) == "q" ? dirty.q() + bad * model.nq
+                     : std::string(p.buffer) == "v" ? dirty.v() + bad * model.nv : dirty.tau() + bad * model.nv;
+    target[p.index] = p.value;
+    clean.forward_dynamics();
+    dirty.forward_dynamics();
+    CHECK(dirty.status()[bad] == EnvStatus::NonFiniteState);
+    CHECK(dirty.failed_count() == 1);
+    for (int k = 0; k < model.nv; ++k) CHECK(std::isnan(dirty.qdd()[bad * model.nv + k]));
+    for (int e = 0; e < n; ++e)
+      if (e != bad) CHECK(std::equal(dirty.qdd() + e * model.nv, dirty.qdd() + (e + 1) * model.nv, clean.qdd() + e * model.nv));
+  }
+}
+
+TEST_CASE("a quaternion that is not of unit norm is reported for its environment alone") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   std::mt19937 rng(83);
   const int n = 13;
   Batch<double> clean(model, n, 2), dirty(model, n, 2);
   randomise(clean, rng);
   copy_state(clean, dirty);
-  dirty.v()[3 * model.nv + 5] = std::nan("");
-  dirty.q()[4 * model.nq + 3] = 0.0;  // quaternion (0, y, z, w) no longer unit
+  dirty.q()[4 * model.nq + 3] = 0.0;  // quaternion (0, 0, 0, 0.3): not unit
   dirty.q()[4 * model.nq + 4] = 0.0;
   dirty.q()[4 * model.nq + 5] = 0.0;
   dirty.q()[4 * model.nq + 6] = 0.3;
   clean.forward_dynamics();
   dirty.forward_dynamics();
-  CHECK(dirty.status()[3] == EnvStatus::NonFiniteState);
   CHECK(dirty.status()[4] == EnvStatus::InvalidQuaternion);
-  CHECK(dirty.failed_count() == 2);
+  CHECK(dirty.failed_count() == 1);
   CHECK(dirty.status_message(4).find("quaternion") != std::string::npos);
-  CHECK(std::isnan(dirty.qdd()[3 * model.nv]));
-  for (int e : {0, 1, 2, 5, 6, 7, 12}) {
-    CAPTURE(e);
-    CHECK(std::equal(dirty.qdd() + e * model.nv, dirty.qdd() + (e + 1) * model.nv, clean.qdd() + e * model.nv));
-  }
-  // Stepping leaves the bad environments' states as they were.
-  const std::vector<double> q4(dirty.q() + 4 * model.nq, dirty.q() + 5 * model.nq);
-  dirty.step(1e-3);
-  CHECK(std::equal(q4.begin(), q4.end(), dirty.q() + 4 * model.nq));
+  for (int e = 0; e < n; ++e)
+    if (e != 4) CHECK(std::equal(dirty.qdd() + e * model.nv, dirty.qdd() + (e + 1) * model.nv, clean.qdd() + e * model.nv));
 }
 
-TEST_CASE("reset touches only the listed environments") {
+TEST_CASE("step() leaves a bad environment's q, v and tau exactly as they were and steps the others") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  std::mt19937 rng(85);
+  const int n = 11, bad = 6;
+  Batch<double> clean(model, n, 2), dirty(model, n, 2);
+  randomise(clean, rng);
+  copy_state(clean, dirty);
+  dirty.tau()[bad * model.nv + 4] = std::numeric_limits<double>::infinity();
+  const Snapshot before(dirty);
+  clean.step(1e-3);
+  dirty.step(1e-3);
+  const Snapshot after(dirty);
+  CHECK(std::equal(before.q.begin() + bad * model.nq, before.q.begin() + (bad + 1) * model.nq, after.q.begin() + bad * model.nq));
+  CHECK(std::equal(before.v.begin() + bad * model.nv, before.v.begin() + (bad + 1) * model.nv, after.v.begin() + bad * model.nv));
+  CHECK(std::isinf(dirty.tau()[bad * model.nv + 4]));
+  CHECK(dirty.status()[bad] == EnvStatus::NonFiniteState);
+  for (int e = 0; e < n; ++e) {
+    if (e == bad) continue;
+    CAPTURE(e);
+    CHECK(std::equal(dirty.q() + e * model.nq, dirty.q() + (e + 1) * model.nq, clean.q() + e * model.nq));
+    CHECK(!std::equal(dirty.q() + e * model.nq, dirty.q() + (e + 1) * model.nq, before.q.begin() + e * model.nq));
+  }
+}
+
+TEST_CASE("reset(envs) restores the listed environments and leaves every buffer of the others untouched") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  std::mt19937 rng(84);
+  const int n = 10;
+  Batch<double> batch(model, n);
+  randomise(batch, rng);
+  batch.v()[5 * model.nv] = std::nan("");  // env 5 fails: its status must survive the reset of others
+  batch.forward_dynamics();
+  const Snapshot before(batch);
+  const std::vector<int> envs{2, 7};
+  batch.reset(envs);
+  const Snapshot after(batch);
+  const Eigen::VectorXd neutral = neutral_configuration<double>(model);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    if (e == 2 || e == 7) {
+      CHECK(relative_error(row(batch.q(), e, model.nq), neutral) == 0.0);
+      for (const double* buffer : std::initializer_list<const double*>{batch.v(), batch.tau(), batch.qdd()})
+        CHECK(row(buffer, e, model.nv).isZero(0.0));
+      CHECK(batch.status()[e] == EnvStatus::Ok);
+    } else {
+      CHECK(before.same_env(after, e, model));
+    }
+  }
+  CHECK(batch.status()[5] == EnvStatus::NonFiniteState);
+}
+
+TEST_CASE("reset(envs, q, v) writes the given rows, clears tau and qdd, and leaves the others untouched") {
   const Model model = load_urdf_file(model_path("double_pendulum.urdf"));
   std::mt19937 rng(84);
   Batch<double> batch(model, 10);
   randomise(batch, rng);
-  const std::vector<double> before(batch.q(), batch.q() + 10 * model.nq);
+  batch.forward_dynamics();
+  const Snapshot before(batch);
   const std::vector<int> envs{2, 7};
-  batch.reset(envs);
-  for (int e = 0; e < 10; ++e) {
-    const bool reset = e == 2 || e == 7;
-    CHECK((batch.q()[e * 2] == (reset ? 0.0 : before[e * 2])));
-    CHECK((batch.v()[e * 2 + 1] == 0.0) == (reset || batch.v()[e * 2 + 1] == 0.0));
-  }
   const std::vector<double> q_rows{0.1, 0.2, 0.3, 0.4}, v_rows{1, 2, 3, 4};
   batch.reset(envs, q_rows, v_rows);
-  CHECK(batch.q()[7 * 2 + 1] == 0.4);
-  CHECK(batch.v()[2 * 2] == 1.0);
-  CHECK(batch.q()[3 * 2] == before[3 * 2]);
+  const Snapshot after(batch);
+  CHECK(row(batch.q(), 2, 2) == Eigen::Vector2d(0.1, 0.2));
+  CHECK(row(batch.q(), 7, 2) == Eigen::Vector2d(0.3, 0.4));
+  CHECK(row(batch.v(), 2, 2) == Eigen::Vector2d(1, 2));
+  CHECK(row(batch.v(), 7, 2) == Eigen::Vector2d(3, 4));
+  for (int e : envs) CHECK((row(batch.tau(), e, 2).isZero(0.0) && row(batch.qdd(), e, 2).isZero(0.0)));
+  for (int e = 0; e < 10; ++e)
+    if (e != 2 && e != 7) CHECK(before.same_env(after, e, model));
+}
+
+TEST_CASE("set_threads after construction changes how many threads run the blocks") {
+  const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  Batch<float> batch(model, 4096, 2);
+  batch.set_threads(1);
+  for (int k = 0; k < 5; ++k) batch.forward_dynamics();
+  CHECK(batch.threads() == 1);
+  CHECK(batch.threads_used() == 1);
+  batch.set_threads(2);
+  CHECK(batch.threads_used() == 0);
+  // The second thread joins as soon as it wakes; a bounded number of calls is plenty.
+  for (int k = 0; k < 200 && batch.threads_used() < 2; ++k) batch.forward_dynamics();
+  CHECK(batch.threads_used() == 2);
 }
 
 TEST_CASE("buffer-size mismatches and bad indices are errors naming the buffer") {
@@ -243,23 +280,5 @@ TEST_CASE("step() keeps free-flyer quaternions unit-norm over 10^4 steps") {
   for (int e = 0; e < 5; ++e) {
     CHECK(std::abs(Eigen::Map<const Eigen::Vector4d>(batch.q() + e * model.nq + 3).norm() - 1.0) < 1e-14);
     CHECK(std::abs(Eigen::Map<const Eigen::Vector4f>(fbatch.q() + e * model.nq + 3).norm() - 1.0f) < 1e-6f);
-  }
-}
-
-TEST_CASE("lane-generic integrate equals the manifold integrate of the reference") {
-  std::mt19937 rng(86);
-  const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-  for (double scale : {0.0, 1e-7, 1e-3, 0.5, 3.0}) {
-    CAPTURE(scale);
-    const State s = random_state(model, rng);
-    const Eigen::VectorXd dv = s.v * scale;
-    Eigen::VectorXd out(model.nq);
-    integrate<double>(model, s.q, dv, out);
-    // Oracle: the base placement M(q) exp6(dv_base) from layout/lie_group.hpp; joints add.
-    const Transformd M0{quaternion_rotation(s.q[3], s.q[4], s.q[5], s.q[6]), {s.q[0], s.q[1], s.q[2]}};
-    const Transformd expected = M0 * exp6(Motion<double>{{dv[0], dv[1], dv[2]}, {dv[3], dv[4], dv[5]}});
-    const Transformd got{quaternion_rotation(out[3], out[4], out[5], out[6]), {out[0], out[1], out[2]}};
-    CHECK(relative_error(to_matrix(got), to_matrix(expected)) < 1e-12);
-    CHECK(relative_error(out.tail(model.nq - 7), s.q.tail(model.nq - 7) + dv.tail(model.nv - 6)) < 1e-15);
   }
 }

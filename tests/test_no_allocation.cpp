@@ -1,7 +1,8 @@
-// "No allocation per call after setup": every reference kernel, called again on a warmed-up
-// workspace, must not touch the heap. Counted two ways: global operator new (std containers)
-// (allocation_counter.cpp) and Eigen's runtime malloc check (Eigen allocates with malloc, not new). A separate
-// executable, so the eigen_assert redefinition below applies to every Eigen instantiation in it.
+// "No allocation per call after setup": every reference kernel and every batch-engine call,
+// called again on a warmed-up workspace, must not touch the heap. Counted two ways: every
+// allocation function (operator new in all forms, malloc and friends; allocation_counter.cpp)
+// and Eigen's runtime malloc check. A separate executable, so the eigen_assert redefinition
+// below applies to every Eigen instantiation in it.
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,8 @@ struct EigenHeapAllocation : std::logic_error {
   } while (0)
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <cstdlib>
+
 #include "helpers.hpp"
 
 using namespace batchdyn;
@@ -58,10 +61,42 @@ TEST_CASE("reference kernels do not allocate once their workspace exists") {
     CHECK(allocations_in([&] { delassus(m.model, data, cd, s.q); }) == 0);
     CHECK(allocations_in([&] { integrate<double>(m.model, s.q, s.v, q_next); }) == 0);
     CHECK(allocations_in([&] { difference<double>(m.model, s.q, q_next, dv); }) == 0);
+    CHECK(allocations_in([&] { forward_kinematics(m.model, data, s.q); }) == 0);
+    CHECK(allocations_in([&] { forward_kinematics(m.model, data, s.q, s.v, s.tau, data.constants.base_acceleration); }) == 0);
+    Eigen::MatrixXd J = Eigen::MatrixXd::Zero(6, m.model.nv);
+    for (int f = 0; f < static_cast<int>(m.model.frames.size()); ++f)
+      CHECK(allocations_in([&] { frame_jacobian(m.model, data, f, J); }) == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("batch forward_dynamics and step do not allocate once the engine has run", Engine, Batch<double>,
+                   Batch<float>, ScalarBatch<double>) {
+  for (const NamedModel& m : tree_models()) {
+    CAPTURE(m.name);
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      Engine batch(m.model, 257, threads);
+      using T = typename Engine::T;
+      // Warm up every thread's workspace (and oneTBB's task pools), then count.
+      for (int k = 0; k < 20; ++k) batch.forward_dynamics(), batch.step(T(1e-3));
+      CHECK(allocations_in([&] { batch.forward_dynamics(); }) == 0);
+      CHECK(allocations_in([&] { batch.step(T(1e-3)); }) == 0);
+    }
   }
 }
 
 TEST_CASE("the allocation counter itself sees allocations") {
   CHECK(allocations_in([] { std::string big(1000, 'x'); }) > 0);
+  struct alignas(64) Wide { double x[8]; };
+  CHECK(allocations_in([] {
+          Wide* volatile w = new Wide;  // over-aligned operator new; volatile: not elided
+          delete w;
+        }) > 0);
+#if !defined(__SANITIZE_ADDRESS__)
+  CHECK(allocations_in([] {
+          void* volatile p = std::malloc(64);  // volatile: the pair must not be optimised away
+          std::free(p);
+        }) > 0);
+#endif
   CHECK_THROWS_AS(allocations_in([] { Eigen::VectorXd v(100); }), EigenHeapAllocation);
 }

@@ -26,7 +26,7 @@ const double g = 9.81;
 TEST_CASE("single pendulum: M = I_yy + m l^2, gravity torque m g l sin(q), ABA matches") {
   const double m = 2.0, l = 0.7, iyy = 0.03;
   const Model model = load_urdf_string(
-      robot("<link name=\"base\"/>" + link("arm", m, "0 0 -0.7", 0.01, iyy, 0.01) + joint("hinge", "revolute", "base", "arm")));
+      robot("<link name=\"base\"/>" + link("arm", m, "0 0 -0.7", 0.02, iyy, 0.02) + joint("hinge", "revolute", "base", "arm")));
   REQUIRE(model.nq == 1);
   REQUIRE(model.nv == 1);
   Data<double> data(model);

@@ -1,11 +1,13 @@
 #include "topology/constraints_io.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kernels/configuration.hpp"
 #include "kernels/kinematics.hpp"
+#include "topology/reduced_model.hpp"
 
 namespace batchdyn {
 
@@ -13,8 +15,8 @@ ConstraintSpec hold_at_configuration(const Model& model, ConstraintSpec spec, co
   if (q.size() != model.nq)
     throw Error("hold_at_configuration: q has " + std::to_string(q.size()) + " entries, model '" + model.name +
                 "' has nq = " + std::to_string(model.nq));
-  const Frame& f1 = model.frames[model.frame_index(spec.link1)];
-  const Frame& f2 = model.frames[model.frame_index(spec.link2)];
+  const Frame& f1 = model.frames[model.frame_index(spec.link1, FrameKind::Link)];
+  const Frame& f2 = model.frames[model.frame_index(spec.link2, FrameKind::Link)];
   Data<double> data(model);
   forward_kinematics(model, data, q);
   const Transformd world_from_c1 = data.world_from_body[f1.body] * f1.placement * spec.placement1.transform();
@@ -58,17 +60,55 @@ std::string read_string(const json& c, const char* key, const std::string& where
   if (!c[key].is_string()) throw Error(where + ": field '" + key + "' must be a string");
   return c[key].get<std::string>();
 }
+
+// "lock_joints": ["name", ...] (0 clamped into the limits) or {"name": position | null, ...}.
+std::vector<JointLock> read_joint_locks(const json& j, const std::string& where) {
+  std::vector<JointLock> locks;
+  if (j.is_array()) {
+    for (size_t k = 0; k < j.size(); ++k) {
+      if (!j[k].is_string()) throw Error(where + "[" + std::to_string(k) + "]: expected a joint name");
+      locks.push_back({j[k].get<std::string>(), std::nullopt});
+    }
+  } else if (j.is_object()) {
+    for (const auto& [name, value] : j.items()) {
+      if (value.is_null()) locks.push_back({name, std::nullopt});
+      else if (value.is_number()) locks.push_back({name, value.get<double>()});
+      else throw Error(where + "." + name + ": expected a position (number) or null");
+    }
+  } else {
+    throw Error(where + ": expected an array of joint names or an object {\"joint\": position}");
+  }
+  return locks;
+}
+
+// "armature": number (every 1-dof joint) or {"name": value, ...}.
+void read_armature(Model& model, const json& j, const std::string& where) {
+  if (j.is_number()) {
+    set_armature(model, j.get<double>());
+  } else if (j.is_object()) {
+    for (const auto& [name, value] : j.items()) {
+      if (!value.is_number()) throw Error(where + "." + name + ": expected a number");
+      set_armature(model, name, value.get<double>());
+    }
+  } else {
+    throw Error(where + ": expected a number or an object {\"joint\": armature}");
+  }
+}
 }  // namespace
 
-void add_constraints_from_json(Model& model, const std::string& text, const std::string& source) {
-  json doc;
+namespace {
+void apply_model_json(Model& model, const json& doc, const std::string& source) {
+  if (!doc.is_object() || (!doc.contains("constraints") && !doc.contains("lock_joints") && !doc.contains("armature")))
+    throw Error(source + ": expected an object with a \"constraints\" array (and/or \"lock_joints\", \"armature\")");
+  if (doc.contains("constraints") && !doc["constraints"].is_array())
+    throw Error(source + ": \"constraints\" must be an array");
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(source + ": malformed JSON: " + e.what());
+    if (doc.contains("lock_joints")) model = lock_joints(model, read_joint_locks(doc["lock_joints"], "lock_joints"));
+    if (doc.contains("armature")) read_armature(model, doc["armature"], "armature");
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
   }
-  if (!doc.is_object() || !doc.contains("constraints") || !doc["constraints"].is_array())
-    throw Error(source + ": expected an object with a \"constraints\" array");
+  if (!doc.contains("constraints")) return;
 
   Eigen::VectorXd reference_q = neutral_configuration<double>(model);
   if (doc.contains("reference_q")) {
@@ -78,6 +118,14 @@ void add_constraints_from_json(Model& model, const std::string& text, const std:
       for (int k = 0; k < model.nq; ++k) {
         if (!r[k].is_number()) throw Error(source + ": reference_q[" + std::to_string(k) + "] is not a number");
         reference_q[k] = r[k].get<double>();
+        if (!std::isfinite(reference_q[k])) throw Error(source + ": reference_q[" + std::to_string(k) + "] is not finite");
+      }
+      for (int i = 1; i < model.num_bodies(); ++i) {  // a quaternion must have a direction to normalise
+        if (model.bodies[i].joint_type != JointType::FreeFlyer) continue;
+        const int at = model.bodies[i].idx_q + 3;
+        if (!(reference_q.segment(at, 4).norm() > 1e-6))
+          throw Error(source + ": reference_q[" + std::to_string(at) + ".." + std::to_string(at + 3) +
+                      "], the quaternion of joint '" + model.bodies[i].joint_name + "', is zero; give a unit quaternion [x, y, z, w]");
       }
       normalize(model, reference_q);
     } else {
@@ -113,10 +161,26 @@ void add_constraints_from_json(Model& model, const std::string& text, const std:
     }
     if (hold) {
       for (const std::string* link : {&spec.link1, &spec.link2})
-        if (!model.has_frame(*link)) throw Error(w + ": unknown link '" + *link + "'");
+        if (!model.has_frame(*link, FrameKind::Link)) throw Error(w + ": unknown link '" + *link + "'");
       spec = hold_at_configuration(model, spec, reference_q);
     }
     add_constraint(model, spec, source);
+  }
+}
+
+}  // namespace
+
+void add_constraints_from_json(Model& model, const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // syntax, and numbers out of range (1e999)
+    throw Error(source + ": malformed JSON: " + e.what());
+  }
+  try {
+    apply_model_json(model, doc, source);
+  } catch (const json::exception& e) {  // a value of the wrong kind deep inside an entry
+    throw Error(source + ": " + e.what());
   }
 }
 

@@ -1,9 +1,16 @@
 #include "topology/model.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
+#include <random>
 #include <sstream>
+
+#include "kernels/joint.hpp"
+#include "layout/small_spd_inverse.hpp"
+#include "kernels/configuration.hpp"
 
 namespace batchdyn {
 
@@ -46,27 +53,70 @@ int Model::max_depth() const {
   return d;
 }
 
+const char* frame_kind_name(FrameKind k) {
+  switch (k) {
+    case FrameKind::Link: return "link";
+    case FrameKind::Joint: return "joint";
+    case FrameKind::FixedJoint: return "fixed_joint";
+  }
+  return "?";
+}
+
 int Model::body_index(const std::string& n) const {
-  if (n == "world") return 0;
-  for (int i = 1; i < num_bodies(); ++i)
-    if (bodies[i].name == n) return i;
-  throw Error("model '" + name + "': no body named '" + n + "'");
+  const auto it = body_by_link_.find(n);
+  if (it == body_by_link_.end()) throw Error("model '" + name + "': no body named '" + n + "'");
+  return it->second;
 }
 
-bool Model::has_frame(const std::string& n) const {
-  return std::any_of(frames.begin(), frames.end(), [&](const Frame& f) { return f.name == n; });
+bool Model::has_frame(const std::string& n, FrameKind kind) const {
+  return kind == FrameKind::Link ? link_frames_.count(n) > 0 : joint_frames_.count(n) > 0;
 }
 
-int Model::frame_index(const std::string& n) const {
-  for (int i = 0; i < static_cast<int>(frames.size()); ++i)
-    if (frames[i].name == n) return i;
-  throw Error("model '" + name + "': no link or frame named '" + n + "'");
+int Model::frame_index(const std::string& n, FrameKind kind) const {
+  const auto& table = kind == FrameKind::Link ? link_frames_ : joint_frames_;
+  const auto it = table.find(n);
+  if (it == table.end())
+    throw Error("model '" + name + "': no " + (kind == FrameKind::Link ? "link" : "joint") + " named '" + n + "'");
+  return it->second;
 }
 
 int Model::joint_index(const std::string& n) const {
-  for (int i = 1; i < num_bodies(); ++i)
-    if (bodies[i].joint_name == n) return i;
-  throw Error("model '" + name + "': no joint named '" + n + "'");
+  const auto it = body_by_joint_.find(n);
+  if (it == body_by_joint_.end()) {
+    if (joint_frames_.count(n)) throw Error("model '" + name + "': joint '" + n + "' is a fixed joint (no coordinate)");
+    throw Error("model '" + name + "': no joint named '" + n + "'");
+  }
+  return it->second;
+}
+
+bool Model::has_joint(const std::string& n) const { return body_by_joint_.count(n) > 0; }
+
+void Model::index_names() {
+  link_frames_.clear(), joint_frames_.clear(), body_by_link_.clear(), body_by_joint_.clear();
+  for (int i = 0; i < static_cast<int>(frames.size()); ++i)
+    (frames[i].kind == FrameKind::Link ? link_frames_ : joint_frames_).emplace(frames[i].name, i);
+  for (int i = 1; i < num_bodies(); ++i) {
+    body_by_link_.emplace(bodies[i].name, i);
+    body_by_joint_.emplace(bodies[i].joint_name, i);
+  }
+  body_by_link_.emplace("world", 0);
+}
+
+void Model::require_regular(const char* what) const {
+  if (singular_joints.empty()) return;
+  std::string names, assignments;
+  for (int i : singular_joints) {
+    names += (names.empty() ? "" : ",") + bodies[i].joint_name;
+    assignments += (assignments.empty() ? "" : ",") + bodies[i].joint_name + "=0.01";
+  }
+  std::string quoted;
+  for (int i : singular_joints) quoted += (quoted.empty() ? "'" : ", '") + bodies[i].joint_name + "'";
+  throw Error(std::string(what) + ": model '" + name + "' is singular: joint" + (singular_joints.size() > 1 ? "s " : " ") + quoted +
+              " move" + (singular_joints.size() > 1 ? "" : "s") +
+              " no mass or inertia (massless links along the joint's motion), so M(q) has no inverse and forward "
+              "dynamics is undefined. Remedies: lock them at a position (lock_joints(model, ...), CLI --lock-joints " +
+              names + ", JSON \"lock_joints\"), or give them rotor inertia (set_armature(model, ...), CLI --armature " +
+              assignments + ", JSON \"armature\")");
 }
 
 ModelBuilder::ModelBuilder(std::string model_name) {
@@ -77,14 +127,14 @@ ModelBuilder::ModelBuilder(std::string model_name) {
   world.parent = -1;
   model_.bodies.push_back(world);
   body_source_.push_back("world");
-  model_.frames.push_back({"world", 0, Transformd::identity()});
+  merged_links_.emplace_back();
+  model_.frames.push_back({"world", 0, Transformd::identity(), FrameKind::Link});
+  model_.link_frames_.emplace("world", 0);
+  model_.body_by_link_.emplace("world", 0);
 }
 
-bool ModelBuilder::has_name(const std::string& n) const {
-  if (model_.has_frame(n)) return true;
-  return std::any_of(model_.bodies.begin(), model_.bodies.end(),
-                     [&](const Body& b) { return b.name == n || b.joint_name == n; });
-}
+bool ModelBuilder::has_link(const std::string& n) const { return model_.link_frames_.count(n) > 0; }
+bool ModelBuilder::has_joint(const std::string& n) const { return model_.joint_frames_.count(n) > 0; }
 
 int ModelBuilder::add_body(int parent, const std::string& link_name, const std::string& joint_name,
                            JointType type, const Transformd& joint_placement, const Vec3d& axis,
@@ -92,8 +142,13 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
                            const std::string& source) {
   if (parent < 0 || parent >= model_.num_bodies())
     throw Error(source + ": parent body index " + std::to_string(parent) + " out of range");
-  if (has_name(link_name)) throw Error(source + ": duplicate link name '" + link_name + "'");
-  if (has_name(joint_name)) throw Error(source + ": duplicate joint name '" + joint_name + "'");
+  if (has_link(link_name)) {
+    if (link_name == "world" && type == JointType::FreeFlyer)
+      throw Error(source + ": the root link is called 'world', which is the world itself: there is no body to set "
+                           "free. Load it with a fixed root, or remove the 'world' link so that its child is the root");
+    throw Error(source + ": duplicate link name '" + link_name + "'");
+  }
+  if (has_joint(joint_name)) throw Error(source + ": duplicate joint name '" + joint_name + "'");
   Vec3d unit_axis = axis;
   if (type != JointType::FreeFlyer) {
     const double n = std::sqrt(dot(axis, axis));
@@ -132,51 +187,214 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
     model_.velocity_limit.push_back(velocity_limit > 0 ? velocity_limit : inf);
     model_.effort_limit.push_back(effort_limit > 0 ? effort_limit : inf);
   }
+  for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0);
 
   const int index = model_.num_bodies();
   model_.bodies.push_back(b);
   model_.bodies[parent].children.push_back(index);
   body_source_.push_back(source);
-  model_.frames.push_back({link_name, index, Transformd::identity()});
+  merged_links_.emplace_back();
+  model_.body_by_link_.emplace(link_name, index);
+  model_.body_by_joint_.emplace(joint_name, index);
+  const int link_frame = static_cast<int>(model_.frames.size());
+  model_.frames.push_back({link_name, index, Transformd::identity(), FrameKind::Link});
+  model_.link_frames_.emplace(link_name, link_frame);
+  model_.frames.push_back({joint_name, index, Transformd::identity(), FrameKind::Joint});
+  model_.joint_frames_.emplace(joint_name, link_frame + 1);
   return index;
 }
 
-void ModelBuilder::add_inertia(int body, const RigidInertiad& inertia) {
-  if (inertia.mass <= 0.0) return;  // massless parts (e.g. sensor frames) add nothing
+void ModelBuilder::add_inertia(int body, const RigidInertiad& inertia, const std::string& link_name) {
+  bool empty = inertia.mass == 0.0;
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) empty = empty && inertia.inertia_com(r, k) == 0.0;
+  if (empty) return;  // a massless link without inertia (sensor or tool frame) adds nothing
   RigidInertiad& I = model_.bodies[body].inertia;
-  I = I.mass > 0.0 ? I + inertia : inertia;
+  I = I + inertia;
+  if (!link_name.empty()) merged_links_[static_cast<size_t>(body)].push_back(link_name);
 }
 
-void ModelBuilder::add_frame(const std::string& n, int body, const Transformd& placement, const std::string& source) {
-  if (has_name(n)) throw Error(source + ": duplicate link or frame name '" + n + "'");
-  model_.frames.push_back({n, body, placement});
+void ModelBuilder::add_frame(const std::string& n, FrameKind kind, int body, const Transformd& placement,
+                             const std::string& source) {
+  const bool link = kind == FrameKind::Link;
+  if (link ? has_link(n) : has_joint(n))
+    throw Error(source + ": duplicate " + (link ? "link" : "joint") + " name '" + n + "'");
+  (link ? model_.link_frames_ : model_.joint_frames_).emplace(n, static_cast<int>(model_.frames.size()));
+  model_.frames.push_back({n, body, placement, kind});
 }
 
 void ModelBuilder::set_source(int body, const std::string& source) { body_source_[body] = source; }
 
+void check_link_inertial_values(const RigidInertiad& I, const std::string& link, const std::string& source) {
+  auto fail = [&](const std::string& what, double value) {
+    std::ostringstream text;
+    text << source << ": link '" << link << "': " << what << " " << std::setprecision(17) << value;
+    throw Error(text.str());
+  };
+  if (!std::isfinite(I.mass)) fail("non-finite mass", I.mass);
+  if (I.mass < 0.0) fail("negative mass", I.mass);
+  for (int k = 0; k < 3; ++k)
+    if (!std::isfinite(I.com[k])) fail("non-finite centre of mass coordinate", I.com[k]);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k)
+      if (!std::isfinite(I.inertia_com(r, k))) fail("non-finite rotational inertia entry", I.inertia_com(r, k));
+}
+
+Vec3d principal_moments(const Mat3d& inertia) {
+  Eigen::Matrix3d m;
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) m(r, k) = 0.5 * (inertia(r, k) + inertia(k, r));
+  const Eigen::Vector3d e = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(m, Eigen::EigenvaluesOnly).eigenvalues();
+  return {e[0], e[1], e[2]};
+}
+
 namespace {
-// Positive definite by Sylvester's criterion on the (symmetrised) 3x3 matrix.
-bool positive_definite(const Mat3d& I) {
-  const double a = I(0, 0), b = 0.5 * (I(0, 1) + I(1, 0)), c = 0.5 * (I(0, 2) + I(2, 0));
-  const double d = I(1, 1), e = 0.5 * (I(1, 2) + I(2, 1)), f = I(2, 2);
-  const double m1 = a, m2 = a * d - b * b;
-  const double m3 = a * (d * f - e * e) - b * (b * f - e * c) + c * (b * e - d * c);
-  return m1 > 0 && m2 > 0 && m3 > 0;
+// Tolerance of the inertia checks, relative to the body's largest principal moment: URDF
+// files print inertias with ~6 significant digits, and a composed body adds rounding.
+constexpr double kInertiaTolerance = 1e-6;
+// Absolute floor (kg m^2) for point masses, whose moments are zero up to rounding.
+constexpr double kInertiaFloor = 1e-12;
+
+std::string body_description(const Model& model, int i, const std::vector<std::string>& merged) {
+  const Body& b = model.bodies[i];
+  std::string text = "link '" + b.name + "' (body of joint '" + b.joint_name + "'";
+  std::vector<std::string> others;
+  for (const std::string& l : merged)
+    if (l != b.name) others.push_back(l);
+  if (!others.empty()) {
+    text += ", merged with fixed link";
+    text += others.size() > 1 ? "s" : "";
+    for (size_t k = 0; k < others.size(); ++k) text += (k ? ", '" : " '") + others[k] + "'";
+  }
+  return text + ")";
+}
+
+// Closest rotational inertia satisfying the triangle inequality with the same principal axes
+// and no smaller moment: the deficit d = I3 - I1 - I2 is added half to I1 and half to I2.
+Mat3d balanced_inertia(const Mat3d& inertia) {
+  Eigen::Matrix3d m;
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) m(r, k) = 0.5 * (inertia(r, k) + inertia(k, r));
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> solver(m);
+  Eigen::Vector3d e = solver.eigenvalues();
+  const double deficit = e[2] - e[0] - e[1];
+  if (deficit > 0) e[0] += 0.5 * deficit, e[1] += 0.5 * deficit;
+  const Eigen::Matrix3d balanced = solver.eigenvectors() * e.asDiagonal() * solver.eigenvectors().transpose();
+  Mat3d out;
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) out(r, k) = balanced(r, k);
+  return out;
 }
 }  // namespace
 
 Model ModelBuilder::finish() {
   for (int i = 1; i < model_.num_bodies(); ++i) {
-    const Body& b = model_.bodies[i];
-    const std::string& where = body_source_[i];
-    if (!(b.inertia.mass > 0.0) || !std::isfinite(b.inertia.mass))
-      throw Error(where + ": moving body '" + b.name + "' (joint '" + b.joint_name +
-                  "') has zero, negative or non-finite mass; every moving body needs mass > 0");
-    if (!positive_definite(b.inertia.inertia_com))
-      throw Error(where + ": moving body '" + b.name + "' (joint '" + b.joint_name +
-                  "') has a rotational inertia that is not positive definite");
+    Body& b = model_.bodies[i];
+    const std::string where = body_source_[i] + ": " + body_description(model_, i, merged_links_[static_cast<size_t>(i)]);
+    const Vec3d e = principal_moments(b.inertia.inertia_com);
+    const double tolerance = kInertiaTolerance * std::abs(e.z) + kInertiaFloor;
+    std::ostringstream moments;
+    moments << std::setprecision(6) << "principal moments (" << e.x << ", " << e.y << ", " << e.z << ") kg m^2";
+    if (!(b.inertia.mass >= 0.0) || !std::isfinite(b.inertia.mass))
+      throw Error(where + ": negative or non-finite mass " + std::to_string(b.inertia.mass));
+    if (e.x < -tolerance)
+      throw Error(where + ": rotational inertia about the centre of mass is not positive semi-definite, " +
+                  moments.str() + "; a real body has no negative moment");
+    if (e.z - e.x - e.y > tolerance) {
+      if (!balance_inertia_)
+        throw Error(where + ": rotational inertia about the centre of mass violates the triangle inequality, " +
+                    moments.str() + ": " + std::to_string(e.z) + " > " + std::to_string(e.x) + " + " +
+                    std::to_string(e.y) + ", which no mass distribution has. Correct the <inertia>, or load with "
+                    "balance_inertia (CLI --balance-inertia) to raise the two smaller moments by half the deficit each");
+      b.inertia.inertia_com = balanced_inertia(b.inertia.inertia_com);
+    }
   }
+  model_.singular_joints = find_singular_joints(model_);
   return model_;
+}
+
+namespace {
+// Smallest eigenvalue of a symmetric n x n matrix (row-major).
+double smallest_eigenvalue(const double* m, int n) {
+  if (n == 1) return m[0];
+  Eigen::MatrixXd M(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < n; ++k) M(r, k) = m[r * n + k];
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()[0];
+}
+double largest_eigenvalue(const double* m, int n) {
+  if (n == 1) return m[0];
+  Eigen::MatrixXd M(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < n; ++k) M(r, k) = m[r * n + k];
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()[n - 1];
+}
+
+// One configuration: ABA's inertia sweep (RBDA Table 7.1, without velocities) marking each
+// joint whose pivot D_i = S_i^T I^A_i S_i + armature vanishes next to the composite inertia
+// along it, C_i = S_i^T I^C_i S_i (the inertia felt with every descendant locked, C_i >= D_i).
+// A marked joint is treated as locked for its ancestors (I^a_i = I^A_i): its zero pivot
+// neither poisons nor hides the ancestors' (a massless finger tip on a massless phalanx
+// marks both).
+void mark_singular_joints(const Model& model, const ModelConstants<double>& c, const double* q, std::vector<char>& singular) {
+  const int n = model.num_bodies();
+  std::vector<Transform<double>> parent_from_body(static_cast<size_t>(n));
+  std::vector<ArticulatedInertia<double>> articulated(static_cast<size_t>(n)), composite(static_cast<size_t>(n));
+  for (int i = 1; i < n; ++i) {
+    parent_from_body[static_cast<size_t>(i)] = c.joint_placement[i] * joint_transform(model.bodies[i], c, i, q + model.bodies[i].idx_q);
+    articulated[static_cast<size_t>(i)] = composite[static_cast<size_t>(i)] = c.spatial_inertia[i];
+  }
+  for (int i = n - 1; i >= 1; --i) {
+    const Body& body = model.bodies[i];
+    const int nv = body.nv;
+    Force<double> U[6];
+    double D[36], C[36];
+    for (int k = 0; k < nv; ++k) {
+      U[k] = inertia_times_subspace(body, c, i, articulated[static_cast<size_t>(i)], k);
+      const Force<double> F = inertia_times_subspace(body, c, i, composite[static_cast<size_t>(i)], k);
+      for (int r = 0; r < nv; ++r) {
+        D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
+        C[r * nv + k] = subspace_transpose_times(body, c, i, F, r);
+      }
+    }
+    for (int k = 0; k < nv; ++k) D[k * nv + k] += c.armature[static_cast<size_t>(body.idx_v + k)], C[k * nv + k] += c.armature[static_cast<size_t>(body.idx_v + k)];
+    const double pivot = smallest_eigenvalue(D, nv), scale = largest_eigenvalue(C, nv);
+    const bool is_singular = !(pivot > 1e-10 * scale) || !(scale > 0);
+    if (!is_singular) singular[static_cast<size_t>(i)] = 0;
+    if (body.parent == 0) continue;
+    ArticulatedInertia<double> Ia = articulated[static_cast<size_t>(i)];
+    if (!is_singular) {
+      double Dinv[36];
+      invert_spd(D, nv, Dinv);
+      for (int k = 0; k < nv; ++k) {
+        Force<double> UDinv_k = Force<double>::zero();
+        for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * nv + k];
+        Ia.subtract_outer(UDinv_k, U[k]);
+      }
+    }
+    const Transform<double>& X = parent_from_body[static_cast<size_t>(i)];
+    articulated[static_cast<size_t>(body.parent)] += Ia.transformed(X);
+    composite[static_cast<size_t>(body.parent)] += composite[static_cast<size_t>(i)].transformed(X);
+  }
+}
+}  // namespace
+
+std::vector<int> find_singular_joints(const Model& model) {
+  if (model.nv == 0) return {};
+  const ModelConstants<double> constants(model);
+  std::vector<char> singular(static_cast<size_t>(model.num_bodies()), 1);
+  singular[0] = 0;
+  // A structural zero is zero in every configuration; a configuration-dependent one is not
+  // zero at all of these (neutral, then pseudo-random within the limits).
+  std::mt19937 rng(20261122);
+  for (int sample = 0; sample < 4; ++sample) {
+    const Eigen::VectorXd q = sample == 0 ? neutral_configuration<double>(model) : random_configuration<double>(model, rng);
+    mark_singular_joints(model, constants, q.data(), singular);
+  }
+  std::vector<int> joints;
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (singular[static_cast<size_t>(i)]) joints.push_back(i);
+  return joints;
 }
 
 int add_constraint(Model& model, const ConstraintSpec& spec, const std::string& source) {
@@ -189,8 +407,9 @@ int add_constraint(Model& model, const ConstraintSpec& spec, const std::string& 
   if (spec.link1 == "world")
     throw Error(where + ": link1 must be a link of the robot; put 'world' in link2");
   auto find = [&](const std::string& link, const char* role) {
-    if (!model.has_frame(link))
-      throw Error(where + ": " + role + " names unknown link '" + link + "'");
+    if (!model.has_frame(link, FrameKind::Link))
+      throw Error(where + ": " + role + " names unknown link '" + link + "'" +
+                  (model.has_frame(link, FrameKind::Joint) ? " (there is a joint of that name; constraints attach to links)" : ""));
     return model.frames[model.frame_index(link)];
   };
   const Frame f1 = find(spec.link1, "link1");

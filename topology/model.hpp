@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "layout/spatial.hpp"
@@ -58,14 +59,26 @@ struct Body {
   int nq = 0, nv = 0;
   RigidInertiad inertia;       // in the body frame, fixed children included
   std::vector<int> children;
+  std::string mimic;           // URDF <mimic joint="..."/>: recorded, not enforced (the joint stays independent)
 };
 
-// A named frame attached to a body: one per URDF link (so constraints can attach to links
-// merged by fixed joints) plus user frames.
+// What a frame marks. Link names and joint names are separate namespaces (URDF allows a link
+// and a joint of the same name), so a frame is found by name *and* kind, as Pinocchio's BODY
+// and JOINT frames are.
+enum class FrameKind {
+  Link,        // a URDF link (or a scene box); constraints attach to links
+  Joint,       // a moving joint: its child body's frame
+  FixedJoint,  // a fixed joint: the frame of its child link, which is merged into the parent body
+};
+
+const char* frame_kind_name(FrameKind k);
+
+// A named frame attached to a body.
 struct Frame {
   std::string name;
   int body = 0;                // 0 = world
   Transformd placement;        // in the body frame
+  FrameKind kind = FrameKind::Link;
 };
 
 enum class ConstraintType {
@@ -115,15 +128,35 @@ struct Model {
   std::vector<double> lower_position_limit, upper_position_limit;
   // Per coordinate of v.
   std::vector<double> velocity_limit, effort_limit;
+  // Per coordinate of v: rotor inertia added to the joint-space inertia, M(q) + diag(armature)
+  // (kg m^2 for revolute, kg for prismatic dofs). Set with set_armature (topology/reduce.hpp).
+  std::vector<double> armature;
+  // Joints (as body indices) whose motion moves no mass or inertia at all: M(q) is singular
+  // for every q, so forward dynamics is undefined until they are locked or given armature.
+  // Computed when the model is built (find_singular_joints); see require_regular().
+  std::vector<int> singular_joints;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included
   int max_depth() const;
 
-  // Lookups; throw Error naming what was not found. "world" resolves to frame/body 0.
-  int body_index(const std::string& name) const;
-  int frame_index(const std::string& name) const;
-  bool has_frame(const std::string& name) const;
+  // Lookups in O(1); throw Error naming what was not found. "world" resolves to frame/body 0.
+  int body_index(const std::string& link_name) const;    // the body whose own link this is
+  int frame_index(const std::string& name, FrameKind kind = FrameKind::Link) const;
+  bool has_frame(const std::string& name, FrameKind kind = FrameKind::Link) const;
   int joint_index(const std::string& joint_name) const;  // body index moved by that joint
+  bool has_joint(const std::string& joint_name) const;   // a moving joint of that name
+
+  // Throws Error when singular_joints is not empty: names the joints and the two remedies
+  // (lock them, or give them armature). `what` names the computation that needs M(q)^{-1}.
+  void require_regular(const char* what) const;
+
+  // Rebuilds the name lookup tables from bodies and frames (after editing them by hand).
+  void index_names();
+
+ private:
+  friend class ModelBuilder;
+  // name -> index; frames by kind (Link, Joint + FixedJoint share the joint namespace).
+  std::unordered_map<std::string, int> link_frames_, joint_frames_, body_by_link_, body_by_joint_;
 };
 
 // Incremental construction of a Model in depth-first order. Used by the URDF loader, the
@@ -138,13 +171,23 @@ class ModelBuilder {
                JointType type, const Transformd& joint_placement, const Vec3d& axis,
                double lower, double upper, double velocity_limit, double effort_limit,
                const std::string& source);
-  // Merges a rigid inertia (expressed in `body`'s frame) into a body (fixed joint).
-  void add_inertia(int body, const RigidInertiad& inertia);
-  // Adds a named frame on a body.
-  void add_frame(const std::string& name, int body, const Transformd& placement, const std::string& source);
-  bool has_name(const std::string& name) const;  // frame, body or joint name already used
+  // Merges the rigid inertia of link `link_name` (expressed in `body`'s frame) into a body.
+  void add_inertia(int body, const RigidInertiad& inertia, const std::string& link_name = "");
+  // Adds a named frame on a body; names are unique per namespace (links; joints).
+  void add_frame(const std::string& name, FrameKind kind, int body, const Transformd& placement,
+                 const std::string& source);
+  bool has_link(const std::string& name) const;   // link name already used (or "world")
+  bool has_joint(const std::string& name) const;  // joint name (moving or fixed) already used
+  void set_mimic(int body, const std::string& mimicked_joint) { model_.bodies[body].mimic = mimicked_joint; }
 
-  // Checks every moving body (mass > 0, inertia positive definite) and returns the model.
+  // With balance: rotational inertias violating the triangle inequality are repaired (see
+  // finish) instead of refused.
+  void set_balance_inertia(bool balance) { balance_inertia_ = balance; }
+
+  // Checks the inertia of every moving body (the sum of its merged links: mass >= 0,
+  // rotational inertia about the centre of mass positive semi-definite and satisfying the
+  // triangle inequality, within a tolerance), finds singular joints, and returns the model.
+  // Throws Error naming the source, the link(s) and the values at fault.
   Model finish();
   const Model& model() const { return model_; }
   void set_source(int body, const std::string& source);
@@ -152,7 +195,22 @@ class ModelBuilder {
  private:
   Model model_;
   std::vector<std::string> body_source_;
+  std::vector<std::vector<std::string>> merged_links_;  // per body: links whose inertia it holds
+  bool balance_inertia_ = false;
 };
+
+// Checks one link's inertial numbers as written (finite, mass >= 0); throws Error naming
+// `source`, the link and the value.
+void check_link_inertial_values(const RigidInertiad& inertia, const std::string& link, const std::string& source);
+
+// Principal moments of a symmetric 3x3 matrix, ascending.
+Vec3d principal_moments(const Mat3d& inertia);
+
+// Body indices of the joints whose motion moves no mass or inertia for any q: ABA's pivot
+// D_i = S_i^T I^A_i S_i (armature included) vanishes, relative to the model's inertia scale,
+// at the neutral and at several pseudo-random configurations (a structural zero is zero
+// everywhere; a configuration-dependent one is not zero at all of them). O(n) per sample.
+std::vector<int> find_singular_joints(const Model& model);
 
 // Resolves a spec against the model and appends it (checks link names, same link twice,
 // duplicate constraint names, axis). Returns the constraint index.

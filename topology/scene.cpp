@@ -15,19 +15,25 @@ namespace batchdyn {
 
 Scene& Scene::add_urdf_file(const std::string& path, RootJoint root, const Placement& placement,
                             const std::string& robot_name) {
-  items_.push_back({Item::UrdfFile, path, robot_name, root, placement, 0, {}});
+  items_.push_back({Item::UrdfFile, path, robot_name, root, placement, 0, {}, ""});
   return *this;
 }
 
 Scene& Scene::add_urdf_string(const std::string& xml, RootJoint root, const Placement& placement,
                               const std::string& robot_name) {
-  items_.push_back({Item::UrdfString, xml, robot_name, root, placement, 0, {}});
+  items_.push_back({Item::UrdfString, xml, robot_name, root, placement, 0, {}, ""});
   return *this;
 }
 
 Scene& Scene::add_box(const std::string& name, double mass, const Vec3d& size, RootJoint root,
                       const Placement& placement) {
-  items_.push_back({Item::Box, "", name, root, placement, mass, size});
+  items_.push_back({Item::Box, "", name, root, placement, mass, size, ""});
+  return *this;
+}
+
+Scene& Scene::described_as(const std::string& source) {
+  if (items_.empty()) throw Error("Scene::described_as: no item added yet");
+  items_.back().source = source;
   return *this;
 }
 
@@ -49,6 +55,7 @@ RigidInertiad box_inertia(double mass, const Vec3d& s) {
 
 Model Scene::build() const {
   ModelBuilder builder(name_);
+  builder.set_balance_inertia(options_.balance_inertia);
   std::vector<std::pair<ConstraintSpec, std::string>> loops;
   std::vector<std::string> robot_names;
   auto unique_robot_name = [&](std::string base) {
@@ -61,7 +68,7 @@ Model Scene::build() const {
 
   for (size_t index = 0; index < items_.size(); ++index) {
     const Item& item = items_[index];
-    const std::string where = "scene '" + name_ + "' item " + std::to_string(index);
+    const std::string where = item.source.empty() ? "scene '" + name_ + "' item " + std::to_string(index) : item.source;
     if (item.kind == Item::Box) {
       if (!(item.mass > 0) || !std::isfinite(item.mass))
         throw Error(where + ": box '" + item.name + "' needs a positive finite mass");
@@ -71,17 +78,24 @@ Model Scene::build() const {
       if (item.root == RootJoint::FreeFlyer) {
         const int body = builder.add_body(0, item.name, item.name + "_root_joint", JointType::FreeFlyer, placement,
                                           Vec3d::zero(), 0, 0, 0, 0, where);
-        builder.add_inertia(body, box_inertia(item.mass, item.size));
+        builder.add_inertia(body, box_inertia(item.mass, item.size), item.name);
       } else {
-        builder.add_frame(item.name, 0, placement, where);
+        builder.add_frame(item.name, FrameKind::Link, 0, placement, where);
       }
       continue;
     }
-    auto doc = item.kind == Item::UrdfFile ? parse_urdf_file(item.text) : parse_urdf_string(item.text, where);
+    std::shared_ptr<const UrdfDocument> doc;
+    try {
+      doc = item.kind == Item::UrdfFile ? parse_urdf_file(item.text) : parse_urdf_string(item.text, where);
+    } catch (const Error& e) {
+      throw Error(item.kind == Item::UrdfFile ? where + ": " + e.what() : std::string(e.what()));
+    }
     const std::string robot = unique_robot_name(item.name.empty() ? urdf_robot_name(*doc) : item.name);
     std::string prefix;
-    for (const std::string& n : urdf_names(*doc))
-      if (builder.has_name(n)) prefix = robot + "/";
+    for (const std::string& n : urdf_link_names(*doc))
+      if (builder.has_link(n)) prefix = robot + "/";
+    for (const std::string& n : urdf_joint_names(*doc))
+      if (builder.has_joint(n)) prefix = robot + "/";
     for (const ConstraintSpec& c : append_urdf(builder, *doc, item.root, item.placement.transform(), prefix))
       loops.emplace_back(c, where + " <loop_joint>");
   }
@@ -121,15 +135,32 @@ std::string scene_string(const json& item, const char* key, const std::string& w
 }
 }  // namespace
 
-Model load_scene_json(const std::string& text, const std::string& source, const std::string& base_directory) {
+namespace {
+Model scene_from_json(const json& doc, const std::string& source, const std::string& base_directory,
+                      const LoadOptions& options);
+}  // namespace
+
+Model load_scene_json(const std::string& text, const std::string& source, const std::string& base_directory,
+                      const LoadOptions& options) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, and numbers out of range (1e999)
     throw Error(source + ": malformed JSON: " + e.what());
   }
+  try {
+    return scene_from_json(doc, source, base_directory, options);
+  } catch (const json::exception& e) {  // a value of the wrong kind
+    throw Error(source + ": " + e.what());
+  }
+}
+
+namespace {
+Model scene_from_json(const json& doc, const std::string& source, const std::string& base_directory,
+                      const LoadOptions& options) {
   if (!doc.is_object()) throw Error(source + ": expected a scene object");
   Scene scene(doc.contains("name") && doc["name"].is_string() ? doc["name"].get<std::string>() : "scene");
+  scene.set_load_options(options);
   const json empty = json::array();
   const json& robots = doc.contains("robots") ? doc["robots"] : empty;
   const json& boxes = doc.contains("boxes") ? doc["boxes"] : empty;
@@ -143,6 +174,7 @@ Model load_scene_json(const std::string& text, const std::string& source, const 
     if (urdf.is_relative()) urdf = std::filesystem::path(base_directory) / urdf;
     scene.add_urdf_file(urdf.string(), parse_root_joint(scene_string(r, "root", where, "fixed")),
                         scene_placement(r, where), r.contains("name") ? scene_string(r, "name", where) : "");
+    scene.described_as(where);
   }
   for (size_t k = 0; k < boxes.size(); ++k) {
     const std::string where = source + ": boxes[" + std::to_string(k) + "]";
@@ -156,23 +188,24 @@ Model load_scene_json(const std::string& text, const std::string& source, const 
     scene.add_box(scene_string(b, "name", where), b["mass"].get<double>(),
                   {b["size"][0].get<double>(), b["size"][1].get<double>(), b["size"][2].get<double>()},
                   parse_root_joint(scene_string(b, "root", where, "free")), scene_placement(b, where));
+    scene.described_as(where);
   }
   Model model = scene.build();
-  if (doc.contains("constraints")) {
-    json constraints;
-    constraints["constraints"] = doc["constraints"];
-    if (doc.contains("reference_q")) constraints["reference_q"] = doc["reference_q"];
-    add_constraints_from_json(model, constraints.dump(), source);
-  }
+  json model_options = json::object();
+  for (const char* key : {"constraints", "reference_q", "lock_joints", "armature"})
+    if (doc.contains(key)) model_options[key] = doc[key];
+  if (model_options.contains("constraints") || model_options.contains("lock_joints") || model_options.contains("armature"))
+    add_constraints_from_json(model, model_options.dump(), source);
   return model;
 }
+}  // namespace
 
-Model load_scene_file(const std::string& path) {
+Model load_scene_file(const std::string& path, const LoadOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open scene file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return load_scene_json(buffer.str(), path, std::filesystem::path(path).parent_path().string());
+  return load_scene_json(buffer.str(), path, std::filesystem::path(path).parent_path().string(), options);
 }
 
 }  // namespace batchdyn

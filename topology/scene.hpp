@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "topology/model.hpp"
+#include "topology/urdf.hpp"
 
 namespace batchdyn {
 
@@ -26,6 +27,14 @@ class Scene {
                  const Placement& placement = {});
   // Adds a constraint between any two links of the scene (after all bodies are added).
   Scene& add_constraint(const ConstraintSpec& spec);
+  // Names the most recently added robot or box in error messages (e.g. "scene.json: boxes[0]";
+  // default "scene '<name>' item <k>").
+  Scene& described_as(const std::string& source);
+  // How the robots' files are read (LoadOptions::balance_inertia applies to every body).
+  Scene& set_load_options(const LoadOptions& options) {
+    options_ = options;
+    return *this;
+  }
 
   // Builds the model: items in the order added, each depth-first; then loop joints from the
   // URDFs, then the scene's constraints. Throws Error on any invalid item.
@@ -40,8 +49,10 @@ class Scene {
     Placement placement;
     double mass = 0;
     Vec3d size;
+    std::string source;  // for error messages; empty: "scene '<name>' item <k>"
   };
   std::string name_;
+  LoadOptions options_;
   std::vector<Item> items_;
   std::vector<ConstraintSpec> constraints_;
 };
@@ -52,8 +63,10 @@ class Scene {
 //   { "name": str,
 //     "robots": [ {"urdf": path, "root": "fixed"|"free", "name": str, "placement": {"xyz","rpy"}} ],
 //     "boxes":  [ {"name": str, "mass": kg, "size": [3], "root": "fixed"|"free", "placement": {...}} ],
-//     "reference_q": "neutral" | [nq], "constraints": [ ... ] }
-Model load_scene_file(const std::string& path);
-Model load_scene_json(const std::string& json_text, const std::string& source, const std::string& base_directory);
+//     "reference_q": "neutral" | [nq], "constraints": [ ... ],
+//     "lock_joints": ..., "armature": ... (as in constraint files, topology/constraints_io.hpp) }
+Model load_scene_file(const std::string& path, const LoadOptions& options = {});
+Model load_scene_json(const std::string& json_text, const std::string& source, const std::string& base_directory,
+                      const LoadOptions& options = {});
 
 }  // namespace batchdyn

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <locale>
 #include <map>
 #include <mutex>
 #include <set>
@@ -17,6 +18,15 @@ struct UrdfDocument {
   std::string source;  // file path or "<urdf string>"
   urdf::ModelInterfaceSharedPtr urdf;
   std::vector<ConstraintSpec> loop_joints;
+  std::vector<std::string> link_names, joint_names;  // as written (joints include loop joints)
+
+  // urdfdom links hold their children by shared_ptr: releasing a long chain from its root
+  // would recurse once per link. Cut those edges first so that each link is freed by the
+  // model's own table, iteratively.
+  ~UrdfDocument() {
+    if (!urdf) return;
+    for (auto& [name, link] : urdf->links_) link->child_links.clear(), link->child_joints.clear();
+  }
 };
 
 namespace {
@@ -45,8 +55,10 @@ std::string required_attribute(const TiXmlElement* e, const char* attr, const st
 Vec3d parse_vec3(const char* text, const std::string& where) {
   if (!text) return Vec3d::zero();
   std::istringstream in(text);
+  in.imbue(std::locale::classic());
   Vec3d v;
-  if (!(in >> v.x >> v.y >> v.z) || !std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
+  std::string rest;
+  if (!(in >> v.x >> v.y >> v.z) || (in >> rest) || !std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
     throw Error(where + ": expected three finite numbers, got '" + std::string(text) + "'");
   return v;
 }
@@ -73,6 +85,38 @@ ConstraintSpec parse_loop_joint(const TiXmlElement* e, const std::string& source
   return spec;
 }
 
+// A number written in an attribute: the whole text must be one finite number.
+double finite_number(const TiXmlElement* e, const char* attr, const std::string& where) {
+  const char* text = e->Attribute(attr);
+  if (!text) throw Error(where + ": <" + e->ValueStr() + "> at " + line_of(e) + " has no '" + attr + "' attribute");
+  std::istringstream in(text);
+  in.imbue(std::locale::classic());
+  double value = 0;
+  std::string rest;
+  if (!(in >> value) || (in >> rest) || !std::isfinite(value))
+    throw Error(where + ": <" + e->ValueStr() + " " + attr + "=\"" + text + "\"> at " + line_of(e) +
+                " is not a finite number");
+  return value;
+}
+
+// urdfdom reads "nan", "inf", garbage and a missing <mass> as 0 without a word; check every
+// <inertial> as written: <mass value>, all six <inertia> entries, the <origin>.
+void check_inertial(const TiXmlElement* link, const std::string& link_name, const std::string& source) {
+  const TiXmlElement* inertial = link->FirstChildElement("inertial");
+  if (!inertial) return;  // a massless link
+  const std::string where = source + ": link '" + link_name + "'";
+  const TiXmlElement* mass = inertial->FirstChildElement("mass");
+  if (!mass) throw Error(where + ": <inertial> at " + line_of(inertial) + " has no <mass value=\"...\"/>");
+  finite_number(mass, "value", where);
+  const TiXmlElement* inertia = inertial->FirstChildElement("inertia");
+  if (!inertia) throw Error(where + ": <inertial> at " + line_of(inertial) + " has no <inertia .../>");
+  for (const char* entry : {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"}) finite_number(inertia, entry, where);
+  if (const TiXmlElement* origin = inertial->FirstChildElement("origin")) {
+    parse_vec3(origin->Attribute("xyz"), where + ": <inertial><origin xyz> at " + line_of(origin));
+    parse_vec3(origin->Attribute("rpy"), where + ": <inertial><origin rpy> at " + line_of(origin));
+  }
+}
+
 // Structural checks urdfdom either misses or reports vaguely; every message names the file
 // and the element.
 void check_structure(const TiXmlElement* robot, const std::string& source) {
@@ -81,6 +125,7 @@ void check_structure(const TiXmlElement* robot, const std::string& source) {
     const std::string name = required_attribute(l, "name", source);
     if (!links.emplace(name, l).second)
       throw Error(source + ": duplicate link name '" + name + "' at " + line_of(l));
+    check_inertial(l, name, source);
   }
   if (links.empty()) throw Error(source + ": <robot> has no <link>");
 
@@ -122,15 +167,24 @@ void check_structure(const TiXmlElement* robot, const std::string& source) {
     for (const auto& r : roots) list += (list.empty() ? "'" : ", '") + r + "'";
     throw Error(source + ": several root links (" + list + "); a URDF must form a single tree");
   }
-  // Every link must reach the root by following parents; one that does not is on a cycle.
-  for (const auto& [name, element] : links) {
-    std::string at = name;
-    for (size_t steps = 0; parent_of.count(at); ++steps) {
-      if (steps > links.size()) throw Error(source + ": the joints form a cycle through link '" + name + "' (joint '" + joint_of[name] + "')");
-      at = parent_of[at];
-    }
-  }
   if (roots.empty()) throw Error(source + ": no root link: the joints form a cycle");
+  // Every link has at most one parent, so the links reachable from the root form a tree; any
+  // other link lies on a cycle. One iterative walk, O(n log n) with the maps.
+  std::map<std::string, std::vector<std::string>> children_of;
+  for (const auto& [child, parent] : parent_of) children_of[parent].push_back(child);
+  std::set<std::string> reached{roots.front()};
+  std::vector<std::string> stack{roots.front()};
+  while (!stack.empty()) {
+    const std::string at = stack.back();
+    stack.pop_back();
+    const auto it = children_of.find(at);
+    if (it == children_of.end()) continue;
+    for (const std::string& c : it->second)
+      if (reached.insert(c).second) stack.push_back(c);
+  }
+  for (const auto& [name, element] : links)
+    if (!reached.count(name))
+      throw Error(source + ": the joints form a cycle through link '" + name + "' (joint '" + joint_of[name] + "')");
 }
 
 Transformd to_transform(const urdf::Pose& pose) {
@@ -139,7 +193,9 @@ Transformd to_transform(const urdf::Pose& pose) {
   return {quaternion_rotation(x, y, z, w), {pose.position.x, pose.position.y, pose.position.z}};
 }
 
-RigidInertiad link_inertia(const urdf::Link& link) {
+// The link's inertia in its own frame, its numbers checked as written (finite, mass >= 0).
+// A link without <inertial> is massless (Pinocchio's convention).
+RigidInertiad link_inertia(const urdf::Link& link, const std::string& source) {
   if (!link.inertial) return RigidInertiad::zero();
   const urdf::Inertial& in = *link.inertial;
   const Transformd T = to_transform(in.origin);
@@ -150,52 +206,63 @@ RigidInertiad link_inertia(const urdf::Link& link) {
   RigidInertiad r;
   r.mass = in.mass;
   r.com = T.translation;
+  r.inertia_com = I;
+  check_link_inertial_values(r, link.name, source);
   r.inertia_com = T.rotation * I * T.rotation.transpose();
   return r;
 }
 
-// Non-positive mass on any link with an <inertial> is wrong even if the link ends up merged.
-void check_link_inertia(const urdf::Link& link, const std::string& source) {
-  if (!link.inertial) return;
-  const double m = link.inertial->mass;
-  if (!std::isfinite(m) || m < 0.0)
-    throw Error(source + ": link '" + link.name + "' has negative or non-finite mass " + std::to_string(m));
+JointType joint_type_of(const urdf::Joint& joint) {
+  if (joint.type == urdf::Joint::CONTINUOUS) return JointType::Continuous;
+  if (joint.type == urdf::Joint::PRISMATIC) return JointType::Prismatic;
+  return JointType::Revolute;
 }
 
-struct AppendContext {
-  ModelBuilder& builder;
-  const UrdfDocument& doc;
-  const std::string& prefix;
-};
-
-void append_children(AppendContext& ctx, const urdf::Link& link, int body, const Transformd& link_in_body) {
-  for (const urdf::JointSharedPtr& joint : link.child_joints) {
-    const urdf::LinkConstSharedPtr child = ctx.doc.urdf->getLink(joint->child_link_name);
-    check_link_inertia(*child, ctx.doc.source);
-    const Transformd joint_in_body = link_in_body * to_transform(joint->parent_to_joint_origin_transform);
-    const std::string child_name = ctx.prefix + child->name;
-    if (joint->type == urdf::Joint::FIXED) {
-      ctx.builder.add_frame(child_name, body, joint_in_body, ctx.doc.source);
-      if (body > 0) ctx.builder.add_inertia(body, link_inertia(*child).transformed(joint_in_body));
-      append_children(ctx, *child, body, joint_in_body);
+// Appends the subtree below `root_link` (attached to `root_body`, the link at `root_in_body`)
+// depth-first, children in urdfdom's order, with an explicit stack (no recursion: a URDF
+// chain may be 100,000 links long).
+void append_subtree(ModelBuilder& builder, const UrdfDocument& doc, const std::string& prefix,
+                    const urdf::Link& root_link, int root_body, const Transformd& root_in_body) {
+  struct Pending {
+    const urdf::Joint* joint;
+    int body;                    // body the joint's parent link belongs to
+    Transformd parent_in_body;   // the parent link's frame in that body
+  };
+  std::vector<Pending> stack;
+  auto push_children = [&](const urdf::Link& link, int body, const Transformd& link_in_body) {
+    for (auto it = link.child_joints.rbegin(); it != link.child_joints.rend(); ++it)
+      stack.push_back({it->get(), body, link_in_body});
+  };
+  push_children(root_link, root_body, root_in_body);
+  while (!stack.empty()) {
+    const Pending p = stack.back();
+    stack.pop_back();
+    const urdf::Joint& joint = *p.joint;
+    const urdf::LinkConstSharedPtr child = doc.urdf->getLink(joint.child_link_name);
+    const Transformd joint_in_body = p.parent_in_body * to_transform(joint.parent_to_joint_origin_transform);
+    const std::string child_name = prefix + child->name;
+    const RigidInertiad inertia = link_inertia(*child, doc.source);
+    if (joint.type == urdf::Joint::FIXED) {
+      builder.add_frame(child_name, FrameKind::Link, p.body, joint_in_body, doc.source);
+      builder.add_frame(prefix + joint.name, FrameKind::FixedJoint, p.body, joint_in_body, doc.source);
+      if (p.body > 0) builder.add_inertia(p.body, inertia.transformed(joint_in_body), child_name);
+      push_children(*child, p.body, joint_in_body);
       continue;
     }
-    JointType type = JointType::Revolute;
-    if (joint->type == urdf::Joint::CONTINUOUS) type = JointType::Continuous;
-    else if (joint->type == urdf::Joint::PRISMATIC) type = JointType::Prismatic;
+    const JointType type = joint_type_of(joint);
     double lower = 0, upper = 0, velocity = 0, effort = 0;
-    if (joint->limits) {
-      lower = joint->limits->lower; upper = joint->limits->upper;
-      velocity = joint->limits->velocity; effort = joint->limits->effort;
+    if (joint.limits) {
+      lower = joint.limits->lower, upper = joint.limits->upper;
+      velocity = joint.limits->velocity, effort = joint.limits->effort;
     }
-    if (type != JointType::Continuous && !joint->limits)
-      throw Error(ctx.doc.source + ": joint '" + joint->name + "' (" + joint_type_name(type) + ") has no <limit>");
-    const std::string where = ctx.doc.source;
-    const int child_body = ctx.builder.add_body(body, child_name, ctx.prefix + joint->name, type, joint_in_body,
-                                                {joint->axis.x, joint->axis.y, joint->axis.z}, lower, upper,
-                                                velocity, effort, where);
-    ctx.builder.add_inertia(child_body, link_inertia(*child));
-    append_children(ctx, *child, child_body, Transformd::identity());
+    if (type != JointType::Continuous && !joint.limits)
+      throw Error(doc.source + ": joint '" + joint.name + "' (" + joint_type_name(type) + ") has no <limit>");
+    const int body = builder.add_body(p.body, child_name, prefix + joint.name, type, joint_in_body,
+                                      {joint.axis.x, joint.axis.y, joint.axis.z}, lower, upper, velocity, effort,
+                                      doc.source);
+    if (joint.mimic) builder.set_mimic(body, prefix + joint.mimic->joint_name);
+    builder.add_inertia(body, inertia, child_name);
+    push_children(*child, body, Transformd::identity());
   }
 }
 
@@ -211,6 +278,11 @@ std::shared_ptr<const UrdfDocument> parse_document(const std::string& xml, const
 
   auto doc = std::make_shared<UrdfDocument>();
   doc->source = source;
+  for (const TiXmlElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link"))
+    doc->link_names.push_back(l->Attribute("name"));
+  for (const TiXmlElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint"))
+    doc->joint_names.push_back(j->Attribute("name"));
+  doc->joint_names.push_back("root_joint");
   for (const TiXmlElement* l = robot->FirstChildElement("loop_joint"); l; l = l->NextSiblingElement("loop_joint"))
     doc->loop_joints.push_back(parse_loop_joint(l, source));
 
@@ -242,30 +314,23 @@ std::shared_ptr<const UrdfDocument> parse_urdf_file(const std::string& path) {
 
 const std::string& urdf_robot_name(const UrdfDocument& doc) { return doc.urdf->name_; }
 
-std::vector<std::string> urdf_names(const UrdfDocument& doc) {
-  std::vector<std::string> names;
-  for (const auto& [n, l] : doc.urdf->links_) names.push_back(n);
-  for (const auto& [n, j] : doc.urdf->joints_) names.push_back(n);
-  for (const auto& c : doc.loop_joints) names.push_back(c.name);
-  names.push_back("root_joint");
-  return names;
-}
+const std::vector<std::string>& urdf_link_names(const UrdfDocument& doc) { return doc.link_names; }
+const std::vector<std::string>& urdf_joint_names(const UrdfDocument& doc) { return doc.joint_names; }
 
 std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocument& doc, RootJoint root,
                                         const Transformd& placement, const std::string& prefix) {
   const urdf::LinkConstSharedPtr root_link = doc.urdf->getRoot();
-  check_link_inertia(*root_link, doc.source);
-  AppendContext ctx{builder, doc, prefix};
+  const RigidInertiad root_inertia = link_inertia(*root_link, doc.source);
   if (root == RootJoint::FreeFlyer) {
     const int body = builder.add_body(0, prefix + root_link->name, prefix + "root_joint", JointType::FreeFlyer,
                                       placement, Vec3d::zero(), 0, 0, 0, 0, doc.source);
-    builder.add_inertia(body, link_inertia(*root_link));
-    append_children(ctx, *root_link, body, Transformd::identity());
+    builder.add_inertia(body, root_inertia, prefix + root_link->name);
+    append_subtree(builder, doc, prefix, *root_link, body, Transformd::identity());
   } else {
     // A root link called "world" is the world itself (a common URDF idiom).
     if (!(root_link->name == "world" && prefix.empty()))
-      builder.add_frame(prefix + root_link->name, 0, placement, doc.source);
-    append_children(ctx, *root_link, 0, placement);
+      builder.add_frame(prefix + root_link->name, FrameKind::Link, 0, placement, doc.source);
+    append_subtree(builder, doc, prefix, *root_link, 0, placement);
   }
   std::vector<ConstraintSpec> loops = doc.loop_joints;
   for (ConstraintSpec& c : loops) {
@@ -277,8 +342,9 @@ std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocumen
 }
 
 namespace {
-Model model_from_document(const UrdfDocument& doc, RootJoint root) {
+Model model_from_document(const UrdfDocument& doc, RootJoint root, const LoadOptions& options) {
   ModelBuilder builder(urdf_robot_name(doc));
+  builder.set_balance_inertia(options.balance_inertia);
   const std::vector<ConstraintSpec> loops = append_urdf(builder, doc, root, Transformd::identity(), "");
   Model model = builder.finish();
   for (const ConstraintSpec& c : loops) add_constraint(model, c, doc.source + ": <loop_joint>");
@@ -286,10 +352,12 @@ Model model_from_document(const UrdfDocument& doc, RootJoint root) {
 }
 }  // namespace
 
-Model load_urdf_file(const std::string& path, RootJoint root) { return model_from_document(*parse_urdf_file(path), root); }
+Model load_urdf_file(const std::string& path, RootJoint root, const LoadOptions& options) {
+  return model_from_document(*parse_urdf_file(path), root, options);
+}
 
-Model load_urdf_string(const std::string& xml, RootJoint root, const std::string& source) {
-  return model_from_document(*parse_urdf_string(xml, source), root);
+Model load_urdf_string(const std::string& xml, RootJoint root, const std::string& source, const LoadOptions& options) {
+  return model_from_document(*parse_urdf_string(xml, source), root, options);
 }
 
 RootJoint parse_root_joint(const std::string& text) {

@@ -17,26 +17,42 @@ namespace batchdyn {
 struct UrdfDocument;
 
 // Parse and validate. Throws Error naming the file and element at fault: unreadable file,
-// malformed XML, missing <robot>, duplicate link/joint names, a joint naming an unknown link,
+// malformed XML, missing <robot>, duplicate link names or duplicate joint names (a link and a
+// joint may share a name), a joint naming an unknown link,
 // several root links, a cycle, a link with two parent joints, unsupported joint types
 // (planar, floating), malformed <loop_joint>.
 std::shared_ptr<const UrdfDocument> parse_urdf_file(const std::string& path);
 std::shared_ptr<const UrdfDocument> parse_urdf_string(const std::string& xml, const std::string& source = "<urdf string>");
 
 const std::string& urdf_robot_name(const UrdfDocument& doc);
-// Every name the document would add to a model (links, joints, loop joints).
-std::vector<std::string> urdf_names(const UrdfDocument& doc);
+// The names the document would add to a model: its links, and its joints (plus the
+// free-flyer's "root_joint"). Link and joint names are separate namespaces.
+const std::vector<std::string>& urdf_link_names(const UrdfDocument& doc);
+const std::vector<std::string>& urdf_joint_names(const UrdfDocument& doc);
 
 // Appends the robot to a model under construction, its root attached to the world by `root`
 // at `placement` (world frame), every name prefixed by `prefix`. The document's loop joints
-// are returned (already prefixed) to be added once the tree is finished.
+// are returned (already prefixed) to be added once the tree is finished. Iterative: a chain
+// of any length loads without recursion, in O(n log n).
+//
+// Inertial data: each link's numbers must be finite with mass >= 0 (Error naming the file,
+// link and value); each moving body (a link plus the links merged into it by fixed joints)
+// is checked for physical consistency by ModelBuilder::finish. <mimic> tags are recorded on
+// the joint (Body::mimic) and not enforced: the joint stays independent, as in Pinocchio.
 std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocument& doc, RootJoint root,
                                         const Transformd& placement, const std::string& prefix);
 
+// How a robot file is turned into a model.
+struct LoadOptions {
+  // Repair rotational inertias that violate the triangle inequality (raise the two smaller
+  // principal moments by half the deficit each) instead of refusing them.
+  bool balance_inertia = false;
+};
+
 // One robot as a model: the tree plus the URDF's own <loop_joint> constraints.
-Model load_urdf_file(const std::string& path, RootJoint root = RootJoint::Fixed);
+Model load_urdf_file(const std::string& path, RootJoint root = RootJoint::Fixed, const LoadOptions& options = {});
 Model load_urdf_string(const std::string& xml, RootJoint root = RootJoint::Fixed,
-                       const std::string& source = "<urdf string>");
+                       const std::string& source = "<urdf string>", const LoadOptions& options = {});
 
 // Parses "fixed" / "free" (CLI and JSON spelling of RootJoint).
 RootJoint parse_root_joint(const std::string& text);

@@ -1,0 +1,68 @@
+# Compiler flags shared by every batchdyn target, and the lane instruction sets (ISAs) the
+# project is compiled for.
+#
+#   batchdyn_warnings  warnings (-Werror with BATCHDYN_WERROR), sanitizers; no -march
+#   batchdyn_options   batchdyn_warnings + -march=native when BATCHDYN_NATIVE is ON
+#
+# The per-ISA test targets (tests/CMakeLists.txt) take batchdyn_warnings plus the flags of
+# batchdyn_isa_flags(), so every lane ISA compiles warning-clean on any x86-64 host.
+include(CheckCXXSourceCompiles)
+
+add_library(batchdyn_warnings INTERFACE)
+target_compile_options(batchdyn_warnings INTERFACE -Wall -Wextra -Wpedantic)
+# GCC 12 reports -Wrestrict false positives inside std::string concatenation (GCC bug 105329).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(batchdyn_warnings INTERFACE -Wno-restrict)
+endif()
+if(BATCHDYN_WERROR)
+  target_compile_options(batchdyn_warnings INTERFACE -Werror)
+endif()
+if(BATCHDYN_SANITIZE)
+  target_compile_options(batchdyn_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                                     -fno-sanitize-recover=undefined)
+  # ASan instrumentation makes GCC 12 report maybe-uninitialized false positives inside
+  # xsimd's sin/cos range reduction (xsimd_rem_pio2.hpp), inlined into our code.
+  target_compile_options(batchdyn_warnings INTERFACE -Wno-maybe-uninitialized)
+  target_link_options(batchdyn_warnings INTERFACE -fsanitize=address,undefined)
+endif()
+
+# GCC 12.1 and 12.2 report "'__Y' may be used uninitialized" from inside their own AVX-512
+# intrinsic headers: avx512fintrin.h builds the "don't care" merge operand of masked
+# builtins as `__m512d __Y = __Y;` (_mm512_undefined_pd and friends), and the warning fires
+# wherever such an intrinsic is inlined (Eigen's and xsimd's AVX-512 code). GCC bug 105593,
+# fixed in GCC 12.3. Only that warning, only those compilers, only targets compiled with
+# AVX-512 enabled.
+function(batchdyn_avx512_header_workaround target scope)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
+     AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 12.3)
+    target_compile_options(${target} ${scope} -Wno-maybe-uninitialized)
+  endif()
+endfunction()
+
+# Compiler flags of one lane ISA: sse2 (the x86-64 baseline, what BATCHDYN_NATIVE=OFF gives),
+# avx2 (with FMA), avx512 (F, DQ, BW, VL: Skylake-SP and later, Zen 4).
+function(batchdyn_isa_flags isa out)
+  if(isa STREQUAL "sse2")
+    set(flags -msse2)
+  elseif(isa STREQUAL "avx2")
+    set(flags -mavx2 -mfma)
+  elseif(isa STREQUAL "avx512")
+    set(flags -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl)
+  else()
+    message(FATAL_ERROR "unknown lane ISA '${isa}' (sse2, avx2, avx512)")
+  endif()
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+
+add_library(batchdyn_options INTERFACE)
+target_link_libraries(batchdyn_options INTERFACE batchdyn_warnings)
+if(BATCHDYN_NATIVE)
+  target_compile_options(batchdyn_options INTERFACE -march=native)
+  set(CMAKE_REQUIRED_FLAGS -march=native)
+  check_cxx_source_compiles("#ifndef __AVX512F__\n#error no AVX-512\n#endif\nint main() { return 0; }"
+                            BATCHDYN_NATIVE_HAS_AVX512)
+  unset(CMAKE_REQUIRED_FLAGS)
+  if(BATCHDYN_NATIVE_HAS_AVX512)
+    batchdyn_avx512_header_workaround(batchdyn_options INTERFACE)
+  endif()
+endif()

@@ -1,0 +1,33 @@
+// Fixtures shared by the batch-engine tests: random states written into a batch's buffers,
+// copies of state between engines of different lane types, rows of env-major buffers.
+#pragma once
+
+#include "batch/batch.hpp"
+#include "helpers.hpp"
+
+namespace batchdyn::test {
+// Fills the batch's buffers with random states.
+template <class Engine>
+inline void randomise(Engine& batch, std::mt19937& rng) {
+  using T = typename Engine::T;
+  const Model& model = batch.model();
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    const State s = random_state(model, rng);
+    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(s.q[k]);
+    for (int k = 0; k < model.nv; ++k) {
+      batch.v()[e * model.nv + k] = static_cast<T>(s.v[k]);
+      batch.tau()[e * model.nv + k] = static_cast<T>(s.tau[k]);
+    }
+  }
+}
+
+template <class EngineA, class EngineB>
+inline void copy_state(const EngineA& from, EngineB& to) {
+  const Model& m = from.model();
+  std::copy_n(from.q(), from.num_envs() * m.nq, to.q());
+  std::copy_n(from.v(), from.num_envs() * m.nv, to.v());
+  std::copy_n(const_cast<EngineA&>(from).tau(), from.num_envs() * m.nv, to.tau());
+}
+
+inline Eigen::VectorXd row(const double* data, int e, int width) { return Eigen::Map<const Eigen::VectorXd>(data + e * width, width); }
+}  // namespace batchdyn::test

@@ -1,0 +1,68 @@
+// Lane equivalence: every lane of a SIMD lane block computes what the W = 1 kernel computes
+// for that environment. Compiled into the main suite (the build's native ISA) and once per
+// lane ISA (tests/isa_main.cpp: SSE2, AVX2+FMA, AVX-512), so each instruction set's lanes
+// are checked on hosts that have it.
+#include "batch_helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+TEST_CASE("each SIMD lane of batched double ABA equals the scalar ABA of its environment (1e-12)") {
+  std::mt19937 rng(80);
+  for (const NamedModel& m : tree_models()) {
+    CAPTURE(m.name);
+    const int n = 3 * Batch<double>::W + 3;  // not a multiple of W: the last block is padded
+    Batch<double> batch(m.model, n, 1);
+    randomise(batch, rng);
+    batch.forward_dynamics();
+    CHECK(batch.failed_count() == 0);
+    Data<double> data(m.model);
+    for (int e = 0; e < n; ++e) {
+      const Eigen::VectorXd q = row(batch.q(), e, m.model.nq);
+      const Eigen::VectorXd expected = aba(m.model, data, q, row(batch.v(), e, m.model.nv), row(batch.tau(), e, m.model.nv));
+      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("batched float ABA equals the W = 1 float kernel to 1e-5 and the double reference to float accuracy") {
+  std::mt19937 rng(81);
+  for (const NamedModel& m : tree_models()) {
+    CAPTURE(m.name);
+    const int n = 2 * Batch<float>::W + 1;
+    Batch<float> batch(m.model, n, 1);
+    ScalarBatch<float> scalar(m.model, n, 1);
+    randomise(batch, rng);
+    copy_state(batch, scalar);
+    batch.forward_dynamics();
+    scalar.forward_dynamics();
+    Data<double> data(m.model);
+    for (int e = 0; e < n; ++e) {
+      const Eigen::VectorXf lanes = Eigen::Map<const Eigen::VectorXf>(batch.qdd() + e * m.model.nv, m.model.nv);
+      const Eigen::VectorXf single = Eigen::Map<const Eigen::VectorXf>(scalar.qdd() + e * m.model.nv, m.model.nv);
+      CHECK(relative_error(lanes.cast<double>(), single.cast<double>()) <= 1e-5);
+      const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXf>(batch.q() + e * m.model.nq, m.model.nq).cast<double>();
+      const Eigen::VectorXd v = Eigen::Map<const Eigen::VectorXf>(batch.v() + e * m.model.nv, m.model.nv).cast<double>();
+      const Eigen::VectorXd tau = Eigen::Map<const Eigen::VectorXf>(batch.tau() + e * m.model.nv, m.model.nv).cast<double>();
+      CHECK(relative_error(lanes.cast<double>(), aba(m.model, data, q, v, tau)) <= 1e-3);
+    }
+  }
+}
+
+TEST_CASE("a SIMD step (ABA, then integration on the manifold) equals the W = 1 step of each environment") {
+  std::mt19937 rng(83);
+  for (const NamedModel& m : tree_models()) {
+    CAPTURE(m.name);
+    const int n = 2 * Batch<double>::W + 1;
+    Batch<double> batch(m.model, n, 1);
+    ScalarBatch<double> scalar(m.model, n, 1);
+    randomise(batch, rng);
+    copy_state(batch, scalar);
+    for (int k = 0; k < 3; ++k) batch.step(1e-3), scalar.step(1e-3);
+    CHECK(batch.failed_count() == 0);
+    for (int e = 0; e < n; ++e) {
+      CHECK(relative_error(row(batch.q(), e, m.model.nq), row(scalar.q(), e, m.model.nq)) <= 1e-12);
+      CHECK(relative_error(row(batch.v(), e, m.model.nv), row(scalar.v(), e, m.model.nv)) <= 1e-12);
+    }
+  }
+}
