@@ -5,8 +5,10 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include <cmath>
+#include <cctype>
+#include <charconv>
+#include <cstring>
 #include <fstream>
-#include <locale>
 #include <map>
 #include <mutex>
 #include <set>
@@ -52,15 +54,30 @@ std::string required_attribute(const TiXmlElement* e, const char* attr, const st
   return value;
 }
 
+// Reads whitespace-separated finite numbers from `text` into out[0..n), requiring the whole
+// text to be consumed; locale-independent (std::from_chars).
+bool parse_numbers(const char* text, double* out, int n) {
+  const char* p = text;
+  const char* end = text + std::strlen(text);
+  auto skip_space = [&] {
+    while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  };
+  for (int k = 0; k < n; ++k) {
+    skip_space();
+    const auto [next, ec] = std::from_chars(p, end, out[k]);
+    if (ec != std::errc() || !std::isfinite(out[k])) return false;
+    p = next;
+  }
+  skip_space();
+  return p == end;
+}
+
 Vec3d parse_vec3(const char* text, const std::string& where) {
   if (!text) return Vec3d::zero();
-  std::istringstream in(text);
-  in.imbue(std::locale::classic());
-  Vec3d v;
-  std::string rest;
-  if (!(in >> v.x >> v.y >> v.z) || (in >> rest) || !std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
+  double v[3];
+  if (!parse_numbers(text, v, 3))
     throw Error(where + ": expected three finite numbers, got '" + std::string(text) + "'");
-  return v;
+  return {v[0], v[1], v[2]};
 }
 
 ConstraintSpec parse_loop_joint(const TiXmlElement* e, const std::string& source) {
@@ -89,11 +106,8 @@ ConstraintSpec parse_loop_joint(const TiXmlElement* e, const std::string& source
 double finite_number(const TiXmlElement* e, const char* attr, const std::string& where) {
   const char* text = e->Attribute(attr);
   if (!text) throw Error(where + ": <" + e->ValueStr() + "> at " + line_of(e) + " has no '" + attr + "' attribute");
-  std::istringstream in(text);
-  in.imbue(std::locale::classic());
   double value = 0;
-  std::string rest;
-  if (!(in >> value) || (in >> rest) || !std::isfinite(value))
+  if (!parse_numbers(text, &value, 1))
     throw Error(where + ": <" + e->ValueStr() + " " + attr + "=\"" + text + "\"> at " + line_of(e) +
                 " is not a finite number");
   return value;
