@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ratios measured within one Google Benchmark run of batchdyn_bench (DESIGN.md §5).
 
-    build/release/bench/batchdyn_bench --benchmark_filter='Simd|Scalar' \
+    ./build.sh bench --benchmark_filter='Simd|Scalar' \
         --benchmark_out=bench.json --benchmark_out_format=json
     python3 bench/ratios.py bench.json
 

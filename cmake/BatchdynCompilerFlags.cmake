@@ -26,16 +26,17 @@ if(BATCHDYN_SANITIZE)
   target_link_options(batchdyn_warnings INTERFACE -fsanitize=address,undefined)
 endif()
 
-# GCC 12.1 and 12.2 report "'__Y' may be used uninitialized" from inside their own AVX-512
-# intrinsic headers: avx512fintrin.h builds the "don't care" merge operand of masked
-# builtins as `__m512d __Y = __Y;` (_mm512_undefined_pd and friends), and the warning fires
-# wherever such an intrinsic is inlined (Eigen's and xsimd's AVX-512 code). GCC bug 105593,
-# fixed in GCC 12.3. Only that warning, only those compilers, only targets compiled with
-# AVX-512 enabled.
+# GCC 12.1 and 12.2 report "'__Y' may be used uninitialized" (-Wmaybe-uninitialized; at other
+# optimisation levels, e.g. under the sanitizers, "'__Y' is used uninitialized",
+# -Wuninitialized) from inside their own AVX-512 intrinsic headers: avx512fintrin.h builds the
+# "don't care" merge operand of masked builtins as `__m512d __Y = __Y;` (_mm512_undefined_pd
+# and friends), and the warning fires wherever such an intrinsic is inlined (Eigen's and
+# xsimd's AVX-512 code). GCC bug 105593, fixed in GCC 12.3. Only that warning, only those
+# compilers, only targets compiled with AVX-512 enabled.
 function(batchdyn_avx512_header_workaround target scope)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
      AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 12.3)
-    target_compile_options(${target} ${scope} -Wno-maybe-uninitialized)
+    target_compile_options(${target} ${scope} -Wno-maybe-uninitialized -Wno-uninitialized)
   endif()
 endfunction()
 

@@ -46,8 +46,8 @@ struct ModelConstants {
       spatial_inertia[i] = ArticulatedInertia<S>::from_rigid(inertia[i]);
     }
     base_acceleration = {cast3<S>(model.gravity * -1.0), Vec3<S>::zero()};
-    armature.resize(static_cast<size_t>(model.nv), S(0));
-    for (int k = 0; k < model.nv && k < static_cast<int>(model.armature.size()); ++k) armature[static_cast<size_t>(k)] = S(model.armature[static_cast<size_t>(k)]);
+    armature.assign(static_cast<size_t>(model.nv), S(0));
+    for (size_t k = 0; k < armature.size() && k < model.armature.size(); ++k) armature[k] = S(model.armature[k]);
   }
   std::vector<Transform<S>> joint_placement;       // ^{λ(i)}M_{J_i} at q = 0
   std::vector<Vec3<S>> axis;                       // 1-dof joint axis

@@ -40,6 +40,18 @@ TEST_CASE("a 100,000-link star loads with children in urdfdom's order (by joint 
   CHECK(model.bodies[2].joint_name == "j10");  // "j10" sorts before "j2"
 }
 
+TEST_CASE("a tiny but massive link at the end of a heavy chain is regular, not singular") {
+  const std::string heavy = "<inertial><mass value=\"100\"/><inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial>";
+  const std::string tiny = "<inertial><origin xyz=\"0 0 0.001\"/><mass value=\"1e-9\"/><inertia ixx=\"1e-15\" ixy=\"0\" ixz=\"0\" iyy=\"1e-15\" iyz=\"0\" izz=\"1e-15\"/></inertial>";
+  const std::string limit = "<limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/>";
+  const Model model = load_urdf_string(
+      "<robot name=\"r\"><link name=\"base\"/><link name=\"arm\">" + heavy + "</link><link name=\"tip\">" + tiny +
+      "</link><joint name=\"shoulder\" type=\"revolute\"><parent link=\"base\"/><child link=\"arm\"/><axis xyz=\"0 1 0\"/>" +
+      limit + "</joint><joint name=\"finger\" type=\"revolute\"><parent link=\"arm\"/><child link=\"tip\"/><origin xyz=\"0 0 1\"/>" +
+      "<axis xyz=\"1 0 0\"/>" + limit + "</joint></robot>");
+  CHECK(model.singular_joints.empty());
+}
+
 TEST_CASE("a locked joint gives the full model's M and b with that joint held at its position") {
   const Model full = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
   const std::string joint = full.bodies[9].joint_name;

@@ -2,11 +2,11 @@
 
 #include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kernels/configuration.hpp"
 #include "kernels/kinematics.hpp"
+#include "topology/json_parse.hpp"
 #include "topology/reduced_model.hpp"
 
 namespace batchdyn {
@@ -171,17 +171,8 @@ void apply_model_json(Model& model, const json& doc, const std::string& source) 
 }  // namespace
 
 void add_constraints_from_json(Model& model, const std::string& text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, and numbers out of range (1e999)
-    throw Error(source + ": malformed JSON: " + e.what());
-  }
-  try {
-    apply_model_json(model, doc, source);
-  } catch (const json::exception& e) {  // a value of the wrong kind deep inside an entry
-    throw Error(source + ": " + e.what());
-  }
+  const json doc = detail::parse_json(text, source);
+  detail::with_json_errors(source, [&] { apply_model_json(model, doc, source); });
 }
 
 void add_constraints_from_json_file(Model& model, const std::string& path) {

@@ -330,38 +330,46 @@ double largest_eigenvalue(const double* m, int n) {
   return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()[n - 1];
 }
 
-// One configuration: ABA's inertia sweep (RBDA Table 7.1, without velocities) marking each
-// joint whose pivot D_i = S_i^T I^A_i S_i + armature vanishes next to the composite inertia
-// along it, C_i = S_i^T I^C_i S_i (the inertia felt with every descendant locked, C_i >= D_i).
-// A marked joint is treated as locked for its ancestors (I^a_i = I^A_i): its zero pivot
-// neither poisons nor hides the ancestors' (a massless finger tip on a massless phalanx
-// marks both).
+// One configuration: ABA's inertia sweep (RBDA Table 7.1, without velocities), marking each
+// joint whose pivot D_i = S_i^T I^A_i S_i + armature vanishes next to the size of the terms it
+// is made of: R_i = S_i^T (I_i + sum over children c of ^iX*_c I^A_c ^cX_i) S_i + armature,
+// the same sum before the children's joint motion is eliminated (D_i <= R_i; rounding in D_i
+// is relative to R_i). A massless subtree gives R_i = 0; a joint whose motion a child joint
+// already provides (same axis, massless link between) gives D_i ~ 1e-16 R_i; a long chain's
+// small but regular pivots keep D_i ~ R_i. A marked joint is treated as locked for its
+// ancestors (I^a_i = I^A_i), so its zero pivot neither poisons nor hides theirs (a massless
+// finger tip on a massless phalanx marks both).
 void mark_singular_joints(const Model& model, const ModelConstants<double>& c, const double* q, std::vector<char>& singular) {
   const int n = model.num_bodies();
   std::vector<Transform<double>> parent_from_body(static_cast<size_t>(n));
-  std::vector<ArticulatedInertia<double>> articulated(static_cast<size_t>(n)), composite(static_cast<size_t>(n));
+  std::vector<ArticulatedInertia<double>> articulated(static_cast<size_t>(n)), uneliminated(static_cast<size_t>(n));
   for (int i = 1; i < n; ++i) {
     parent_from_body[static_cast<size_t>(i)] = c.joint_placement[i] * joint_transform(model.bodies[i], c, i, q + model.bodies[i].idx_q);
-    articulated[static_cast<size_t>(i)] = composite[static_cast<size_t>(i)] = c.spatial_inertia[i];
+    articulated[static_cast<size_t>(i)] = uneliminated[static_cast<size_t>(i)] = c.spatial_inertia[i];
   }
   for (int i = n - 1; i >= 1; --i) {
     const Body& body = model.bodies[i];
     const int nv = body.nv;
     Force<double> U[6];
-    double D[36], C[36];
+    double D[36], R[36];
     for (int k = 0; k < nv; ++k) {
       U[k] = inertia_times_subspace(body, c, i, articulated[static_cast<size_t>(i)], k);
-      const Force<double> F = inertia_times_subspace(body, c, i, composite[static_cast<size_t>(i)], k);
+      const Force<double> F = inertia_times_subspace(body, c, i, uneliminated[static_cast<size_t>(i)], k);
       for (int r = 0; r < nv; ++r) {
         D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
-        C[r * nv + k] = subspace_transpose_times(body, c, i, F, r);
+        R[r * nv + k] = subspace_transpose_times(body, c, i, F, r);
       }
     }
-    for (int k = 0; k < nv; ++k) D[k * nv + k] += c.armature[static_cast<size_t>(body.idx_v + k)], C[k * nv + k] += c.armature[static_cast<size_t>(body.idx_v + k)];
-    const double pivot = smallest_eigenvalue(D, nv), scale = largest_eigenvalue(C, nv);
+    for (int k = 0; k < nv; ++k) {
+      const double a = c.armature[static_cast<size_t>(body.idx_v + k)];
+      D[k * nv + k] += a, R[k * nv + k] += a;
+    }
+    const double pivot = smallest_eigenvalue(D, nv), scale = largest_eigenvalue(R, nv);
     const bool is_singular = !(pivot > 1e-10 * scale) || !(scale > 0);
     if (!is_singular) singular[static_cast<size_t>(i)] = 0;
     if (body.parent == 0) continue;
+    const Transform<double>& X = parent_from_body[static_cast<size_t>(i)];
+    uneliminated[static_cast<size_t>(body.parent)] += articulated[static_cast<size_t>(i)].transformed(X);  // I^A_i
     ArticulatedInertia<double> Ia = articulated[static_cast<size_t>(i)];
     if (!is_singular) {
       double Dinv[36];
@@ -372,9 +380,7 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
         Ia.subtract_outer(UDinv_k, U[k]);
       }
     }
-    const Transform<double>& X = parent_from_body[static_cast<size_t>(i)];
     articulated[static_cast<size_t>(body.parent)] += Ia.transformed(X);
-    composite[static_cast<size_t>(body.parent)] += composite[static_cast<size_t>(i)].transformed(X);
   }
 }
 }  // namespace

@@ -207,7 +207,7 @@ void check_link_inertial_values(const RigidInertiad& inertia, const std::string&
 Vec3d principal_moments(const Mat3d& inertia);
 
 // Body indices of the joints whose motion moves no mass or inertia for any q: ABA's pivot
-// D_i = S_i^T I^A_i S_i (armature included) vanishes, relative to the model's inertia scale,
+// D_i = S_i^T I^A_i S_i (armature included) vanishes, relative to the terms it is made of,
 // at the neutral and at several pseudo-random configurations (a structural zero is zero
 // everywhere; a configuration-dependent one is not zero at all of them). O(n) per sample.
 std::vector<int> find_singular_joints(const Model& model);

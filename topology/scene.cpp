@@ -5,10 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "topology/constraints_io.hpp"
+#include "topology/json_parse.hpp"
 #include "topology/urdf.hpp"
 
 namespace batchdyn {
@@ -142,17 +142,8 @@ Model scene_from_json(const json& doc, const std::string& source, const std::str
 
 Model load_scene_json(const std::string& text, const std::string& source, const std::string& base_directory,
                       const LoadOptions& options) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, and numbers out of range (1e999)
-    throw Error(source + ": malformed JSON: " + e.what());
-  }
-  try {
-    return scene_from_json(doc, source, base_directory, options);
-  } catch (const json::exception& e) {  // a value of the wrong kind
-    throw Error(source + ": " + e.what());
-  }
+  const json doc = detail::parse_json(text, source);
+  return detail::with_json_errors(source, [&] { return scene_from_json(doc, source, base_directory, options); });
 }
 
 namespace {
