@@ -140,3 +140,12 @@ TEST_CASE("fixed joints are frames of kind FixedJoint on the body their child li
   CHECK(model.frames[fixed].body == foot_link.body);
   CHECK(relative_error(to_matrix(model.frames[fixed].placement), to_matrix(foot_link.placement)) == 0.0);
 }
+
+TEST_CASE("index_names rebuilds the O(1) lookups after frames are edited by hand") {
+  Model model = load_urdf_file(model_path("double_pendulum.urdf"));
+  model.frames.push_back({"marker", 2, Transformd::identity(), FrameKind::Link});
+  CHECK_FALSE(model.has_frame("marker"));
+  model.index_names();
+  CHECK(model.frames[model.frame_index("marker")].body == 2);
+  CHECK(model.joint_index(model.bodies[2].joint_name) == 2);
+}

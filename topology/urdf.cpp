@@ -20,7 +20,7 @@ struct UrdfDocument {
   std::string source;  // file path or "<urdf string>"
   urdf::ModelInterfaceSharedPtr urdf;
   std::vector<ConstraintSpec> loop_joints;
-  std::vector<std::string> link_names, joint_names;  // as written (joints include loop joints)
+  std::vector<std::string> link_names, joint_names;  // as written, plus "root_joint" (loop joints are constraints)
 
   // urdfdom links hold their children by shared_ptr: releasing a long chain from its root
   // would recurse once per link. Cut those edges first so that each link is freed by the
