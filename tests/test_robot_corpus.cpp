@@ -17,6 +17,10 @@ const std::string kCorpus = BATCHDYN_ROBOTS_DIR;
 const std::set<std::string> kNeedsBalancedInertia = {"allegro_left_hand", "romeo", "tiago", "tiago_dual"};
 const std::set<std::string> kNeedsBalancedInertiaWhenFree = {"icub"};
 const std::set<std::string> kWorldRoot = {"ur10_robot", "z1"};
+// M(q) too ill-conditioned for float: icub's head is a point mass with its centre of mass
+// almost on the neck_yaw axis (1e-7 kg m^2 about it; cond(M) ~ 6e6), so float qdd carries
+// O(1) relative error in that direction. Float lanes still equal the W = 1 float kernel.
+const std::set<std::string> kIllConditionedInFloat = {"icub"};
 const std::map<std::string, std::set<std::string>> kSingularJoints = {
     // Both hands are massless: the wrist (LHand/RHand) and every finger joint.
     {"romeo", {"LHand", "LFinger12", "LFinger13", "LFinger21", "LFinger22", "LFinger23", "LFinger31", "LFinger32",
@@ -62,6 +66,7 @@ std::set<std::string> singular_names(const Model& model) {
 // (0.01 kg m^2) — the lock remedy is tested separately.
 struct CorpusModel {
   std::string label;
+  std::string file;
   Model model;
 };
 std::vector<CorpusModel> regular_corpus() {
@@ -70,7 +75,7 @@ std::vector<CorpusModel> regular_corpus() {
     for (RootJoint root : roots_of(name)) {
       Model model = load(name, root);
       for (int i : std::vector<int>(model.singular_joints)) set_armature(model, model.bodies[i].joint_name, 0.01);
-      models.push_back({name + " (" + root_name(root) + ")", std::move(model)});
+      models.push_back({name + " (" + root_name(root) + ")", name, std::move(model)});
     }
   return models;
 }
@@ -168,7 +173,7 @@ TEST_CASE("corpus dynamics: RNEA(q, v, ABA(q, v, tau)) = tau and ABA = M^-1 (tau
   }
 }
 
-TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) and in float (the W = 1 float kernel)") {
+TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) and in float (W = 1 float, and double to 1e-4)") {
   std::mt19937 rng(2027);
   for (const CorpusModel& m : regular_corpus()) {
     CAPTURE(m.label);
@@ -195,6 +200,11 @@ TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) 
       const Eigen::VectorXd lanes = Eigen::Map<const Eigen::VectorXf>(fbatch.qdd() + e * nv, nv).cast<double>();
       const Eigen::VectorXd single = Eigen::Map<const Eigen::VectorXf>(fscalar.qdd() + e * nv, nv).cast<double>();
       CHECK(relative_error(lanes, single) <= 1e-3);
+      if (kIllConditionedInFloat.count(m.file)) continue;
+      const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXf>(fbatch.q() + e * m.model.nq, m.model.nq).cast<double>();
+      const Eigen::VectorXd v = Eigen::Map<const Eigen::VectorXf>(fbatch.v() + e * nv, nv).cast<double>();
+      const Eigen::VectorXd tau = Eigen::Map<const Eigen::VectorXf>(fbatch.tau() + e * nv, nv).cast<double>();
+      CHECK(relative_error(lanes, aba(m.model, data, q, v, tau)) <= 1e-4);
     }
   }
 }
