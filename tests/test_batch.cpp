@@ -27,6 +27,13 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads and for any N") {
   randomise(few, rng2);
   few.step(1e-3);
   CHECK(std::equal(few.qdd(), few.qdd() + 7 * model.nv, one.qdd()));
+  // Switching an engine's thread count with set_threads changes no bit either.
+  Batch<double> switched(model, n, 1);
+  std::mt19937 rng3(82);
+  randomise(switched, rng3);
+  switched.set_threads(2);
+  switched.step(1e-3);
+  CHECK(std::equal(switched.q(), switched.q() + n * model.nq, one.q()));
 }
 
 TEST_CASE("matrix views address the same env-major buffers") {
