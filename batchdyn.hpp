@@ -15,6 +15,7 @@
 #include "kernels/rnea.hpp"
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/model.hpp"

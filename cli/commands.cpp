@@ -13,6 +13,7 @@
 #include "batch/reference_eval.hpp"
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
@@ -90,6 +91,27 @@ json model_json(const Model& model) {
                           {"link1", c.spec.link1}, {"link2", c.spec.link2}, {"root", body_name(model, loop.root)},
                           {"external", loop.external}, {"supporting_bodies", supporting}});
   }
+  if (model.constraint_rows > 0) {
+    const DelassusPlan plan = plan_delassus(model);
+    json p;
+    p["end_effectors"] = json::array();
+    for (int e : plan.end_effectors) p["end_effectors"].push_back(body_name(model, e));
+    p["branching"] = json::array();
+    for (int i : plan.branching)
+      p["branching"].push_back({{"body", body_name(model, i)},
+                                {"ancestor", body_name(model, plan.branching_ancestor[static_cast<size_t>(i)])}});
+    p["terminals"] = json::array();
+    for (const DelassusPlan::Terminal& t : plan.terminals)
+      p["terminals"].push_back({{"constraint", model.constraints[static_cast<size_t>(t.constraint)].name},
+                                {"body", body_name(model, t.body)}, {"sign", t.sign}, {"row", t.row}, {"dim", t.dim}});
+    p["closest_common_ancestor"] = json::array();
+    for (int a = 0; a < plan.num_end_effectors(); ++a) {
+      json row = json::array();
+      for (int b = 0; b < plan.num_end_effectors(); ++b) row.push_back(body_name(model, plan.cca(a, b)));
+      p["closest_common_ancestor"].push_back(row);
+    }
+    j["delassus_plan"] = p;
+  }
   return j;
 }
 
@@ -129,6 +151,14 @@ void print_model_text(const Model& model, std::ostream& out) {
         << " -> " << c.spec.link2 << ", " << (loop.external ? "external" : "internal") << ", root "
         << body_name(model, loop.root) << ", supporting:";
     for (int b : loop.supporting) out << " " << body_name(model, b);
+    out << "\n";
+  }
+  if (model.constraint_rows > 0) {
+    const DelassusPlan plan = plan_delassus(model);
+    out << "\nDelassus plan (PV-OSIMr): end-effectors (" << plan.num_end_effectors() << "):";
+    for (int e : plan.end_effectors) out << " " << body_name(model, e);
+    out << "\n  branching set N (" << plan.branching.size() << "), each with its nearest ancestor in N:";
+    for (int i : plan.branching) out << " " << body_name(model, i) << " (" << body_name(model, plan.branching_ancestor[static_cast<size_t>(i)]) << ")";
     out << "\n";
   }
 }

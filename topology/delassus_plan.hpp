@@ -1,0 +1,60 @@
+// The PV-OSIMr plan (pv-osimr-delassus.txt §I-C notation, §III, Alg. 3): everything the
+// O(n + m^2) Delassus kernel needs that depends only on the kinematic graph and on which links
+// carry constraint rows. Plain index arrays, computed once per model; a kernel walks them and
+// never searches the graph.
+//
+// Loop constraints between two links (internal loops) generalise the paper's world-only
+// constraints: each side on a moving body is a *terminal* (a row block on that body, sign +1
+// for side 1 and -1 for side 2), and the Delassus block of two constraints is the sum over
+// their terminals' pairs, sign_a sign_b K_a Omega_cca(a,b) K_b^T.
+#pragma once
+
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+struct DelassusPlan {
+  // One constraint side on a moving body.
+  struct Terminal {
+    int constraint = 0;  // index into model.constraints
+    int body = 0;        // the body carrying the side (never 0)
+    int sign = 1;        // +1: side 1 (link1), -1: side 2 (link2)
+    int row = 0;         // first row of the constraint in the stacked m rows (and in the m x m output)
+    int dim = 0;         // rows of the constraint (3, 5 or 6)
+  };
+  std::vector<Terminal> terminals;  // ordered by body, then constraint, then side
+
+  // The end-effector set E: bodies carrying at least one terminal, ascending. Terminals of
+  // end_effectors[k] are terminals[terminal_begin[k] .. terminal_begin[k + 1]).
+  std::vector<int> end_effectors;
+  std::vector<int> terminal_begin;  // size |E| + 1
+
+  // ES(i), the end-effectors supported by body i (in its subtree, itself included): the
+  // contiguous range end_effectors[es_begin[i] .. es_end[i]) — depth-first numbering keeps
+  // every subtree contiguous. Per body, world included (ES(0) = E).
+  std::vector<int> es_begin, es_end;
+
+  // The branching set N: bodies i whose ES(i) is larger than ES(j) of every child j and
+  // that have at least one supporting child (two or more supporting children, or an
+  // end-effector with a supporting child). Ascending index, so ancestors come first.
+  std::vector<int> branching;
+  std::vector<char> is_branching;  // per body
+  // Nanc(i): the closest proper ancestor of body i in N, or 0 (the world) if none. Per body.
+  std::vector<int> branching_ancestor;
+
+  // cca(a, b) for end-effectors a, b (indices into end_effectors): the closest common
+  // ancestor body (a body itself when it is an ancestor of the other, or a == b; 0 = world).
+  // Row-major |E| x |E|, symmetric.
+  std::vector<int> closest_common_ancestor;
+
+  int num_end_effectors() const { return static_cast<int>(end_effectors.size()); }
+  int cca(int a, int b) const { return closest_common_ancestor[static_cast<size_t>(a * num_end_effectors() + b)]; }
+};
+
+// Builds the plan. O(n + m^2 d) once per model (the cca table by walking up from each pair's
+// deeper member; d = tree depth).
+DelassusPlan plan_delassus(const Model& model);
+
+}  // namespace batchdyn
