@@ -114,6 +114,14 @@ TEST_CASE("a corpus file with non-physical inertia is refused without balance_in
   }
 }
 
+TEST_CASE("icub with a free root is refused without balance_inertia: its root body's moments are (0, 0, 3e-6)") {
+  for (const std::string& name : kNeedsBalancedInertiaWhenFree) {
+    CAPTURE(name);
+    CHECK_NOTHROW(load_urdf_file(path_of(name), RootJoint::Fixed));
+    CHECK_THROWS_WITH_AS(load_urdf_file(path_of(name), RootJoint::FreeFlyer), doctest::Contains("triangle inequality"), Error);
+  }
+}
+
 TEST_CASE("a root link called 'world' cannot be set free: the error says why") {
   for (const std::string& name : kWorldRoot) {
     CAPTURE(name);
