@@ -61,13 +61,13 @@ void free(void* p) { __libc_free(p); }
 
 namespace {
 void* allocate(std::size_t size, std::size_t alignment) {
-#if BATCHDYN_COUNT_MALLOC
   count();
-  void* p = alignment > alignof(std::max_align_t) ? __libc_memalign(alignment, size ? size : 1) : __libc_malloc(size ? size : 1);
+  if (size == 0) size = 1;
+  const bool aligned = alignment > alignof(std::max_align_t);
+#if BATCHDYN_COUNT_MALLOC  // glibc's own entry points: not counted a second time by malloc() above
+  void* p = aligned ? __libc_memalign(alignment, size) : __libc_malloc(size);
 #else
-  count();
-  void* p = alignment > alignof(std::max_align_t) ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                                                   : std::malloc(size ? size : 1);
+  void* p = aligned ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment) : std::malloc(size);
 #endif
   if (!p) throw std::bad_alloc();
   return p;

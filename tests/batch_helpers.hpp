@@ -30,4 +30,8 @@ inline void copy_state(const EngineA& from, EngineB& to) {
 }
 
 inline Eigen::VectorXd row(const double* data, int e, int width) { return Eigen::Map<const Eigen::VectorXd>(data + e * width, width); }
+// Row e of an env-major float buffer, widened to double.
+inline Eigen::VectorXd row(const float* data, int e, int width) {
+  return Eigen::Map<const Eigen::VectorXf>(data + e * width, width).cast<double>();
+}
 }  // namespace batchdyn::test

@@ -38,13 +38,10 @@ TEST_CASE("batched float ABA equals the W = 1 float kernel to 1e-5 and the doubl
     scalar.forward_dynamics();
     Data<double> data(m.model);
     for (int e = 0; e < n; ++e) {
-      const Eigen::VectorXf lanes = Eigen::Map<const Eigen::VectorXf>(batch.qdd() + e * m.model.nv, m.model.nv);
-      const Eigen::VectorXf single = Eigen::Map<const Eigen::VectorXf>(scalar.qdd() + e * m.model.nv, m.model.nv);
-      CHECK(relative_error(lanes.cast<double>(), single.cast<double>()) <= 1e-5);
-      const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXf>(batch.q() + e * m.model.nq, m.model.nq).cast<double>();
-      const Eigen::VectorXd v = Eigen::Map<const Eigen::VectorXf>(batch.v() + e * m.model.nv, m.model.nv).cast<double>();
-      const Eigen::VectorXd tau = Eigen::Map<const Eigen::VectorXf>(batch.tau() + e * m.model.nv, m.model.nv).cast<double>();
-      CHECK(relative_error(lanes.cast<double>(), aba(m.model, data, q, v, tau)) <= 1e-3);
+      const int nq = m.model.nq, nv = m.model.nv;
+      const Eigen::VectorXd lanes = row(batch.qdd(), e, nv);
+      CHECK(relative_error(lanes, row(scalar.qdd(), e, nv)) <= 1e-5);
+      CHECK(relative_error(lanes, aba(m.model, data, row(batch.q(), e, nq), row(batch.v(), e, nv), row(batch.tau(), e, nv))) <= 1e-3);
     }
   }
 }

@@ -205,14 +205,11 @@ TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) 
     fscalar.forward_dynamics();
     CHECK(fbatch.failed_count() == 0);
     for (int e = 0; e < n; ++e) {
-      const Eigen::VectorXd lanes = Eigen::Map<const Eigen::VectorXf>(fbatch.qdd() + e * nv, nv).cast<double>();
-      const Eigen::VectorXd single = Eigen::Map<const Eigen::VectorXf>(fscalar.qdd() + e * nv, nv).cast<double>();
-      CHECK(relative_error(lanes, single) <= 1e-3);
+      const Eigen::VectorXd lanes = row(fbatch.qdd(), e, nv);
+      CHECK(relative_error(lanes, row(fscalar.qdd(), e, nv)) <= 1e-3);
       if (kIllConditionedInFloat.count(m.file)) continue;
-      const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXf>(fbatch.q() + e * m.model.nq, m.model.nq).cast<double>();
-      const Eigen::VectorXd v = Eigen::Map<const Eigen::VectorXf>(fbatch.v() + e * nv, nv).cast<double>();
-      const Eigen::VectorXd tau = Eigen::Map<const Eigen::VectorXf>(fbatch.tau() + e * nv, nv).cast<double>();
-      CHECK(relative_error(lanes, aba(m.model, data, q, v, tau)) <= 1e-4);
+      CHECK(relative_error(lanes, aba(m.model, data, row(fbatch.q(), e, m.model.nq), row(fbatch.v(), e, nv),
+                                      row(fbatch.tau(), e, nv))) <= 1e-4);
     }
   }
 }

@@ -104,13 +104,13 @@ void Model::index_names() {
 
 void Model::require_regular(const char* what) const {
   if (singular_joints.empty()) return;
-  std::string names, assignments;
+  std::string names, assignments, quoted;
   for (int i : singular_joints) {
-    names += (names.empty() ? "" : ",") + bodies[i].joint_name;
-    assignments += (assignments.empty() ? "" : ",") + bodies[i].joint_name + "=0.01";
+    const std::string& joint = bodies[i].joint_name;
+    names += (names.empty() ? "" : ",") + joint;
+    assignments += (assignments.empty() ? "" : ",") + joint + "=0.01";
+    quoted += (quoted.empty() ? "'" : ", '") + joint + "'";
   }
-  std::string quoted;
-  for (int i : singular_joints) quoted += (quoted.empty() ? "'" : ", '") + bodies[i].joint_name + "'";
   throw Error(std::string(what) + ": model '" + name + "' is singular: joint" + (singular_joints.size() > 1 ? "s " : " ") + quoted +
               " move" + (singular_joints.size() > 1 ? "" : "s") +
               " no mass or inertia (massless links along the joint's motion), so M(q) has no inverse and forward "
@@ -240,11 +240,19 @@ void check_link_inertial_values(const RigidInertiad& I, const std::string& link,
       if (!std::isfinite(I.inertia_com(r, k))) fail("non-finite rotational inertia entry", I.inertia_com(r, k));
 }
 
-Vec3d principal_moments(const Mat3d& inertia) {
-  Eigen::Matrix3d m;
+namespace {
+// The symmetric part of a 3x3 matrix, for Eigen's self-adjoint eigensolver.
+Eigen::Matrix3d symmetric_part(const Mat3d& m) {
+  Eigen::Matrix3d out;
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) m(r, k) = 0.5 * (inertia(r, k) + inertia(k, r));
-  const Eigen::Vector3d e = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(m, Eigen::EigenvaluesOnly).eigenvalues();
+    for (int k = 0; k < 3; ++k) out(r, k) = 0.5 * (m(r, k) + m(k, r));
+  return out;
+}
+}  // namespace
+
+Vec3d principal_moments(const Mat3d& inertia) {
+  const Eigen::Vector3d e =
+      Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(symmetric_part(inertia), Eigen::EigenvaluesOnly).eigenvalues();
   return {e[0], e[1], e[2]};
 }
 
@@ -272,10 +280,7 @@ std::string body_description(const Model& model, int i, const std::vector<std::s
 // Closest rotational inertia satisfying the triangle inequality with the same principal axes
 // and no smaller moment: the deficit d = I3 - I1 - I2 is added half to I1 and half to I2.
 Mat3d balanced_inertia(const Mat3d& inertia) {
-  Eigen::Matrix3d m;
-  for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) m(r, k) = 0.5 * (inertia(r, k) + inertia(k, r));
-  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> solver(m);
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> solver(symmetric_part(inertia));
   Eigen::Vector3d e = solver.eigenvalues();
   const double deficit = e[2] - e[0] - e[1];
   if (deficit > 0) e[0] += 0.5 * deficit, e[1] += 0.5 * deficit;
@@ -314,20 +319,10 @@ Model ModelBuilder::finish() {
 }
 
 namespace {
-// Smallest eigenvalue of a symmetric n x n matrix (row-major).
-double smallest_eigenvalue(const double* m, int n) {
-  if (n == 1) return m[0];
-  Eigen::MatrixXd M(n, n);
-  for (int r = 0; r < n; ++r)
-    for (int k = 0; k < n; ++k) M(r, k) = m[r * n + k];
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()[0];
-}
-double largest_eigenvalue(const double* m, int n) {
-  if (n == 1) return m[0];
-  Eigen::MatrixXd M(n, n);
-  for (int r = 0; r < n; ++r)
-    for (int k = 0; k < n; ++k) M(r, k) = m[r * n + k];
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()[n - 1];
+// Eigenvalues (ascending) of a symmetric n x n matrix stored row-major.
+Eigen::VectorXd symmetric_eigenvalues(const double* m, int n) {
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> M(m, n, n);
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(Eigen::MatrixXd(M), Eigen::EigenvaluesOnly).eigenvalues();
 }
 
 // One configuration: ABA's inertia sweep (RBDA Table 7.1, without velocities), marking each
@@ -364,7 +359,8 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
       const double a = c.armature[static_cast<size_t>(body.idx_v + k)];
       D[k * nv + k] += a, R[k * nv + k] += a;
     }
-    const double pivot = smallest_eigenvalue(D, nv), scale = largest_eigenvalue(R, nv);
+    const double pivot = nv == 1 ? D[0] : symmetric_eigenvalues(D, nv)[0];
+    const double scale = nv == 1 ? R[0] : symmetric_eigenvalues(R, nv)[nv - 1];
     const bool is_singular = !(pivot > 1e-10 * scale) || !(scale > 0);
     if (!is_singular) singular[static_cast<size_t>(i)] = 0;
     if (body.parent == 0) continue;

@@ -179,6 +179,10 @@ class ModelBuilder {
   bool has_link(const std::string& name) const;   // link name already used (or "world")
   bool has_joint(const std::string& name) const;  // joint name (moving or fixed) already used
   void set_mimic(int body, const std::string& mimicked_joint) { model_.bodies[body].mimic = mimicked_joint; }
+  // Rotor inertia of dof k of a body's joint (before finish, so singular joints are found with it).
+  void set_armature(int body, int k, double armature) {
+    model_.armature[static_cast<size_t>(model_.bodies[body].idx_v + k)] = armature;
+  }
 
   // With balance: rotational inertias violating the triangle inequality are repaired (see
   // finish) instead of refused.

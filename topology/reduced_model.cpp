@@ -91,6 +91,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
         b.joint_type == JointType::FreeFlyer ? 0.0 : model.effort_limit[v], source);
     builder.add_inertia(index, b.inertia, b.name);
     builder.set_mimic(index, b.mimic);
+    for (int k = 0; k < b.nv; ++k) builder.set_armature(index, k, model.armature[static_cast<size_t>(b.idx_v + k)]);
     new_body[static_cast<size_t>(i)] = index;
   }
   // Every other frame, re-attached; a locked joint's own frames become link / fixed-joint frames.
@@ -104,16 +105,8 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
                       in_new_body[static_cast<size_t>(f.body)] * f.placement, source);
   }
 
-  Model reduced = builder.finish();
+  Model reduced = builder.finish();  // finds the singular joints, armature included
   reduced.gravity = model.gravity;
-  for (int i = 1; i < n; ++i) {
-    if (locked[static_cast<size_t>(i)]) continue;
-    const Body& b = model.bodies[i];
-    const Body& nb = reduced.bodies[new_body[static_cast<size_t>(i)]];
-    for (int k = 0; k < b.nv; ++k)
-      reduced.armature[static_cast<size_t>(nb.idx_v + k)] = model.armature[static_cast<size_t>(b.idx_v + k)];
-  }
-  reduced.singular_joints = find_singular_joints(reduced);
   for (const Constraint& c : model.constraints) add_constraint(reduced, c.spec, source);
   return reduced;
 }
