@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
+#include "kernels/pv_osim.hpp"
+#include "kernels/pv_osimr.hpp"
 #include "layout/lanes.hpp"
 #include "layout/model_constants.hpp"
 
@@ -72,7 +75,8 @@ class BatchEngine {
   // N environments of `model` (copied), owning their buffers: neutral q, zero v, tau, qdd.
   // threads = 0 uses every core oneTBB sees. Throws Error for a model with singular joints.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
-      : model_(model), n_(num_envs), constants_(model), workspaces_([this] { return BlockWorkspace(model_); }) {
+      : model_(model), n_(num_envs), constants_(model), delassus_plan_(plan_delassus(model)),
+        workspaces_([this] { return BlockWorkspace(model_, delassus_plan_); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
     model.require_regular("Batch");
     const VectorX<T> neutral = neutral_configuration<T>(model);
@@ -83,6 +87,8 @@ class BatchEngine {
     owned_tau_.assign(owned_v_.size(), T(0));
     owned_qdd_.assign(owned_v_.size(), T(0));
     q_ = owned_q_.data(), v_ = owned_v_.data(), tau_ = owned_tau_.data(), qdd_ = owned_qdd_.data();
+    owned_delassus_.assign(static_cast<size_t>(n_) * delassus_size(), T(0));
+    delassus_ = owned_delassus_.data();
     status_.assign(static_cast<size_t>(n_), EnvStatus::Ok);
     set_threads(threads);
   }
@@ -135,11 +141,43 @@ class BatchEngine {
   }
 
   // qdd = ABA(q, v, tau) for every environment. Updates status().
-  void forward_dynamics() { run(false, T(0)); }
+  void forward_dynamics() { run_dynamics(false, T(0)); }
 
   // Semi-implicit Euler: qdd = ABA(q, v, tau), v += dt qdd, q = q ⊕ dt v (on the manifold).
   // Environments whose status is not Ok keep their state.
-  void step(T dt) { run(true, dt); }
+  void step(T dt) { run_dynamics(true, dt); }
+
+  // --- Delassus matrices of the model's constraints (kernels/pv_osimr.hpp) ---
+  enum class DelassusAlgorithm { PvOsimr, PvOsim };
+
+  // G = J M^{-1} J^T at every environment's q, m x m row-major per environment (rows as the
+  // model's constraint rows, in constraint frames), into delassus_matrices(). Only q is read.
+  // Updates status(): an environment with a non-finite or non-unit-quaternion q, or a
+  // non-finite result, gets NaN and its status. PV-OSIMr is O(n + m^2) per environment;
+  // PvOsim (O(n + m^2 d)) is the baseline.
+  // Throws Error for a model without constraints.
+  void delassus(DelassusAlgorithm algorithm = DelassusAlgorithm::PvOsimr) {
+    if (model_.constraint_rows == 0)
+      throw Error("Batch::delassus: model '" + model_.name + "' has no constraints (add them with --constraints / add_constraint)");
+    const int mm = delassus_size();
+    run([&](int block, BlockWorkspace& ws, bool* valid) {
+      if (algorithm == DelassusAlgorithm::PvOsimr)
+        pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+      else
+        pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+      scatter(block, ws, valid, ws.G.data(), mm, delassus_);
+    }, /*state=*/false);
+  }
+  int constraint_rows() const { return model_.constraint_rows; }
+  // The N x m x m output of delassus() (environment e's matrix starts at e * m * m).
+  const T* delassus_matrices() const { return delassus_; }
+  // Writes delassus() into the caller's N x m x m array instead (no copy; it must outlive the
+  // calls). Throws Error when its size is not N x m x m.
+  void use_delassus_buffer(std::span<T> G) {
+    check_size("delassus", G.size(), delassus_size(), "m x m");
+    delassus_ = G.data();
+  }
+  const DelassusPlan& delassus_plan() const { return delassus_plan_; }
 
   const std::vector<EnvStatus>& status() const { return status_; }
   int failed_count() const {
@@ -181,26 +219,32 @@ class BatchEngine {
   }
 
   // Bytes of kernel workspace and gathered state of one lane block, and per environment.
-  size_t block_workspace_bytes() const { return BlockWorkspace(model_).bytes(); }
+  size_t block_workspace_bytes() const { return BlockWorkspace(model_, delassus_plan_).bytes(); }
   double workspace_bytes_per_env() const { return static_cast<double>(block_workspace_bytes()) / W; }
 
  private:
   // One thread's working set for one lane block: the kernel workspace, the block's state as
   // lanes, and lane-major scalar staging rows for the transposition.
   struct BlockWorkspace {
-    explicit BlockWorkspace(const Model& m)
-        : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)), tau(static_cast<size_t>(m.nv)),
-          qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
-          stage_q(static_cast<size_t>(m.nq) * W), stage_v(static_cast<size_t>(m.nv) * W),
-          stage_tau(static_cast<size_t>(m.nv) * W) {}
+    BlockWorkspace(const Model& m, const DelassusPlan& plan)
+        : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)),
+          tau(static_cast<size_t>(m.nv)), qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
+          G(static_cast<size_t>(m.constraint_rows) * m.constraint_rows), stage_q(static_cast<size_t>(m.nq) * W),
+          stage_v(static_cast<size_t>(m.nv) * W), stage_tau(static_cast<size_t>(m.nv) * W),
+          stage_out(static_cast<size_t>(std::max(m.nv, m.constraint_rows * m.constraint_rows)) * W) {
+      if (m.constraint_rows > 0) delassus.emplace(m, plan);  // a tree without constraints needs none
+    }
     AbaWorkspace<L> aba;
-    LaneArray<L> q, v, tau, qdd, displacement;  // one lane per environment
-    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau;
+    std::optional<DelassusWorkspace<L>> delassus;
+    LaneArray<L> q, v, tau, qdd, displacement, G;  // one lane per environment
+    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_out;
     size_t bytes() const {
-      return aba.bytes() + (q.size() + v.size() + tau.size() + qdd.size() + displacement.size()) * sizeof(L) +
-             (stage_q.size() + stage_v.size() + stage_tau.size()) * sizeof(T);
+      return aba.bytes() + (delassus ? delassus->bytes() : 0) +
+             (q.size() + v.size() + tau.size() + qdd.size() + displacement.size() + G.size()) * sizeof(L) +
+             (stage_q.size() + stage_v.size() + stage_tau.size() + stage_out.size()) * sizeof(T);
     }
   };
+  int delassus_size() const { return model_.constraint_rows * model_.constraint_rows; }
 
   void check_size(const char* name, size_t got, int per_env, const char* per_env_name) const {
     const size_t expected = static_cast<size_t>(n_) * per_env;
@@ -216,7 +260,8 @@ class BatchEngine {
 
   // Checks one environment's state and writes it, quaternions normalised, into lane `l` of
   // the lane-major staging rows (stage[k * W + l]).
-  EnvStatus stage_state(int e, int l, BlockWorkspace& ws) const {
+  // With state = false only q is read (kernels of the configuration alone).
+  EnvStatus stage_state(int e, int l, BlockWorkspace& ws, bool state) const {
     const T* q_row = q_ + static_cast<long>(e) * model_.nq;
     const T* v_row = v_ + static_cast<long>(e) * model_.nv;
     const T* tau_row = tau_ + static_cast<long>(e) * model_.nv;
@@ -224,7 +269,7 @@ class BatchEngine {
       if (!std::isfinite(q_row[k])) return EnvStatus::NonFiniteState;
       ws.stage_q[static_cast<size_t>(k * W + l)] = q_row[k];
     }
-    for (int k = 0; k < model_.nv; ++k) {
+    for (int k = 0; state && k < model_.nv; ++k) {
       if (!std::isfinite(v_row[k]) || !std::isfinite(tau_row[k])) return EnvStatus::NonFiniteState;
       ws.stage_v[static_cast<size_t>(k * W + l)] = v_row[k];
       ws.stage_tau[static_cast<size_t>(k * W + l)] = tau_row[k];
@@ -249,74 +294,96 @@ class BatchEngine {
     }
   }
 
-  void process_block(int block, BlockWorkspace& ws, bool integrate_state, T dt) {
+  // Gather: env-major rows -> lanes of block `block`, each environment checked on the way;
+  // valid[l] says whether lane l holds a real, accepted environment.
+  void gather(int block, BlockWorkspace& ws, bool state, bool* valid) {
     using Traits = LaneTraits<L>;
-    const int nq = model_.nq, nv = model_.nv;
-    // Gather: env-major rows -> lanes, each environment checked on the way.
-    bool valid[W];
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
       valid[l] = false;
       if (e < n_) {
-        const EnvStatus s = stage_state(e, l, ws);
+        const EnvStatus s = stage_state(e, l, ws, state);
         status_[static_cast<size_t>(e)] = s;
         valid[l] = s == EnvStatus::Ok;
       }
       if (!valid[l]) stage_neutral(l, ws);
     }
-    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
-    for (int k = 0; k < nv; ++k) {
+    for (int k = 0; k < model_.nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; state && k < model_.nv; ++k) {
       ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
       ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
     }
+  }
 
-    aba_kernel(model_, constants_, ws.aba, ws.q.data(), ws.v.data(), ws.tau.data(), ws.qdd.data());
-    if (integrate_state) {  // semi-implicit Euler on lanes: v += dt qdd, q = q ⊕ dt v
-      const L step(dt);
-      for (int k = 0; k < nv; ++k) {
-        ws.v[static_cast<size_t>(k)] += step * ws.qdd[static_cast<size_t>(k)];
-        ws.displacement[static_cast<size_t>(k)] = step * ws.v[static_cast<size_t>(k)];
-      }
-      integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
-    }
-
-    // Scatter: lanes -> env-major rows, valid environments only; a non-finite result marks
-    // its environment and leaves its state alone.
-    for (int k = 0; k < nv; ++k) Traits::store(ws.qdd[static_cast<size_t>(k)], &ws.stage_tau[static_cast<size_t>(k * W)]);
-    if (integrate_state) {
-      for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
-      for (int k = 0; k < nv; ++k) Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
-    }
+  // Scatter: `count` output lanes -> row e of the env-major `out` (count values per
+  // environment), valid environments only. A non-finite value marks its environment
+  // (NonFiniteResult, valid[l] = false) and its row is filled with NaN.
+  void scatter(int block, BlockWorkspace& ws, bool* valid, const L* lanes, int count, T* out) {
+    using Traits = LaneTraits<L>;
+    for (int k = 0; k < count; ++k) Traits::store(lanes[k], &ws.stage_out[static_cast<size_t>(k * W)]);
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
       if (e >= n_) break;
-      T* qdd_row = qdd_ + static_cast<long>(e) * nv;
+      T* row = out + static_cast<long>(e) * count;
       if (valid[l]) {
-        for (int k = 0; k < nv; ++k)
-          if (!std::isfinite(ws.stage_tau[static_cast<size_t>(k * W + l)])) valid[l] = false;
+        for (int k = 0; k < count; ++k)
+          if (!std::isfinite(ws.stage_out[static_cast<size_t>(k * W + l)])) valid[l] = false;
         if (!valid[l]) status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
       }
       if (!valid[l]) {
-        std::fill_n(qdd_row, nv, std::numeric_limits<T>::quiet_NaN());
+        std::fill_n(row, count, std::numeric_limits<T>::quiet_NaN());
         continue;
       }
-      for (int k = 0; k < nv; ++k) qdd_row[k] = ws.stage_tau[static_cast<size_t>(k * W + l)];
-      if (integrate_state) {
-        T* q_row = q_ + static_cast<long>(e) * nq;
-        T* v_row = v_ + static_cast<long>(e) * nv;
-        for (int k = 0; k < nq; ++k) q_row[k] = ws.stage_q[static_cast<size_t>(k * W + l)];
-        for (int k = 0; k < nv; ++k) v_row[k] = ws.stage_v[static_cast<size_t>(k * W + l)];
-      }
+      for (int k = 0; k < count; ++k) row[k] = ws.stage_out[static_cast<size_t>(k * W + l)];
     }
   }
 
-  void run(bool integrate_state, T dt) {
+  // ABA on one block, then (step) semi-implicit Euler on lanes; q and v are written back for
+  // the environments whose qdd was finite.
+  void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt) {
+    using Traits = LaneTraits<L>;
+    const int nq = model_.nq, nv = model_.nv;
+    aba_kernel(constants_, ws.aba, ws.q.data(), ws.v.data(), ws.tau.data(), ws.qdd.data());
+    scatter(block, ws, valid, ws.qdd.data(), nv, qdd_);
+    if (!integrate_state) return;
+    const L step(dt);  // v += dt qdd, q = q ⊕ dt v
+    for (int k = 0; k < nv; ++k) {
+      ws.v[static_cast<size_t>(k)] += step * ws.qdd[static_cast<size_t>(k)];
+      ws.displacement[static_cast<size_t>(k)] = step * ws.v[static_cast<size_t>(k)];
+    }
+    integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
+    for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < nv; ++k) Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
+    for (int l = 0; l < W; ++l) {
+      const int e = block * W + l;
+      if (e >= n_) break;
+      if (!valid[l]) continue;
+      T* q_row = q_ + static_cast<long>(e) * nq;
+      T* v_row = v_ + static_cast<long>(e) * nv;
+      for (int k = 0; k < nq; ++k) q_row[k] = ws.stage_q[static_cast<size_t>(k * W + l)];
+      for (int k = 0; k < nv; ++k) v_row[k] = ws.stage_v[static_cast<size_t>(k * W + l)];
+    }
+  }
+
+  void run_dynamics(bool integrate_state, T dt) {
+    run([&](int block, BlockWorkspace& ws, bool* valid) { dynamics_block(block, ws, valid, integrate_state, dt); },
+        /*state=*/true);
+  }
+
+  // Every lane block through `kernel(block, workspace, valid)` after gathering its inputs (q,
+  // and v, tau when `state`), lane blocks spread over the arena's threads.
+  template <class Kernel>
+  void run(Kernel&& kernel, bool state) {
     // A few lane blocks per task keep scheduling overhead small next to the kernel.
     const int grain = std::max(1, 16 / W);
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<int>(0, num_blocks(), grain), [&](const tbb::blocked_range<int>& range) {
         BlockWorkspace& ws = workspaces_.local();
-        for (int b = range.begin(); b != range.end(); ++b) process_block(b, ws, integrate_state, dt);
+        for (int b = range.begin(); b != range.end(); ++b) {
+          bool valid[W];
+          gather(b, ws, state, valid);
+          kernel(b, ws, valid);
+        }
       });
     });
   }
@@ -324,9 +391,10 @@ class BatchEngine {
   const Model model_;
   int n_;
   ModelConstants<L> constants_;
+  DelassusPlan delassus_plan_;
   std::vector<T> neutral_;
-  std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_;
-  T *q_ = nullptr, *v_ = nullptr, *tau_ = nullptr, *qdd_ = nullptr;
+  std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_, owned_delassus_;
+  T *q_ = nullptr, *v_ = nullptr, *tau_ = nullptr, *qdd_ = nullptr, *delassus_ = nullptr;
   std::vector<EnvStatus> status_;
   int threads_ = 1;
   tbb::task_arena arena_;

@@ -21,7 +21,7 @@ inline FlopCount aba_flops(const Model& model) {
   for (int i = 1; i < model.num_bodies(); ++i)
     if (model.bodies[i].joint_type == JointType::FreeFlyer) q[static_cast<size_t>(model.bodies[i].idx_q + 6)] = 1.0;
   flop_counter() = {};
-  aba_kernel(model, constants, workspace, q.data(), v.data(), tau.data(), qdd.data());
+  aba_kernel(constants, workspace, q.data(), v.data(), tau.data(), qdd.data());
   return flop_counter();
 }
 

@@ -8,30 +8,26 @@
 // allocates.
 #pragma once
 
-#include <vector>
-
 #include "kernels/data.hpp"
-#include "kernels/joint.hpp"
-#include "layout/small_spd_inverse.hpp"
+#include "kernels/joint_elimination.hpp"
+#include "kernels/kinematics.hpp"
 
 namespace batchdyn {
 
 // ABA on raw lane arrays: q (nq lanes), v, tau (nv lanes) in, qdd (nv lanes) out.
 // Preconditions: unit quaternions. Cost O(n); see bench/ for the flop count per model.
 template <class S>
-void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, const S* v,
-                const S* tau, S* qdd) {
-  const int n = model.num_bodies();
+void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, const S* v, const S* tau, S* qdd) {
+  const int n = static_cast<int>(c.tree.size());
 
   // First forward sweep: placements, v_i = ^iX_{λ(i)} v_{λ(i)} + S_i qd_i,
   // c_i = v_i x S_i qd_i, I^A_i = I_i, p^A_i = v_i x* I_i v_i.
   ws.velocity[0] = Motion<S>::zero();
   for (int i = 1; i < n; ++i) {
-    const Body& body = model.bodies[i];
-    const Transform<S> X = c.joint_placement[i] * joint_transform(body, c, i, q + body.idx_q);
+    const Transform<S> X = body_placement(c, i, q);
     ws.parent_from_body[i] = X;
-    const Motion<S> vj = subspace_times(body, c, i, v + body.idx_v);
-    const Motion<S> vi = X.act_inv(ws.velocity[body.parent]) + vj;
+    Motion<S> vj;
+    const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
     ws.velocity[i] = vi;
     ws.bias_acceleration[i] = cross(vi, vj);
     ws.articulated_inertia[i] = c.spatial_inertia[i];
@@ -42,29 +38,21 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
   // I^a_i = I^A_i - U_i D_i^{-1} U_i^T, p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
   // both carried into the parent.
   for (int i = n - 1; i >= 1; --i) {
-    const Body& body = model.bodies[i];
+    const BodyPlan& body = c.tree[i];
     const int nv = body.nv;
     Force<S>* U = ws.U.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
-    S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
-    for (int k = 0; k < nv; ++k) U[k] = inertia_times_subspace(body, c, i, ws.articulated_inertia[i], k);
-    for (int r = 0; r < nv; ++r)
-      for (int k = 0; k < nv; ++k) D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
-    for (int k = 0; k < nv; ++k) D[k * nv + k] += c.armature[body.idx_v + k];  // rotor inertia on the joint axis
-    S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-    invert_spd(D, nv, Dinv);
-    for (int k = 0; k < nv; ++k)
-      u[k] = tau[body.idx_v + k] - subspace_transpose_times(body, c, i, ws.articulated_bias[i], k);
+    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    eliminate_joint(c, i, ws.articulated_inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[i]);
+    for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
+    Force<S> U_Dinv[6];  // columns of U_i D_i^{-1}
+    times_Dinv(nv, U, Dinv, U_Dinv);
     ArticulatedInertia<S>& Ia = ws.articulated_inertia[i];  // becomes I^a_i in place (I^A_i is not needed again)
+    project_out_joint(nv, U, U_Dinv, Ia);
     Force<S> pa = ws.articulated_bias[i];
-    for (int k = 0; k < nv; ++k) {
-      Force<S> UDinv_k = Force<S>::zero();  // column k of U D^{-1}
-      for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * nv + k];
-      Ia.subtract_outer(UDinv_k, U[k]);  // I^A - (U D^{-1}) U^T
-      pa += UDinv_k * u[k];               // + U D^{-1} u
-    }
+    for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];  // + U D^{-1} u
     pa += Ia * ws.bias_acceleration[i];
     const Transform<S>& X = ws.parent_from_body[i];
     ws.articulated_inertia[body.parent] += Ia.transformed(X);
@@ -75,7 +63,7 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
   // a_i = a'_i + S_i qdd_i.
   ws.acceleration[0] = c.base_acceleration;
   for (int i = 1; i < n; ++i) {
-    const Body& body = model.bodies[i];
+    const BodyPlan& body = c.tree[i];
     const int nv = body.nv;
     const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
     const Force<S>* U = ws.U.data() + body.idx_v;
@@ -88,7 +76,7 @@ void aba_kernel(const Model& model, const ModelConstants<S>& c, AbaWorkspace<S>&
       for (int k = 1; k < nv; ++k) x[r] += Dinv[r * nv + k] * rhs[k];
       qdd[body.idx_v + r] = x[r];
     }
-    ws.acceleration[i] = a + subspace_times(body, c, i, x);
+    ws.acceleration[i] = a + subspace_times(c, i, x);
   }
 }
 
@@ -98,7 +86,7 @@ template <class S>
 const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                       const VectorX<S>& tau) {
   model.require_regular("aba");
-  aba_kernel(model, data.constants, data.aba, q.data(), v.data(), tau.data(), data.qdd.data());
+  aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), data.qdd.data());
   return data.qdd;
 }
 

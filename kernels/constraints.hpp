@@ -35,14 +35,6 @@ struct ConstraintData {
   MatrixX<S> J1, J2;          // scratch: 6 x nv frame Jacobians
 };
 
-// Two unit vectors completing `axis` to an orthonormal basis (deterministic).
-inline void perpendicular_basis(const Vec3d& axis, Vec3d& b1, Vec3d& b2) {
-  const Vec3d ref = std::abs(axis.x) < 0.9 ? Vec3d{1, 0, 0} : Vec3d{0, 1, 0};
-  b1 = cross(axis, ref);
-  b1 = b1 * (1.0 / std::sqrt(dot(b1, b1)));
-  b2 = cross(axis, b1);
-}
-
 // Fills cdata from q and v. Overwrites data's kinematics (velocities and accelerations at
 // qdd = 0, zero base acceleration). O(m * nv * depth).
 template <class S>

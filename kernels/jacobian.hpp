@@ -18,7 +18,7 @@ void body_frame_jacobian(const Model& model, const Data<S>& data, int body, cons
     const Body& b = model.bodies[j];
     const Transform<S> frame_from_joint = frame_from_world * data.world_from_body[j];
     for (int k = 0; k < b.nv; ++k) {
-      const Motion<S> column = frame_from_joint.act(subspace_column(b, data.constants, j, k));
+      const Motion<S> column = frame_from_joint.act(subspace_column(data.constants, j, k));
       for (int r = 0; r < 6; ++r) J(r, b.idx_v + k) = column[r];
     }
   }

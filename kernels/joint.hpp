@@ -9,16 +9,15 @@
 
 #include "layout/model_constants.hpp"
 #include "layout/spatial.hpp"
-#include "topology/model.hpp"
 
 namespace batchdyn {
 
-// Joint frame -> child body frame for the joint's coordinates (q points at idx_q).
+// Joint frame -> child body frame for body i's joint coordinates (q points at idx_q).
 template <class S>
-Transform<S> joint_transform(const Body& body, const ModelConstants<S>& c, int i, const S* q) {
+Transform<S> joint_transform(const ModelConstants<S>& c, int i, const S* q) {
   using std::cos;
   using std::sin;
-  switch (body.joint_type) {
+  switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
       return {Mat3<S>::identity() + c.axis_skew[i] * sin(q[0]) + c.axis_skew_squared[i] * (S(1) - cos(q[0])),
@@ -34,8 +33,8 @@ Transform<S> joint_transform(const Body& body, const ModelConstants<S>& c, int i
 // S_i x for joint-space x (nv_i values), e.g. the joint velocity S_i qd_i (the joint bias c_J
 // is zero for every supported joint type).
 template <class S>
-Motion<S> subspace_times(const Body& body, const ModelConstants<S>& c, int i, const S* x) {
-  switch (body.joint_type) {
+Motion<S> subspace_times(const ModelConstants<S>& c, int i, const S* x) {
+  switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
     case JointType::Prismatic: return {c.axis[i] * x[0], Vec3<S>::zero()};
@@ -46,8 +45,8 @@ Motion<S> subspace_times(const Body& body, const ModelConstants<S>& c, int i, co
 
 // Column k of S_i.
 template <class S>
-Motion<S> subspace_column(const Body& body, const ModelConstants<S>& c, int i, int k) {
-  switch (body.joint_type) {
+Motion<S> subspace_column(const ModelConstants<S>& c, int i, int k) {
+  switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i]};
     case JointType::Prismatic: return {c.axis[i], Vec3<S>::zero()};
@@ -62,8 +61,8 @@ Motion<S> subspace_column(const Body& body, const ModelConstants<S>& c, int i, i
 
 // Row k of S_i^T f.
 template <class S>
-S subspace_transpose_times(const Body& body, const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
-  switch (body.joint_type) {
+S subspace_transpose_times(const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
+  switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return dot(c.axis[i], f.angular);
     case JointType::Prismatic: return dot(c.axis[i], f.linear);
@@ -74,9 +73,8 @@ S subspace_transpose_times(const Body& body, const ModelConstants<S>& c, int i, 
 
 // Column k of I S_i.
 template <class S>
-Force<S> inertia_times_subspace(const Body& body, const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I,
-                                int k) {
-  switch (body.joint_type) {
+Force<S> inertia_times_subspace(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I, int k) {
+  switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return I.times_angular(c.axis[i]);
     case JointType::Prismatic: return I.times_linear(c.axis[i]);

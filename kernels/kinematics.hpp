@@ -7,16 +7,38 @@
 
 namespace batchdyn {
 
+// The kinematics step of body i, shared by every kernel's first forward sweep (ABA, PV-OSIMr,
+// the reference kinematics): ^{λ(i)}M_i for the joint's coordinates. Lane-generic.
+template <class S>
+Transform<S> body_placement(const ModelConstants<S>& c, int i, const S* q) {
+  return c.joint_placement[i] * joint_transform(c, i, q + c.tree[i].idx_q);
+}
+
+// The velocity half of the step: v_i = ^iX_{λ(i)} v_{λ(i)} + v_J with v_J = S_i qd_i (returned
+// in joint_velocity, which ABA needs for c_i = v_i x v_J).
+template <class S>
+Motion<S> body_velocity(const ModelConstants<S>& c, int i, const Transform<S>& parent_from_body,
+                        const Motion<S>& parent_velocity, const S* v, Motion<S>& joint_velocity) {
+  joint_velocity = subspace_times(c, i, v + c.tree[i].idx_v);
+  return parent_from_body.act_inv(parent_velocity) + joint_velocity;
+}
+
+// Placements of every body on raw lane arrays: parent_from_body[i] = ^{λ(i)}M_i (n entries,
+// [0] untouched). O(n), no allocation.
+template <class S>
+void placement_sweep(const ModelConstants<S>& c, const S* q, Transform<S>* parent_from_body) {
+  const int n = static_cast<int>(c.tree.size());
+  for (int i = 1; i < n; ++i) parent_from_body[i] = body_placement(c, i, q);
+}
+
 // Placements only: data.parent_from_body and data.world_from_body. O(n).
 template <class S>
 void forward_kinematics(const Model& model, Data<S>& data, const VectorX<S>& q) {
   const ModelConstants<S>& c = data.constants;
+  placement_sweep(c, q.data(), data.parent_from_body.data());
   data.world_from_body[0] = Transform<S>::identity();
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const Body& body = model.bodies[i];
-    data.parent_from_body[i] = c.joint_placement[i] * joint_transform(body, c, i, q.data() + body.idx_q);
-    data.world_from_body[i] = data.world_from_body[body.parent] * data.parent_from_body[i];
-  }
+  for (int i = 1; i < model.num_bodies(); ++i)
+    data.world_from_body[i] = data.world_from_body[c.tree[i].parent] * data.parent_from_body[i];
 }
 
 // Placements, velocities v_i and accelerations a_i (body frames) for given q, v, qdd.
@@ -31,11 +53,11 @@ void forward_kinematics(const Model& model, Data<S>& data, const VectorX<S>& q, 
   data.velocity[0] = Motion<S>::zero();
   data.acceleration[0] = base_acceleration;
   for (int i = 1; i < model.num_bodies(); ++i) {
-    const Body& body = model.bodies[i];
+    const int parent = c.tree[i].parent;
     const Transform<S>& X = data.parent_from_body[i];
-    const Motion<S> vj = subspace_times(body, c, i, v.data() + body.idx_v);
-    data.velocity[i] = X.act_inv(data.velocity[body.parent]) + vj;
-    data.acceleration[i] = X.act_inv(data.acceleration[body.parent]) + subspace_times(body, c, i, qdd.data() + body.idx_v) +
+    Motion<S> vj;
+    data.velocity[i] = body_velocity(c, i, X, data.velocity[parent], v.data(), vj);
+    data.acceleration[i] = X.act_inv(data.acceleration[parent]) + subspace_times(c, i, qdd.data() + c.tree[i].idx_v) +
                            cross(data.velocity[i], vj);
   }
 }

@@ -19,9 +19,9 @@ const VectorX<S>& rnea(const Model& model, Data<S>& data, const VectorX<S>& q, c
   }
   // Backward sweep: tau_i = S_i^T f_i (+ armature_i qdd_i), f_parent += ^{λ(i)}X*_i f_i.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
-    const Body& body = model.bodies[i];
+    const BodyPlan& body = c.tree[i];
     for (int k = 0; k < body.nv; ++k)
-      data.tau[body.idx_v + k] = subspace_transpose_times(body, c, i, data.force[i], k) +
+      data.tau[body.idx_v + k] = subspace_transpose_times(c, i, data.force[i], k) +
                                  c.armature[static_cast<size_t>(body.idx_v + k)] * qdd[body.idx_v + k];
     if (body.parent > 0) data.force[body.parent] += data.parent_from_body[i].act(data.force[i]);
   }

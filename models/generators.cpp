@@ -165,6 +165,40 @@ GeneratedModel generate_stem_with_branches(int stem, int branches, int branch_le
   return {name, w.finish(), c.finish()};
 }
 
+GeneratedModel generate_welded_stem(int stem, int branches_per_end) {
+  require(stem >= 1 && branches_per_end >= 1, "welded_stem needs stem >= 1 and branches >= 1");
+  const std::string name = "welded_stem" + std::to_string(stem) + "_" + std::to_string(branches_per_end);
+  UrdfWriter w(name);
+  ConstraintWriter c;
+  w.base("base");
+  std::string parent = "base";
+  for (int i = 1; i <= stem; ++i) {
+    const std::string link = "stem" + std::to_string(i);
+    w.bar(link, kLength, kMass);
+    w.revolute("j_" + link, parent, link, i == 1 ? 0.0 : kLength, 0, 0, axis_cycle(i - 1));
+    parent = link;
+  }
+  // branches_per_end two-link branches at each end of the stem, fanned out; tips welded.
+  int branch = 0;
+  for (int end = 0; end < 2; ++end) {
+    const std::string at = end == 0 ? "stem1" : "stem" + std::to_string(stem);
+    for (int b = 0; b < branches_per_end; ++b) {
+      const double yaw = (end == 0 ? M_PI : 0.0) + (b + 1) * M_PI / (branches_per_end + 1) - M_PI / 2;
+      std::string bparent = at;
+      ++branch;
+      for (int k = 1; k <= 2; ++k) {
+        const std::string link = "branch" + std::to_string(branch) + "_" + std::to_string(k);
+        w.bar(link, kLength, kMass);
+        w.revolute("j_" + link, bparent, link, k == 1 ? (end == 0 ? 0.0 : kLength) : kLength, 0, k == 1 ? yaw : 0.0,
+                   axis_cycle(k + b));
+        bparent = link;
+      }
+      c.add("branch" + std::to_string(branch) + "_weld", "weld", bparent, "world", kLength, 0);
+    }
+  }
+  return {name, w.finish(), c.finish()};
+}
+
 GeneratedModel generate_branching_node(int branches, int branch_length) {
   require(branches >= 2 && branch_length >= 1, "branching needs branches >= 2 and branch_length >= 1");
   const std::string name = "branching" + std::to_string(branches) + "x" + std::to_string(branch_length);
@@ -235,8 +269,9 @@ GeneratedModel generate_from_spec(const std::string& spec) {
   if (kind == "stem") return generate_stem_with_branches(arg(1), arg(2), arg(3));
   if (kind == "branching") return generate_branching_node(arg(1), arg(2));
   if (kind == "ladder") return generate_ladder(arg(1));
+  if (kind == "welded_stem") return generate_welded_stem(arg(1), arg(2));
   throw Error("unknown model generator '" + spec +
-              "' (chain:N, cycle:N, loop_chain:L:K, stem:S:B:K, branching:B:K, ladder:N)");
+              "' (chain:N, cycle:N, loop_chain:L:K, stem:S:B:K, branching:B:K, ladder:N, welded_stem:S:B)");
 }
 
 Model build_generated(const GeneratedModel& generated) {

@@ -28,6 +28,10 @@ GeneratedModel generate_loop_chain(int loops, int links_per_loop);
 // Long stem of `stem` links with `branches` branches of `branch_length` links alternating on
 // both sides; each branch tip is connected to the world (an external contact).
 GeneratedModel generate_stem_with_branches(int stem, int branches, int branch_length);
+// The scaling mechanism of pv-osimr Fig. 3a: a stem of `stem` links from a fixed base with
+// `branches_per_end` two-link branches at each end of the stem, every branch tip welded (6D)
+// to the world; m = 12 * branches_per_end rows. One branch per end is Fig. 3b's chain.
+GeneratedModel generate_welded_stem(int stem, int branches_per_end);
 // One node link with `branches` branches of `branch_length` links; tips of neighbouring
 // branches welded to each other (Fig. 9a).
 GeneratedModel generate_branching_node(int branches, int branch_length);
@@ -35,7 +39,8 @@ GeneratedModel generate_branching_node(int branches, int branch_length);
 // rung.
 GeneratedModel generate_ladder(int rungs);
 
-// "chain:N", "cycle:N", "loop_chain:L:K", "stem:S:B:K", "branching:B:K", "ladder:N".
+// "chain:N", "cycle:N", "loop_chain:L:K", "stem:S:B:K", "branching:B:K", "ladder:N",
+// "welded_stem:S:B".
 GeneratedModel generate_from_spec(const std::string& spec);
 // Loads a generated model (URDF + constraints) as a Model.
 Model build_generated(const GeneratedModel& generated);

@@ -59,6 +59,13 @@ TEST_CASE("reference kernels do not allocate once their workspace exists") {
     CHECK(allocations_in([&] { constraint_kinematics(m.model, data, cd.constraints, s.q, s.v); }) == 0);
     CHECK(allocations_in([&] { constrained_forward_dynamics(m.model, data, cd, s.q, s.v, s.tau); }) == 0);
     CHECK(allocations_in([&] { delassus(m.model, data, cd, s.q); }) == 0);
+    DelassusData<double> dd(m.model);
+    Eigen::VectorXd x = Eigen::VectorXd::Ones(m.model.constraint_rows), y(m.model.constraint_rows);
+    Eigen::MatrixXd L(m.model.constraint_rows, m.model.constraint_rows);
+    CHECK(allocations_in([&] { pv_osimr_delassus(m.model, data, dd, s.q); }) == 0);
+    CHECK(allocations_in([&] { pv_osim_delassus(m.model, data, dd, s.q); }) == 0);
+    CHECK(allocations_in([&] { apply_delassus(data.constants, dd.plan, dd.workspace, x.data(), y.data()); }) == 0);
+    CHECK(allocations_in([&] { damped_cholesky(dd.G.data(), m.model.constraint_rows, 1e-6, L.data()); }) == 0);
     CHECK(allocations_in([&] { integrate<double>(m.model, s.q, s.v, q_next); }) == 0);
     CHECK(allocations_in([&] { difference<double>(m.model, s.q, q_next, dv); }) == 0);
     CHECK(allocations_in([&] { forward_kinematics(m.model, data, s.q); }) == 0);
@@ -82,6 +89,17 @@ TEST_CASE_TEMPLATE("batch forward_dynamics and step do not allocate once the eng
       CHECK(allocations_in([&] { batch.forward_dynamics(); }) == 0);
       CHECK(allocations_in([&] { batch.step(T(1e-3)); }) == 0);
     }
+  }
+}
+
+TEST_CASE_TEMPLATE("batch delassus does not allocate once the engine has run", Engine, Batch<double>, Batch<float>,
+                   ScalarBatch<double>) {
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    Engine batch(m.model, 67, 2);
+    for (int k = 0; k < 20; ++k) batch.delassus(), batch.delassus(Engine::DelassusAlgorithm::PvOsim);
+    CHECK(allocations_in([&] { batch.delassus(); }) == 0);
+    CHECK(allocations_in([&] { batch.delassus(Engine::DelassusAlgorithm::PvOsim); }) == 0);
   }
 }
 

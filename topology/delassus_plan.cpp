@@ -72,6 +72,67 @@ DelassusPlan plan_delassus(const Model& model) {
       plan.closest_common_ancestor[static_cast<size_t>(a * e + b)] = c;
       plan.closest_common_ancestor[static_cast<size_t>(b * e + a)] = c;
     }
+
+  // Chains: heads are E ∪ N; a body on a chain inherits its head from its unique supporting
+  // child (or is a head itself).
+  std::vector<int> head_slot(static_cast<size_t>(n), -1);
+  for (int i = 1; i < n; ++i) {
+    const bool end_effector = std::binary_search(plan.end_effectors.begin(), plan.end_effectors.end(), i);
+    if (end_effector || plan.is_branching[static_cast<size_t>(i)]) {
+      head_slot[static_cast<size_t>(i)] = static_cast<int>(plan.heads.size());
+      plan.heads.push_back(i);
+    }
+  }
+  plan.chain_head.assign(static_cast<size_t>(n), -1);
+  for (int i = n - 1; i >= 1; --i) {
+    if (head_slot[static_cast<size_t>(i)] >= 0) plan.chain_head[static_cast<size_t>(i)] = head_slot[static_cast<size_t>(i)];
+    else
+      for (int c : model.bodies[i].children)
+        if (plan.chain_head[static_cast<size_t>(c)] >= 0) plan.chain_head[static_cast<size_t>(i)] = plan.chain_head[static_cast<size_t>(c)];
+  }
+  for (int h : plan.heads) {
+    const int a = plan.branching_ancestor[static_cast<size_t>(h)];
+    plan.head_ancestor.push_back(a > 0 ? head_slot[static_cast<size_t>(a)] : -1);
+  }
+
+  // Levels of each terminal, and the pairs to assemble.
+  for (const DelassusPlan::Terminal& t : plan.terminals) {
+    plan.level_begin.push_back(static_cast<int>(plan.level_head.size()));
+    for (int h = head_slot[static_cast<size_t>(t.body)]; h >= 0; h = plan.head_ancestor[static_cast<size_t>(h)])
+      plan.level_head.push_back(h);
+  }
+  plan.level_begin.push_back(static_cast<int>(plan.level_head.size()));
+  auto level_at = [&](int t, int body) {
+    for (int l = plan.level_begin[static_cast<size_t>(t)]; l < plan.level_begin[static_cast<size_t>(t + 1)]; ++l)
+      if (plan.heads[static_cast<size_t>(plan.level_head[static_cast<size_t>(l)])] == body) return l;
+    throw Error("plan_delassus: internal error, cca is not a level of its terminal");
+  };
+  std::vector<int> end_effector_of(static_cast<size_t>(n), -1);
+  for (int k = 0; k < e; ++k) end_effector_of[static_cast<size_t>(plan.end_effectors[static_cast<size_t>(k)])] = k;
+  const int T = plan.num_terminals();
+  for (int a = 0; a < T; ++a)
+    for (int b = a; b < T; ++b) {
+      const int c = plan.cca(end_effector_of[static_cast<size_t>(plan.terminals[static_cast<size_t>(a)].body)],
+                             end_effector_of[static_cast<size_t>(plan.terminals[static_cast<size_t>(b)].body)]);
+      if (c > 0) plan.pairs.push_back({a, b, level_at(a, c), level_at(b, c)});
+    }
+
+  // Force columns in terminal order.
+  for (const DelassusPlan::Terminal& t : plan.terminals) {
+    plan.column_begin.push_back(plan.num_columns());
+    for (int r = 0; r < t.dim; ++r) plan.column_row.push_back(t.row + r);
+  }
+  plan.column_begin.push_back(plan.num_columns());
+  plan.es_column_begin.resize(static_cast<size_t>(n));
+  plan.es_column_end.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    plan.es_column_begin[static_cast<size_t>(i)] =
+        plan.column_begin[static_cast<size_t>(plan.terminal_begin[static_cast<size_t>(plan.es_begin[static_cast<size_t>(i)])])];
+    plan.es_column_end[static_cast<size_t>(i)] =
+        plan.column_begin[static_cast<size_t>(plan.terminal_begin[static_cast<size_t>(plan.es_end[static_cast<size_t>(i)])])];
+  }
+  for (const Constraint& k : model.constraints) plan.has_internal_loops |= k.body1 > 0 && k.body2 > 0;
+  plan.rows = model.constraint_rows;
   return plan;
 }
 

@@ -49,7 +49,44 @@ struct DelassusPlan {
   // Row-major |E| x |E|, symmetric.
   std::vector<int> closest_common_ancestor;
 
+  // --- What the kernels walk (kernels/pv_osimr.hpp, kernels/pv_osim.hpp) ---
+
+  // Chains (Alg. 3 lines 3-11). The heads are E ∪ N, ascending (ancestors first); every body
+  // that supports an end-effector lies on exactly one chain, which runs from its head d(i) up
+  // to (excluding) Nanc(d(i)). chain_head[i] = d(i) as an index into `heads`, -1 when ES(i) is
+  // empty. head_ancestor[h] = Nanc(heads[h]) as an index into `heads`, -1 for the world.
+  std::vector<int> heads;
+  std::vector<int> chain_head;
+  std::vector<int> head_ancestor;
+
+  // Levels of a terminal (Alg. 3 lines 14-16): the heads from its own body up through Nanc,
+  // Nanc(Nanc), ... to the last one below the world. Terminal t's levels are slots
+  // level_begin[t] .. level_begin[t + 1] - 1, in that order; level_head[slot] is the head.
+  std::vector<int> level_begin;
+  std::vector<int> level_head;
+
+  // The blocks to assemble (Alg. 3 line 18): one per pair of terminals a <= b whose bodies'
+  // cca is not the world (a world cca couples nothing), with the two terminals' level slots
+  // at that cca.
+  struct TerminalPair {
+    int a = 0, b = 0;
+    int level_a = 0, level_b = 0;
+  };
+  std::vector<TerminalPair> pairs;
+
+  // For PV-OSIM (Alg. 1) and the terminals' force columns: terminal t's columns are
+  // column_begin[t] .. column_begin[t] + dim - 1 (terminal order, so the columns of ES(i) are
+  // one range: es_column_begin[i] .. es_column_end[i]), column_row[k] the row of column k.
+  std::vector<int> column_begin;
+  std::vector<int> column_row;
+  std::vector<int> es_column_begin, es_column_end;
+
+  bool has_internal_loops = false;  // some constraint has two moving sides: kernels need world placements
+  int rows = 0;                     // m
+
   int num_end_effectors() const { return static_cast<int>(end_effectors.size()); }
+  int num_terminals() const { return static_cast<int>(terminals.size()); }
+  int num_columns() const { return static_cast<int>(column_row.size()); }
   int cca(int a, int b) const { return closest_common_ancestor[static_cast<size_t>(a * num_end_effectors() + b)]; }
 };
 

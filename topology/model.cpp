@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "kernels/joint.hpp"
+#include "kernels/kinematics.hpp"
 #include "layout/small_spd_inverse.hpp"
 #include "kernels/configuration.hpp"
 
@@ -339,7 +339,7 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
   std::vector<Transform<double>> parent_from_body(static_cast<size_t>(n));
   std::vector<ArticulatedInertia<double>> articulated(static_cast<size_t>(n)), uneliminated(static_cast<size_t>(n));
   for (int i = 1; i < n; ++i) {
-    parent_from_body[static_cast<size_t>(i)] = c.joint_placement[i] * joint_transform(model.bodies[i], c, i, q + model.bodies[i].idx_q);
+    parent_from_body[static_cast<size_t>(i)] = body_placement(c, i, q);
     articulated[static_cast<size_t>(i)] = uneliminated[static_cast<size_t>(i)] = c.spatial_inertia[i];
   }
   for (int i = n - 1; i >= 1; --i) {
@@ -348,11 +348,11 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
     Force<double> U[6];
     double D[36], R[36];
     for (int k = 0; k < nv; ++k) {
-      U[k] = inertia_times_subspace(body, c, i, articulated[static_cast<size_t>(i)], k);
-      const Force<double> F = inertia_times_subspace(body, c, i, uneliminated[static_cast<size_t>(i)], k);
+      U[k] = inertia_times_subspace(c, i, articulated[static_cast<size_t>(i)], k);
+      const Force<double> F = inertia_times_subspace(c, i, uneliminated[static_cast<size_t>(i)], k);
       for (int r = 0; r < nv; ++r) {
-        D[r * nv + k] = subspace_transpose_times(body, c, i, U[k], r);
-        R[r * nv + k] = subspace_transpose_times(body, c, i, F, r);
+        D[r * nv + k] = subspace_transpose_times(c, i, U[k], r);
+        R[r * nv + k] = subspace_transpose_times(c, i, F, r);
       }
     }
     for (int k = 0; k < nv; ++k) {

@@ -78,7 +78,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
     const int parent = new_body[static_cast<size_t>(b.parent)];
     const Transformd joint_in_parent = in_new_body[static_cast<size_t>(b.parent)] * b.joint_placement;
     if (locked[static_cast<size_t>(i)]) {
-      const Transformd placement = joint_in_parent * joint_transform(b, constants, i, position.data() + b.idx_q);
+      const Transformd placement = joint_in_parent * joint_transform(constants, i, position.data() + b.idx_q);
       new_body[static_cast<size_t>(i)] = parent;
       in_new_body[static_cast<size_t>(i)] = placement;
       if (parent > 0) builder.add_inertia(parent, b.inertia.transformed(placement), b.name);

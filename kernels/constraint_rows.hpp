@@ -1,0 +1,49 @@
+// Constraint rows on lanes, one body at a time: the rows K_t (dim x 6) a constraint puts on
+// one of its bodies (a *terminal*, topology/delassus_plan.hpp), kept as their transposes, the
+// dim spatial forces K_t^T e_r in the body's frame. Row r maps the body's spatial acceleration
+// a (body frame) to the constraint-space acceleration dot(K_t^T e_r, a); column r is the force
+// a unit multiplier of row r applies to the body. The stacked J of kernels/constraints.hpp is
+// the sum of its terminals' rows times each body's frame Jacobian:
+//   weld (6):     basis forces e_0..e_5 at the origin of constraint frame 1
+//   revolute (5): linear e_0..e_2 and the moments about the two normals of the axis
+//   connect (3):  linear e_0..e_2, applied at each side's own point (the origin of its frame)
+// Side 1 carries them with sign +1, side 2 with sign -1, expressed in that side's body.
+#pragma once
+
+#include "layout/model_constants.hpp"
+
+namespace batchdyn {
+
+// Basis force r of the constraint, in constraint frame 1 (before moving it to a body).
+template <class S>
+Force<S> constraint_basis_force(const ConstraintConstants<S>& k, int r) {
+  Force<S> f = Force<S>::zero();
+  if (r < 3) f.linear[r] = S(1);
+  else if (k.type == ConstraintType::Weld) f.angular[r - 3] = S(1);
+  else f.angular = r == 3 ? k.normal1 : k.normal2;  // revolute
+  return f;
+}
+
+// The k.dim force columns of one terminal. `body_from_frame1` is ^{b}M_{c1}: the constraint's
+// frame 1 seen from the terminal's body (placement1 on side 1; ^{b2}M_0 ^0M_{b1} placement1 on
+// side 2). sign = +1 for side 1, -1 for side 2.
+template <class S>
+void terminal_force_columns(const ConstraintConstants<S>& k, int sign, const Transform<S>& body_from_frame1,
+                            Force<S>* columns) {
+  const S s(static_cast<double>(sign));
+  // A connect acts at each side's own point; the other types at frame 1's origin.
+  const Vec3<S>& point = k.type == ConstraintType::Connect && sign < 0 ? k.placement2.translation : body_from_frame1.translation;
+  for (int r = 0; r < k.dim; ++r) {
+    const Force<S> f = constraint_basis_force(k, r);
+    const Vec3<S> lin = body_from_frame1.rotation * f.linear;
+    columns[r] = Force<S>{lin, body_from_frame1.rotation * f.angular + cross(point, lin)} * s;
+  }
+}
+
+// ^{b2}M_{c1} for side 2 of an internal loop, from the world placements of both bodies.
+template <class S>
+Transform<S> body2_from_frame1(const ConstraintConstants<S>& k, const Transform<S>* world_from_body) {
+  return world_from_body[k.body2].inverse() * (world_from_body[k.body1] * k.placement1);
+}
+
+}  // namespace batchdyn

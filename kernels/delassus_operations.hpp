@@ -1,0 +1,88 @@
+// What a contact or loop solver does with the Delassus matrix G = J M^{-1} J^T, on lanes:
+// apply it to a vector without forming it (O(n + m), reusing a PV-OSIMr / PV-OSIM sweep), and
+// factor its damped form G + ρI (Cholesky, no pivoting: positive definite for ρ > 0).
+#pragma once
+
+#include <cmath>
+
+#include "kernels/delassus_workspace.hpp"
+
+namespace batchdyn {
+
+// y = G x (m lanes each) at the configuration of the last pv_osimr_kernel / pv_osim_kernel
+// call on ws: the forces K^T x on the terminals' bodies are carried down to the joints
+// through the articulated inertias (ABA's force sweep with those inertias), the resulting
+// accelerations are carried back out (ABA's second forward sweep), and K reads them. O(n + m).
+template <class S>
+void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* x, S* y) {
+  const int n = static_cast<int>(c.tree.size());
+  for (int i = 0; i < n; ++i) ws.body_force[i] = Force<S>::zero();
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
+    const Force<S>* K = &ws.terminal_columns[static_cast<size_t>(t * 6)];
+    for (int r = 0; r < term.dim; ++r) ws.body_force[term.body] += K[r] * x[term.row + r];
+  }
+  // Backward: the part of each body's force its joint does not absorb reaches the parent.
+  for (int i = n - 1; i >= 1; --i) {
+    const BodyPlan& body = c.tree[i];
+    S* St_f = ws.joint_force.data() + body.idx_v;
+    const Force<S> passed = propagate_force(c, i, ws.U_Dinv.data() + body.idx_v, ws.body_force[i], St_f);
+    if (body.parent > 0) ws.body_force[body.parent] += ws.parent_from_body[i].act(passed);
+  }
+  // Forward: a_i = ^iX_{λ(i)} a_{λ(i)} + S_i D_i^{-1} (S_i^T f_i - U_i^T ^iX_{λ(i)} a_{λ(i)}).
+  ws.body_acceleration[0] = Motion<S>::zero();
+  for (int i = 1; i < n; ++i) {
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv;
+    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.body_acceleration[body.parent]);
+    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    S rhs[6], qdd[6];
+    for (int k = 0; k < nv; ++k) rhs[k] = ws.joint_force[body.idx_v + k] - dot(ws.U[body.idx_v + k], a);
+    for (int r = 0; r < nv; ++r) {
+      qdd[r] = Dinv[r * nv] * rhs[0];
+      for (int k = 1; k < nv; ++k) qdd[r] += Dinv[r * nv + k] * rhs[k];
+    }
+    ws.body_acceleration[i] = a + subspace_times(c, i, qdd);
+  }
+  for (int r = 0; r < plan.rows; ++r) y[r] = S(0);
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
+    const Force<S>* K = &ws.terminal_columns[static_cast<size_t>(t * 6)];
+    for (int r = 0; r < term.dim; ++r) y[term.row + r] += dot(K[r], ws.body_acceleration[term.body]);
+  }
+}
+
+// L (m x m, row-major, lower triangle; the strict upper triangle is set to zero) with
+// L L^T = G + ρ I. Preconditions: G symmetric positive semi-definite, ρ > 0. O(m^3 / 6).
+template <class S>
+void damped_cholesky(const S* G, int m, const S& rho, S* L) {
+  using std::sqrt;
+  for (int j = 0; j < m; ++j) {
+    S diagonal = G[j * m + j] + rho;
+    for (int k = 0; k < j; ++k) diagonal -= L[j * m + k] * L[j * m + k];
+    const S pivot = sqrt(diagonal);
+    L[j * m + j] = pivot;
+    const S inverse = S(1) / pivot;
+    for (int i = j + 1; i < m; ++i) {
+      S s = G[i * m + j];
+      for (int k = 0; k < j; ++k) s -= L[i * m + k] * L[j * m + k];
+      L[i * m + j] = s * inverse;
+      L[j * m + i] = S(0);
+    }
+  }
+}
+
+// x <- (L L^T)^{-1} x in place, for L from damped_cholesky. O(m^2).
+template <class S>
+void cholesky_solve(const S* L, int m, S* x) {
+  for (int i = 0; i < m; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= L[i * m + k] * x[k];
+    x[i] = x[i] / L[i * m + i];
+  }
+  for (int i = m - 1; i >= 0; --i) {
+    for (int k = i + 1; k < m; ++k) x[i] -= L[k * m + i] * x[k];
+    x[i] = x[i] / L[i * m + i];
+  }
+}
+
+}  // namespace batchdyn

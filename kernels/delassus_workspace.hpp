@@ -1,0 +1,104 @@
+// Workspace of the Delassus kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp,
+// kernels/delassus_operations.hpp) for one lane block, sized once from the model and its
+// DelassusPlan, and the first forward sweep both algorithms share.
+#pragma once
+
+#include <vector>
+
+#include "kernels/constraint_rows.hpp"
+#include "kernels/joint_elimination.hpp"
+#include "kernels/kinematics.hpp"
+#include "topology/delassus_plan.hpp"
+
+namespace batchdyn {
+
+template <class S>
+struct DelassusWorkspace {
+  DelassusWorkspace(const Model& model, const DelassusPlan& plan)
+      : parent_from_body(static_cast<size_t>(model.num_bodies())), world_from_body(static_cast<size_t>(model.num_bodies())),
+        articulated_inertia(static_cast<size_t>(model.num_bodies())), U(static_cast<size_t>(model.nv)),
+        U_Dinv(static_cast<size_t>(model.nv)), Dinv_offset(static_cast<size_t>(model.num_bodies()), 0),
+        terminal_columns(static_cast<size_t>(plan.num_terminals()) * 6),
+        chain_propagator(plan.heads.size() * 6), chain_inverse_inertia(plan.heads.size() * 36),
+        inverse_inertia(plan.heads.size() * 36), level_columns(plan.level_head.size() * 6),
+        level_accelerations(plan.level_head.size() * 6), moving_columns(static_cast<size_t>(plan.num_columns())),
+        column_projection(static_cast<size_t>(plan.num_columns()) * 12),
+        body_force(static_cast<size_t>(model.num_bodies())), body_acceleration(static_cast<size_t>(model.num_bodies())),
+        joint_force(static_cast<size_t>(model.nv)) {
+    int size = 0;
+    for (int i = 1; i < model.num_bodies(); ++i) {
+      Dinv_offset[static_cast<size_t>(i)] = size;
+      size += model.bodies[i].nv * model.bodies[i].nv;
+    }
+    Dinv.resize(static_cast<size_t>(size));
+  }
+
+  // Tree sweep (both algorithms)
+  std::vector<Transform<S>> parent_from_body;              // ^{λ(i)}M_i
+  std::vector<Transform<S>> world_from_body;               // ^0M_i (only with internal loops)
+  std::vector<ArticulatedInertia<S>> articulated_inertia;  // H^A_i
+  std::vector<Force<S>> U, U_Dinv;                         // U_i = H^A_i S_i and U_i D_i^{-1}, per dof
+  std::vector<S> Dinv;                                     // D_i^{-1}, pooled
+  std::vector<int> Dinv_offset;
+  std::vector<Force<S>> terminal_columns;                  // K_t^T, 6 slots per terminal (its body's frame)
+  // PV-OSIMr, per chain head h (6 columns / 6 x 6 row-major each)
+  std::vector<Force<S>> chain_propagator;     // ^{Nanc(h)}P_h while it is built: forces at h -> at the current body
+  std::vector<S> chain_inverse_inertia;       // ^{Nanc(h)}Ω_h, in h's frame
+  std::vector<S> inverse_inertia;             // ^0Ω_h, in h's frame
+  // PV-OSIMr, per terminal level slot (6 each)
+  std::vector<Force<S>> level_columns;        // ^cK_t^T at the level's head c
+  std::vector<Motion<S>> level_accelerations; // ^0Ω_c ^cK_t^T
+  // PV-OSIM: every terminal column, carried up the tree in place
+  std::vector<Force<S>> moving_columns;
+  std::vector<S> column_projection;           // per column of ES(i): S_i^T K^T and D_i^{-1} S_i^T K^T
+  // Delassus times a vector (delassus_operations.hpp)
+  std::vector<Force<S>> body_force;
+  std::vector<Motion<S>> body_acceleration;
+  std::vector<S> joint_force;
+
+  size_t bytes() const {
+    return (parent_from_body.size() + world_from_body.size()) * sizeof(Transform<S>) +
+           articulated_inertia.size() * sizeof(ArticulatedInertia<S>) +
+           (U.size() + U_Dinv.size() + terminal_columns.size() + chain_propagator.size() + level_columns.size() +
+            moving_columns.size() + body_force.size()) * sizeof(Force<S>) +
+           (level_accelerations.size() + body_acceleration.size()) * sizeof(Motion<S>) +
+           (Dinv.size() + chain_inverse_inertia.size() + inverse_inertia.size() + column_projection.size() + joint_force.size()) * sizeof(S);
+  }
+};
+
+// The first forward sweep of Alg. 1 and Alg. 3 (lines 1-4): placements (world placements
+// too when some constraint closes an internal loop), H^A_i = H_i, and every terminal's force
+// columns K_t^T in its body's frame.
+template <class S>
+void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q) {
+  const int n = static_cast<int>(c.tree.size());
+  placement_sweep(c, q, ws.parent_from_body.data());
+  if (plan.has_internal_loops) {
+    ws.world_from_body[0] = Transform<S>::identity();
+    for (int i = 1; i < n; ++i) ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * ws.parent_from_body[i];
+  }
+  for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.spatial_inertia[i];
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
+    const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(term.constraint)];
+    const Transform<S> body_from_frame1 = term.sign > 0 ? k.placement1 : body2_from_frame1(k, ws.world_from_body.data());
+    terminal_force_columns(k, term.sign, body_from_frame1, &ws.terminal_columns[static_cast<size_t>(t) * 6]);
+  }
+}
+
+// Joint i's elimination in a Delassus backward sweep: U_i, D_i^{-1}, U_i D_i^{-1}, and H^a_i
+// carried into the parent (Alg. 3 lines 8-9, first half).
+template <class S>
+void delassus_eliminate_joint(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int i) {
+  const BodyPlan& body = c.tree[i];
+  Force<S>* U = ws.U.data() + body.idx_v;
+  Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+  const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+  eliminate_joint(c, i, ws.articulated_inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[i]);
+  times_Dinv(body.nv, U, Dinv, U_Dinv);
+  if (body.parent == 0) return;
+  project_out_joint(body.nv, U, U_Dinv, ws.articulated_inertia[i]);
+  ws.articulated_inertia[body.parent] += ws.articulated_inertia[i].transformed(ws.parent_from_body[i]);
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,168 @@
+// PV-OSIMr: the Delassus matrix (inverse operational-space inertia) Λ^{-1} = J M^{-1} J^T of
+// a tree in O(n + m^2) (pv-osimr-delassus.txt §III, Alg. 3), in local frames.
+//
+// Instead of carrying every end-effector's constraint rows up the tree (PV-OSIM, O(n + m^2 d)),
+// the backward sweep carries one fixed-size pair per chain: the extended force propagator
+// ^{Nanc(h)}P_h (eq. 9) and the apparent inverse inertia ^{Nanc(h)}Ω_h (eq. 11, 16) from each
+// chain head h ∈ E ∪ N to the next branching ancestor. A forward sweep over the heads alone
+// gives ^0Ω_h (eq. 18); each terminal's rows are carried across heads only (eq. 19), and every
+// block is ^cK_a ^0Ω_c ^cK_b^T with c = cca(a, b) (eq. 17).
+//
+// Local frames: a force at body i in i's frame reaches its parent as ^{λ(i)}X_i^* P_i f; an
+// acceleration reaches i from its parent as P_i^T ^iX_{λ(i)} a. Chains use ^hP_h = I (6
+// columns) at every head, also at end-effectors, so that ^0Ω_h is a 6 x 6 in h's frame; a
+// constraint's rows on a body are its terminal's force columns (kernels/constraint_rows.hpp).
+//
+// Beyond the paper: a constraint between two moving links (an internal loop) has a terminal on
+// each link (sign +1 / -1), and the pair sums over all terminal pairs add into its blocks.
+#pragma once
+
+#include "kernels/data.hpp"
+#include "kernels/delassus_workspace.hpp"
+
+namespace batchdyn {
+
+namespace detail {
+// O f for a 6 x 6 row-major O (a map from forces to accelerations) and a force f.
+template <class S>
+Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
+  Motion<S> a;
+  for (int r = 0; r < 6; ++r) {
+    S s = O[r * 6] * f.linear.x;
+    for (int k = 1; k < 6; ++k) s += O[r * 6 + k] * f[k];
+    a[r] = s;
+  }
+  return a;
+}
+}  // namespace detail
+
+// G (m x m lanes, row-major, rows as model.constraints' rows) = J M^{-1} J^T at q.
+// Preconditions: unit quaternions; c and ws built for this model and plan. O(n + m^2).
+template <class S>
+void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q, S* G) {
+  const int n = static_cast<int>(c.tree.size());
+  const int m = plan.rows;
+  const int heads = static_cast<int>(plan.heads.size());
+
+  // First forward sweep (lines 1-4), and every chain starts at its head: ^hP_h = I, ^hΩ_h = 0.
+  delassus_first_sweep(c, plan, ws, q);
+  for (int h = 0; h < heads; ++h) {
+    for (int k = 0; k < 6; ++k) {
+      Force<S>& column = ws.chain_propagator[static_cast<size_t>(h * 6 + k)];
+      column = Force<S>::zero();
+      column[k] = S(1);
+    }
+    for (int k = 0; k < 36; ++k) ws.chain_inverse_inertia[static_cast<size_t>(h * 36 + k)] = S(0);
+  }
+
+  // Backward sweep (lines 5-11): H^A as in ABA; the chain through body i gains joint i:
+  //   ^{λ(i)}Ω_d = ^iΩ_d + (S_i^T ^iP_d)^T D_i^{-1} (S_i^T ^iP_d),   ^{λ(i)}P_d = ^{λ(i)}X_i^* P_i ^iP_d.
+  for (int i = n - 1; i >= 1; --i) {
+    delassus_eliminate_joint(c, ws, i);
+    const int h = plan.chain_head[static_cast<size_t>(i)];
+    if (h < 0) continue;  // supports no constraint
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv;
+    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
+    S* Omega = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
+    S Y[6][6];  // Y[k][col] = (S_i^T ^iP_d)
+    for (int col = 0; col < 6; ++col) {
+      S St_f[6];
+      P[col] = propagate_force(c, i, U_Dinv, P[col], St_f);
+      for (int k = 0; k < nv; ++k) Y[k][col] = St_f[k];
+    }
+    S Z[6][6];  // D_i^{-1} Y
+    for (int k = 0; k < nv; ++k)
+      for (int col = 0; col < 6; ++col) {
+        Z[k][col] = Dinv[k * nv] * Y[0][col];
+        for (int j = 1; j < nv; ++j) Z[k][col] += Dinv[k * nv + j] * Y[j][col];
+      }
+    for (int a = 0; a < 6; ++a)  // upper triangle; the forward sweep mirrors it
+      for (int b = a; b < 6; ++b)
+        for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[k][a] * Z[k][b];
+    if (body.parent > 0)
+      for (int col = 0; col < 6; ++col) P[col] = ws.parent_from_body[i].act(P[col]);
+  }
+
+  // Limited forward sweep over the heads (lines 12-13):
+  //   ^0Ω_h = ^{Nanc(h)}Ω_h + ^{Nanc(h)}P_h^T ^0Ω_{Nanc(h)} ^{Nanc(h)}P_h.
+  for (int h = 0; h < heads; ++h) {
+    S* O = &ws.inverse_inertia[static_cast<size_t>(h * 36)];
+    const S* chain = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
+    for (int a = 0; a < 6; ++a)
+      for (int b = a; b < 6; ++b) O[a * 6 + b] = O[b * 6 + a] = chain[a * 6 + b];
+    const int ancestor = plan.head_ancestor[static_cast<size_t>(h)];
+    if (ancestor < 0) continue;  // ^0Ω of the world is zero
+    const S* O_ancestor = &ws.inverse_inertia[static_cast<size_t>(ancestor * 36)];
+    const Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
+    Motion<S> OP[6];
+    for (int b = 0; b < 6; ++b) OP[b] = detail::inverse_inertia_times(O_ancestor, P[b]);
+    for (int a = 0; a < 6; ++a)
+      for (int b = a; b < 6; ++b) {
+        O[a * 6 + b] += dot(P[a], OP[b]);
+        O[b * 6 + a] = O[a * 6 + b];
+      }
+  }
+
+  // Limited backward sweep (lines 14-16): each terminal's columns at every head up its path,
+  // ^{Nanc(i)}K^T = ^{Nanc(i)}P_i ^iK^T, and ^0Ω_c ^cK^T at each.
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const int dim = plan.terminals[static_cast<size_t>(t)].dim;
+    const int first = plan.level_begin[static_cast<size_t>(t)], end = plan.level_begin[static_cast<size_t>(t + 1)];
+    for (int r = 0; r < dim; ++r)
+      ws.level_columns[static_cast<size_t>(first * 6 + r)] = ws.terminal_columns[static_cast<size_t>(t * 6 + r)];
+    for (int l = first + 1; l < end; ++l) {
+      const Force<S>* P = &ws.chain_propagator[static_cast<size_t>(plan.level_head[static_cast<size_t>(l - 1)] * 6)];
+      for (int r = 0; r < dim; ++r) {
+        const Force<S>& below = ws.level_columns[static_cast<size_t>((l - 1) * 6 + r)];
+        Force<S> above = P[0] * below.linear.x;
+        for (int k = 1; k < 6; ++k) above += P[k] * below[k];
+        ws.level_columns[static_cast<size_t>(l * 6 + r)] = above;
+      }
+    }
+    for (int l = first; l < end; ++l) {
+      const S* O = &ws.inverse_inertia[static_cast<size_t>(plan.level_head[static_cast<size_t>(l)] * 36)];
+      for (int r = 0; r < dim; ++r)
+        ws.level_accelerations[static_cast<size_t>(l * 6 + r)] =
+            detail::inverse_inertia_times(O, ws.level_columns[static_cast<size_t>(l * 6 + r)]);
+    }
+  }
+
+  // Assembly (lines 17-20): G_ab += ^cK_a ^0Ω_c ^cK_b^T for every terminal pair a <= b, and
+  // its transpose for a != b.
+  for (int k = 0; k < m * m; ++k) G[k] = S(0);
+  for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
+    const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
+    const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
+    const Force<S>* Ka = &ws.level_columns[static_cast<size_t>(pair.level_a * 6)];
+    const Motion<S>* OKb = &ws.level_accelerations[static_cast<size_t>(pair.level_b * 6)];
+    for (int r = 0; r < ta.dim; ++r)
+      for (int s = 0; s < tb.dim; ++s) {
+        const S value = dot(Ka[r], OKb[s]);
+        G[(ta.row + r) * m + tb.row + s] += value;
+        if (pair.a != pair.b) G[(tb.row + s) * m + ta.row + r] += value;
+      }
+  }
+}
+
+// Scalar reference entry point: the plan, workspace and output of one model.
+template <class S>
+struct DelassusData {
+  DelassusData(const Model& model) : plan(plan_delassus(model)), workspace(model, plan), G(model.constraint_rows, model.constraint_rows) {}
+  DelassusPlan plan;
+  DelassusWorkspace<S> workspace;
+  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> G;
+};
+
+// Λ^{-1} = J M^{-1} J^T at q by PV-OSIMr (m x m, rows in constraint frames as
+// constraint_kinematics). Throws Error for a model with singular joints.
+template <class S>
+const auto& pv_osimr_delassus(const Model& model, const Data<S>& data, DelassusData<S>& dd, const VectorX<S>& q) {
+  model.require_regular("PV-OSIMr");
+  pv_osimr_kernel(data.constants, dd.plan, dd.workspace, q.data(), dd.G.data());
+  return dd.G;
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,250 @@
+// The Delassus kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp,
+// kernels/delassus_operations.hpp) against the dense oracle J M^{-1} J^T of
+// kernels/constrained_dynamics.hpp (CRBA, frame Jacobians, Cholesky), on random trees and
+// constraint sets, the paper's mechanisms, and the batch engine's lanes.
+#include <sstream>
+
+#include "batch_helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+
+using RowMatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// A random tree: each link hangs from a uniformly chosen earlier link through a revolute,
+// continuous or prismatic joint with a random axis and placement; random physical inertias.
+Model random_tree(std::mt19937& rng, int links, RootJoint root) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0), mass(0.2, 3.0), moment(0.01, 0.2);
+  std::ostringstream x;
+  x << "<robot name=\"random\"><link name=\"l0\"><inertial><origin xyz=\"" << 0.1 * u(rng) << " 0 0\"/><mass value=\"2\"/>"
+    << "<inertia ixx=\"0.1\" ixy=\"0\" ixz=\"0\" iyy=\"0.12\" iyz=\"0\" izz=\"0.15\"/></inertial></link>";
+  const char* types[] = {"revolute", "continuous", "prismatic", "revolute"};
+  for (int i = 1; i < links; ++i) {
+    const double a = moment(rng), b = moment(rng), c = std::max(std::abs(a - b) + 0.01, moment(rng));
+    x << "<link name=\"l" << i << "\"><inertial><origin xyz=\"" << 0.2 * u(rng) << " " << 0.2 * u(rng) << " "
+      << 0.2 * u(rng) << "\" rpy=\"" << u(rng) << " " << u(rng) << " " << u(rng) << "\"/><mass value=\"" << mass(rng)
+      << "\"/><inertia ixx=\"" << a << "\" ixy=\"0\" ixz=\"0\" iyy=\"" << b << "\" iyz=\"0\" izz=\"" << std::min(c, a + b - 0.001)
+      << "\"/></inertial></link>";
+    const int parent = std::uniform_int_distribution<int>(0, i - 1)(rng);
+    x << "<joint name=\"j" << i << "\" type=\"" << types[std::uniform_int_distribution<int>(0, 3)(rng)] << "\"><parent link=\"l"
+      << parent << "\"/><child link=\"l" << i << "\"/><origin xyz=\"" << 0.3 * u(rng) << " " << 0.3 * u(rng) << " "
+      << 0.3 * u(rng) << "\" rpy=\"" << u(rng) << " " << u(rng) << " " << u(rng) << "\"/><axis xyz=\"" << u(rng) << " "
+      << u(rng) << " " << u(rng) + 1.5 << "\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>";
+  }
+  x << "</robot>";
+  return load_urdf_string(x.str(), root, "random tree");
+}
+
+Placement random_placement(std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  return {{0.2 * u(rng), 0.2 * u(rng), 0.2 * u(rng)}, {u(rng), u(rng), u(rng)}};
+}
+
+// `count` random constraints of random types between random links or to the world.
+void add_random_constraints(Model& m, std::mt19937& rng, int count) {
+  std::uniform_int_distribution<int> pick(0, m.num_bodies() - 1), kind(0, 2);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k = 0; k < count; ++k) {
+    const int b1 = std::max(1, pick(rng));
+    int b2 = kind(rng) == 0 ? 0 : pick(rng);
+    if (b2 == b1) b2 = 0;
+    const ConstraintType type = std::array{ConstraintType::Connect, ConstraintType::Weld, ConstraintType::Revolute}[static_cast<size_t>(kind(rng))];
+    add_constraint(m, ConstraintSpec{"c" + std::to_string(k), type, m.bodies[b1].name, b2 == 0 ? "world" : m.bodies[b2].name,
+                                     random_placement(rng), random_placement(rng), {u(rng), u(rng), u(rng) + 1.5}, 0, 0});
+  }
+}
+
+Eigen::MatrixXd dense_delassus(const Model& m, const Eigen::VectorXd& q) {
+  Data<double> data(m);
+  ConstrainedData<double> cd(m);
+  return delassus(m, data, cd, q);
+}
+
+// PV-OSIMr and PV-OSIM both equal the dense J M^{-1} J^T at `states` random configurations.
+void check_against_dense(const Model& m, std::mt19937& rng, int states = 3, double tolerance = 1e-9) {
+  Data<double> data(m);
+  DelassusData<double> dd(m);
+  for (int s = 0; s < states; ++s) {
+    const Eigen::VectorXd q = random_state(m, rng).q;
+    const Eigen::MatrixXd expected = dense_delassus(m, q);
+    const Eigen::MatrixXd r = pv_osimr_delassus(m, data, dd, q);
+    CHECK(relative_error(r, expected) <= tolerance);
+    const Eigen::MatrixXd o = pv_osim_delassus(m, data, dd, q);
+    CHECK(relative_error(o, expected) <= tolerance);
+    CHECK(relative_error(r, o) <= tolerance);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("PV-OSIMr and PV-OSIM equal the dense J M^{-1} J^T on every shipped and generated constrained model") {
+  std::mt19937 rng(90);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    check_against_dense(m.model, rng);
+  }
+}
+
+TEST_CASE("PV-OSIMr equals the dense Delassus matrix on random trees with random connect, weld and revolute constraints") {
+  std::mt19937 rng(91);
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    Model m = random_tree(rng, 2 + trial % 13, trial % 2 ? RootJoint::FreeFlyer : RootJoint::Fixed);
+    add_random_constraints(m, rng, 1 + trial % 6);  // internal and external, on any link, the root too
+    check_against_dense(m, rng, 2);
+  }
+}
+
+TEST_CASE("two constraints on one link and a constraint on the root body add up like the dense matrix") {
+  std::mt19937 rng(92);
+  Model m = random_tree(rng, 8, RootJoint::FreeFlyer);
+  const std::string root = m.bodies[1].name, leaf = m.bodies[7].name;
+  add_constraint(m, ConstraintSpec{"root_weld", ConstraintType::Weld, root, "world", random_placement(rng), {}, {0, 0, 1}, 0, 0});
+  add_constraint(m, ConstraintSpec{"leaf_a", ConstraintType::Connect, leaf, "world", random_placement(rng), {}, {0, 0, 1}, 0, 0});
+  add_constraint(m, ConstraintSpec{"leaf_b", ConstraintType::Revolute, leaf, root, random_placement(rng), random_placement(rng), {1, 0, 0}, 0, 0});
+  check_against_dense(m, rng);
+}
+
+TEST_CASE("the paper's stem-with-branches mechanism (Fig. 3a), welded tips, 1 to 4 branches per end") {
+  std::mt19937 rng(93);
+  for (int stem : {1, 2, 5, 12})
+    for (int branches : {1, 2, 4}) {
+      CAPTURE(stem);
+      CAPTURE(branches);
+      const Model m = build_generated(generate_welded_stem(stem, branches));
+      CHECK(m.constraint_rows == 12 * branches);
+      check_against_dense(m, rng, 2);
+    }
+}
+
+TEST_CASE("Atlas-like feet: four 3D contact points on each foot of the free-floating humanoid") {
+  std::mt19937 rng(94);
+  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  for (const char* foot : {"left_sole", "right_sole"})
+    for (int corner = 0; corner < 4; ++corner) {
+      const Placement p{{corner % 2 ? 0.1 : -0.05, corner / 2 ? 0.04 : -0.04, 0}, {0, 0, 0}};
+      add_constraint(m, ConstraintSpec{std::string(foot) + "_" + std::to_string(corner), ConstraintType::Connect, foot, "world", p, {}, {0, 0, 1}, 0, 0});
+    }
+  CHECK(m.constraint_rows == 24);
+  check_against_dense(m, rng);
+}
+
+TEST_CASE("fingertips of the hand, each held at a point, and two fingertips joined to each other") {
+  std::mt19937 rng(95);
+  Model m = load_urdf_file(model_path("hand.urdf"));
+  for (const char* tip : {"index_tip", "middle_tip", "ring_tip", "thumb_tip"})
+    add_constraint(m, ConstraintSpec{std::string(tip) + "_hold", ConstraintType::Connect, tip, "world", {}, {}, {0, 0, 1}, 0, 0});
+  add_constraint(m, ConstraintSpec{"pinch", ConstraintType::Weld, "index_tip", "thumb_tip", {}, {}, {0, 0, 1}, 0, 0});
+  check_against_dense(m, rng);
+}
+
+TEST_CASE("Delassus times a vector without forming G equals G x") {
+  std::mt19937 rng(96);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    Data<double> data(m.model);
+    DelassusData<double> dd(m.model);
+    const Eigen::VectorXd q = random_state(m.model, rng).q;
+    const Eigen::MatrixXd G = pv_osimr_delassus(m.model, data, dd, q);
+    const Eigen::VectorXd x = Eigen::VectorXd::Random(m.model.constraint_rows);
+    Eigen::VectorXd y(m.model.constraint_rows);
+    apply_delassus(data.constants, dd.plan, dd.workspace, x.data(), y.data());
+    CHECK(relative_error(y, G * x) <= 1e-10);
+  }
+}
+
+TEST_CASE("the damped Cholesky factor satisfies L L^T = G + rho I and solves, also for redundant rows") {
+  std::mt19937 rng(97);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    Data<double> data(m.model);
+    DelassusData<double> dd(m.model);
+    const Eigen::VectorXd q = random_state(m.model, rng).q;
+    const RowMatrixXd G = pv_osimr_delassus(m.model, data, dd, q);
+    const int rows = m.model.constraint_rows;
+    const double rho = 1e-6;
+    RowMatrixXd L(rows, rows);
+    damped_cholesky(G.data(), rows, rho, L.data());
+    const Eigen::MatrixXd damped = G + rho * Eigen::MatrixXd::Identity(rows, rows);
+    CHECK(relative_error(L * L.transpose(), damped) <= 1e-10);
+    CHECK(L.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().cwiseAbs().maxCoeff() == 0.0);
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(rows);
+    Eigen::VectorXd x = b;
+    cholesky_solve(L.data(), rows, x.data());
+    CHECK((damped * x - b).norm() <= 1e-6 * (1 + damped.norm() * x.norm()));
+  }
+}
+
+TEST_CASE("each SIMD lane of the batched Delassus matrices equals the scalar PV-OSIMr (double 1e-12) for both algorithms") {
+  std::mt19937 rng(98);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = 2 * Batch<double>::W + 1, mm = m.model.constraint_rows * m.model.constraint_rows;
+    Batch<double> batch(m.model, n, 1);
+    randomise(batch, rng);
+    Data<double> data(m.model);
+    DelassusData<double> dd(m.model);
+    for (auto algorithm : {Batch<double>::DelassusAlgorithm::PvOsimr, Batch<double>::DelassusAlgorithm::PvOsim}) {
+      batch.delassus(algorithm);
+      CHECK(batch.failed_count() == 0);
+      for (int e = 0; e < n; ++e) {
+        const Eigen::VectorXd expected = Eigen::Map<const Eigen::VectorXd>(pv_osimr_delassus(m.model, data, dd, row(batch.q(), e, m.model.nq)).data(), mm);
+        CHECK(relative_error(row(batch.delassus_matrices(), e, mm), expected) <= 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("batched float Delassus matrices equal the W = 1 float kernel to 1e-5") {
+  std::mt19937 rng(99);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = Batch<float>::W + 3, mm = m.model.constraint_rows * m.model.constraint_rows;
+    Batch<float> batch(m.model, n, 1);
+    ScalarBatch<float> scalar(m.model, n, 1);
+    randomise(batch, rng);
+    copy_state(batch, scalar);
+    batch.delassus();
+    scalar.delassus();
+    for (int e = 0; e < n; ++e)
+      CHECK(relative_error(row(batch.delassus_matrices(), e, mm), row(scalar.delassus_matrices(), e, mm)) <= 1e-5);
+  }
+}
+
+TEST_CASE("Batch::delassus: a NaN or a bad quaternion marks only its environment and fills its matrix with NaN") {
+  std::mt19937 rng(100);
+  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("humanoid_feet.json"));
+  const int n = 2 * Batch<double>::W, mm = m.constraint_rows * m.constraint_rows;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  batch.delassus();
+  const Eigen::VectorXd before = row(batch.delassus_matrices(), 2, mm);
+  batch.q()[1 * m.nq + 8] = std::numeric_limits<double>::quiet_NaN();
+  batch.q()[3 * m.nq + 3] = 2.0;  // quaternion x: norm far from 1
+  batch.v()[2 * m.nv] = std::numeric_limits<double>::quiet_NaN();  // v is not an input of delassus()
+  batch.delassus();
+  CHECK(batch.status()[1] == EnvStatus::NonFiniteState);
+  CHECK(batch.status()[3] == EnvStatus::InvalidQuaternion);
+  CHECK(batch.status()[2] == EnvStatus::Ok);
+  CHECK(batch.failed_count() == 2);
+  CHECK(std::isnan(batch.delassus_matrices()[1 * mm]));
+  CHECK(std::isnan(batch.delassus_matrices()[3 * mm + mm - 1]));
+  CHECK(row(batch.delassus_matrices(), 2, mm) == before);
+}
+
+TEST_CASE("Batch::delassus writes into a user buffer of N x m x m and refuses a buffer of another size") {
+  Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("quadruped_feet.json"));
+  const int n = 5, mm = m.constraint_rows * m.constraint_rows;
+  Batch<float> batch(m, n, 1);
+  std::vector<float> mine(static_cast<size_t>(n * mm), -1.0f);
+  batch.use_delassus_buffer(mine);
+  batch.delassus();
+  CHECK(batch.delassus_matrices() == mine.data());
+  CHECK(mine[0] > 0.0f);  // a diagonal entry of a PSD matrix of a constrained foot
+  std::vector<float> wrong(static_cast<size_t>(n * mm - 1));
+  CHECK_THROWS_WITH_AS(batch.use_delassus_buffer(wrong), doctest::Contains("'delassus'"), Error);
+}
