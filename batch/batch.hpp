@@ -320,15 +320,21 @@ class BatchEngine {
   // (NonFiniteResult, valid[l] = false) and its row is filled with NaN.
   void scatter(int block, BlockWorkspace& ws, bool* valid, const L* lanes, int count, T* out) {
     using Traits = LaneTraits<L>;
-    for (int k = 0; k < count; ++k) Traits::store(lanes[k], &ws.stage_out[static_cast<size_t>(k * W)]);
+    // x * 0 is 0 for finite x and NaN otherwise: one sum per lane flags a non-finite output.
+    L non_finite(T(0));
+    for (int k = 0; k < count; ++k) {
+      non_finite += lanes[k] * L(T(0));
+      Traits::store(lanes[k], &ws.stage_out[static_cast<size_t>(k * W)]);
+    }
+    alignas(64) T flags[W];
+    Traits::store(non_finite, flags);
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
       if (e >= n_) break;
       T* row = out + static_cast<long>(e) * count;
-      if (valid[l]) {
-        for (int k = 0; k < count; ++k)
-          if (!std::isfinite(ws.stage_out[static_cast<size_t>(k * W + l)])) valid[l] = false;
-        if (!valid[l]) status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
+      if (valid[l] && flags[l] != T(0)) {
+        valid[l] = false;
+        status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
       }
       if (!valid[l]) {
         std::fill_n(row, count, std::numeric_limits<T>::quiet_NaN());

@@ -4,16 +4,23 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/constrained_dynamics.hpp"
+#include "kernels/pv_osim.hpp"
+#include "kernels/pv_osimr.hpp"
 
 namespace batchdyn {
 
-enum class Algorithm { Aba, Constrained, Delassus };
+// Delassus: the dense J M^{-1} J^T (CRBA + Cholesky); PvOsimr / PvOsim: the same matrix by the
+// recursive kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp).
+enum class Algorithm { Aba, Constrained, Delassus, PvOsimr, PvOsim };
+
+inline bool computes_delassus(Algorithm a) { return a == Algorithm::Delassus || a == Algorithm::PvOsimr || a == Algorithm::PvOsim; }
 
 struct EnvironmentStates {
   std::vector<Eigen::VectorXd> q, v, tau;  // one entry per environment; v/tau may be empty lists
@@ -36,12 +43,14 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
                                                          EnvironmentStates states,
                                                          const ProximalSettings& settings = {}) {
   const size_t n = states.q.size();
-  const bool needs_dynamics = algorithm != Algorithm::Delassus;
+  const bool needs_dynamics = !computes_delassus(algorithm);
   if (needs_dynamics && (states.v.size() != n || states.tau.size() != n))
     throw Error("evaluate_reference: " + std::to_string(n) + " rows of q but " + std::to_string(states.v.size()) +
                 " of v and " + std::to_string(states.tau.size()) + " of tau");
   Data<double> data(model);
   ConstrainedData<double> cdata(model);
+  std::optional<DelassusData<double>> ddata;
+  if (algorithm == Algorithm::PvOsimr || algorithm == Algorithm::PvOsim) ddata.emplace(model);
   std::vector<EnvironmentResult> results(n);
   for (size_t e = 0; e < n; ++e) {
     EnvironmentResult& r = results[e];
@@ -62,6 +71,12 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
           break;
         case Algorithm::Delassus:
           r.delassus = delassus(model, data, cdata, states.q[e]);
+          break;
+        case Algorithm::PvOsimr:
+          r.delassus = pv_osimr_delassus(model, data, *ddata, states.q[e]);
+          break;
+        case Algorithm::PvOsim:
+          r.delassus = pv_osim_delassus(model, data, *ddata, states.q[e]);
           break;
       }
       if (!r.qdd.allFinite() || !r.lambda.allFinite() || !r.delassus.allFinite()) r.error = "result is not finite";

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "kernels/aba.hpp"
+#include "kernels/pv_osim.hpp"
+#include "kernels/pv_osimr.hpp"
 #include "layout/counting_lane.hpp"
 #include "layout/lanes.hpp"
 
@@ -22,6 +24,22 @@ inline FlopCount aba_flops(const Model& model) {
     if (model.bodies[i].joint_type == JointType::FreeFlyer) q[static_cast<size_t>(model.bodies[i].idx_q + 6)] = 1.0;
   flop_counter() = {};
   aba_kernel(constants, workspace, q.data(), v.data(), tau.data(), qdd.data());
+  return flop_counter();
+}
+
+// Floating-point operations of one Delassus evaluation (PV-OSIMr, or PV-OSIM when `pv_osim`)
+// of `model` and its constraints (one environment).
+inline FlopCount delassus_flops(const Model& model, bool pv_osim = false) {
+  const ModelConstants<CountingLane> constants(model);
+  const DelassusPlan plan = plan_delassus(model);
+  DelassusWorkspace<CountingLane> workspace(model, plan);
+  std::vector<CountingLane> q(static_cast<size_t>(model.nq)),
+      G(static_cast<size_t>(model.constraint_rows) * model.constraint_rows);
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (model.bodies[i].joint_type == JointType::FreeFlyer) q[static_cast<size_t>(model.bodies[i].idx_q + 6)] = 1.0;
+  flop_counter() = {};
+  if (pv_osim) pv_osim_kernel(constants, plan, workspace, q.data(), G.data());
+  else pv_osimr_kernel(constants, plan, workspace, q.data(), G.data());
   return flop_counter();
 }
 

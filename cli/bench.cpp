@@ -12,6 +12,7 @@
 
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
+#include "kernels/constrained_dynamics.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -26,7 +27,11 @@ std::string default_model_path() {
   return BATCHDYN_SOURCE_MODEL;
 }
 
+// What a bench run times.
+enum class BenchAlgorithm { Aba, PvOsimr, PvOsim, DenseDelassus };
+
 struct BenchSettings {
+  BenchAlgorithm algorithm = BenchAlgorithm::Aba;
   int envs = 4096;
   int threads = 0;
   double seconds = 3.0;
@@ -44,6 +49,16 @@ struct BenchResult {
   double peak_per_cycle = 0;
 };
 
+const char* mode_name(const BenchSettings& s) {
+  switch (s.algorithm) {
+    case BenchAlgorithm::Aba: return s.step ? "step" : "forward dynamics";
+    case BenchAlgorithm::PvOsimr: return "Delassus by PV-OSIMr";
+    case BenchAlgorithm::PvOsim: return "Delassus by PV-OSIM";
+    case BenchAlgorithm::DenseDelassus: return "dense Delassus J M^-1 J^T";
+  }
+  return "?";
+}
+
 void draw_progress(double fraction) {
   const int width = 40, done = static_cast<int>(fraction * width);
   std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<size_t>(done), '#').c_str(),
@@ -51,16 +66,10 @@ void draw_progress(double fraction) {
   std::fflush(stderr);
 }
 
-template <class Engine>
-BenchResult run(const Model& model, const BenchSettings& s) {
+// Calls `call` (one pass over all environments) repeatedly for s.seconds after a warm-up.
+template <class Engine, class Call>
+BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   using T = typename Engine::T;
-  Engine batch(model, s.envs, s.threads);
-  std::mt19937 rng(1);
-  for (int e = 0; e < s.envs; ++e) {  // random poses at rest, zero torque: a falling robot
-    const Eigen::VectorXd q = random_configuration<double>(model, rng);
-    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
-  }
-  auto call = [&] { s.step ? batch.step(static_cast<T>(s.dt)) : batch.forward_dynamics(); };
   call();  // warm-up: thread pool, workspaces, caches
   BenchResult r;
   const auto start = std::chrono::steady_clock::now();
@@ -86,6 +95,59 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   return r;
 }
 
+template <class Engine>
+BenchResult run(const Model& model, const BenchSettings& s) {
+  using T = typename Engine::T;
+  Engine batch(model, s.envs, s.threads);
+  std::mt19937 rng(1);
+  for (int e = 0; e < s.envs; ++e) {  // random poses at rest, zero torque: a falling robot
+    const Eigen::VectorXd q = random_configuration<double>(model, rng);
+    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
+  }
+  auto call = [&] {
+    switch (s.algorithm) {
+      case BenchAlgorithm::Aba: s.step ? batch.step(static_cast<T>(s.dt)) : batch.forward_dynamics(); break;
+      case BenchAlgorithm::PvOsimr: batch.delassus(Engine::DelassusAlgorithm::PvOsimr); break;
+      case BenchAlgorithm::PvOsim: batch.delassus(Engine::DelassusAlgorithm::PvOsim); break;
+      case BenchAlgorithm::DenseDelassus: break;  // timed by run_dense
+    }
+  };
+  return timed(batch, s, call);
+}
+
+// The dense baseline J M^{-1} J^T (CRBA, frame Jacobians, Cholesky; kernels/constrained_dynamics.hpp),
+// one environment after another on each thread, over the same random configurations.
+template <class T>
+BenchResult run_dense(const Model& model, const BenchSettings& s) {
+  ScalarBatch<T> batch(model, s.envs, s.threads);  // holds the states, the thread count and the status
+  std::mt19937 rng(1);
+  for (int e = 0; e < s.envs; ++e) {
+    const Eigen::VectorXd q = random_configuration<double>(model, rng);
+    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
+  }
+  struct Local {
+    explicit Local(const Model& m) : data(m), cd(m), q(m.nq) {}
+    Data<T> data;
+    ConstrainedData<T> cd;
+    VectorX<T> q;
+  };
+  tbb::enumerable_thread_specific<Local> locals([&] { return Local(model); });
+  tbb::task_arena arena(batch.threads());
+  std::vector<T> sink(static_cast<size_t>(s.envs));
+  auto call = [&] {
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, s.envs, 16), [&](const tbb::blocked_range<int>& range) {
+        Local& l = locals.local();
+        for (int e = range.begin(); e != range.end(); ++e) {
+          l.q = Eigen::Map<const VectorX<T>>(batch.q() + static_cast<long>(e) * model.nq, model.nq);
+          sink[static_cast<size_t>(e)] = delassus(model, l.data, l.cd, l.q)(0, 0);
+        }
+      });
+    });
+  };
+  return timed(batch, s, call);
+}
+
 }  // namespace
 
 int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -95,13 +157,21 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         with_model_options({"--json", "--step", "--scalar"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
-    if (algo != "aba") throw Error("--algo " + algo + " is not available in bench yet (aba)");
     BenchSettings s;
+    if (algo == "aba") s.algorithm = BenchAlgorithm::Aba;
+    else if (algo == "pv-osimr") s.algorithm = BenchAlgorithm::PvOsimr;
+    else if (algo == "pv-osim") s.algorithm = BenchAlgorithm::PvOsim;
+    else if (algo == "delassus") s.algorithm = BenchAlgorithm::DenseDelassus;
+    else throw Error("--algo must be aba, pv-osimr, pv-osim or delassus (got '" + algo + "')");
+    const bool delassus_algorithm = s.algorithm != BenchAlgorithm::Aba;
+    if (delassus_algorithm && model.constraint_rows == 0)
+      throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.envs = std::stoi(o.get("--envs").value_or("4096"));
     s.threads = std::stoi(o.get("--threads").value_or("0"));
     s.seconds = std::stod(o.get("--seconds").value_or("3"));
     s.dt = std::stod(o.get("--dt").value_or("1e-3"));
     s.step = o.has_flag("--step");
+    if (s.step && delassus_algorithm) throw Error("--step is for --algo aba");
     const std::string precision = o.get("--precision").value_or("double");
     if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
     if (s.envs < 1 || s.threads < 0 || !(s.seconds > 0)) throw Error("--envs >= 1, --threads >= 0, --seconds > 0");
@@ -109,13 +179,20 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.progress = isatty(STDERR_FILENO) && s.seconds > 2.0;
     const bool scalar = o.has_flag("--scalar");
 
+    if (scalar && s.algorithm == BenchAlgorithm::DenseDelassus) throw Error("--scalar does not apply to --algo delassus (it is scalar)");
     BenchResult r;
-    if (precision == "double") r = scalar ? run<ScalarBatch<double>>(model, s) : run<Batch<double>>(model, s);
+    if (s.algorithm == BenchAlgorithm::DenseDelassus) r = precision == "double" ? run_dense<double>(model, s) : run_dense<float>(model, s);
+    else if (precision == "double") r = scalar ? run<ScalarBatch<double>>(model, s) : run<Batch<double>>(model, s);
     else r = scalar ? run<ScalarBatch<float>>(model, s) : run<Batch<float>>(model, s);
 
     const double envs = static_cast<double>(r.calls) * s.envs;
     const double rate = envs / r.seconds;
-    const double flops = static_cast<double>(aba_flops(model).total());
+    // Flops of the algorithm (the dense baseline's are not counted: 0).
+    const double flops = s.algorithm == BenchAlgorithm::Aba       ? static_cast<double>(aba_flops(model).total())
+                         : s.algorithm == BenchAlgorithm::PvOsimr ? static_cast<double>(delassus_flops(model).total())
+                         : s.algorithm == BenchAlgorithm::PvOsim  ? static_cast<double>(delassus_flops(model, true).total())
+                                                                  : 0.0;
+    const bool dense = s.algorithm == BenchAlgorithm::DenseDelassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
     nlohmann::json j;
@@ -123,10 +200,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["nq"] = model.nq;
     j["nv"] = model.nv;
     j["algo"] = algo;
-    j["mode"] = s.step ? "step" : "forward_dynamics";
+    j["mode"] = delassus_algorithm ? "delassus" : s.step ? "step" : "forward_dynamics";
+    j["constraint_rows"] = model.constraint_rows;
     j["precision"] = precision;
     j["lanes"] = r.lanes;
-    j["instruction_set"] = scalar ? "scalar" : simd_instruction_set();
+    j["instruction_set"] = scalar || dense ? "scalar" : simd_instruction_set();
     j["threads"] = r.threads;
     j["envs"] = s.envs;
     j["calls"] = r.calls;
@@ -151,8 +229,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                     "  %.0f env-evaluations/s, %.0f per core, %.1f ns per env\n"
                     "  %.0f flops per env -> %.2f GFLOP/s = %.1f %% of peak (%.1f GFLOP/s: %d flops/cycle x %.2f GHz x %d)\n"
                     "  workspace %.0f bytes per env, %zu bytes per lane block%s\n",
-                    model.name.c_str(), model.nv, s.step ? "step" : "forward dynamics", precision.c_str(), s.envs,
-                    scalar ? "scalar" : simd_instruction_set(), r.lanes, r.threads, r.threads == 1 ? "" : "s",
+                    model.name.c_str(), model.nv, mode_name(s), precision.c_str(), s.envs,
+                    scalar || dense ? "scalar" : simd_instruction_set(), r.lanes, r.threads, r.threads == 1 ? "" : "s",
                     r.seconds, rate, rate / r.threads, 1e9 / rate, flops, rate * flops * 1e-9,
                     peak > 0 ? rate * flops / peak * 100 : 0.0, peak * 1e-9, static_cast<int>(r.peak_per_cycle), ghz,
                     r.threads, r.bytes_per_env, r.block_bytes,

@@ -25,17 +25,18 @@ using nlohmann::json;
 int usage(std::ostream& out) {
   out << "usage:\n"
          "  batchdyn info MODEL [MODEL OPTIONS] [--json]\n"
-         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|delassus\n"
+         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|delassus|pv-osimr|pv-osim\n"
          "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
-         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba] [--envs N] [--threads T]\n"
+         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|pv-osimr|pv-osim|delassus] [--envs N] [--threads T]\n"
          "                 [--precision float|double] [--seconds S] [--step] [--dt DT] [--scalar] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
          "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
-         "gen:branching:B:K, gen:ladder:N. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
-         "(one row per environment). --batched evaluates aba with the SIMD batch engine. bench without MODEL uses\n"
-         "the shipped humanoid (free-flyer root); --scalar runs the W = 1 lanes for comparison.\n"
+         "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
+         "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates aba, pv-osimr or\n"
+         "pv-osim with the SIMD batch engine. bench without MODEL uses the shipped humanoid (free-flyer root); --scalar\n"
+         "runs the W = 1 lanes for comparison; bench --algo delassus times the dense J M^-1 J^T (CRBA + Cholesky).\n"
          "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
 }
@@ -198,24 +199,33 @@ std::vector<Eigen::VectorXd> read_rows(const json& doc, const char* key, std::ve
 
 json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
-// ABA through the SIMD batch engine (same JSON as the reference path): rows of the wrong
-// length are reported here, everything else by the engine's per-environment status.
-std::vector<EnvironmentResult> evaluate_batched_aba(const Model& model, const EnvironmentStates& states) {
+// Through the SIMD batch engine (same JSON as the reference path): ABA, or the Delassus
+// matrix by PV-OSIMr / PV-OSIM. Rows of the wrong length are reported here, everything else
+// by the engine's per-environment status.
+std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states) {
   const int n = static_cast<int>(states.q.size());
+  const bool dynamics = algorithm == Algorithm::Aba;
   std::vector<EnvironmentResult> results(static_cast<size_t>(n));
   Batch<double> batch(model, n);
+  auto check_length = [](const char* name, const Eigen::VectorXd& x, int expected, const char* what) {
+    return x.size() == expected ? std::string()
+                                : std::string(name) + " has " + std::to_string(x.size()) + " entries, expected " + what +
+                                      " = " + std::to_string(expected);
+  };
   for (int e = 0; e < n; ++e) {
     EnvironmentResult& r = results[static_cast<size_t>(e)];
-    const Eigen::VectorXd &q = states.q[e], &v = states.v[e], &tau = states.tau[e];
-    if (q.size() != model.nq) r.error = "q has " + std::to_string(q.size()) + " entries, expected nq = " + std::to_string(model.nq);
-    else if (v.size() != model.nv) r.error = "v has " + std::to_string(v.size()) + " entries, expected nv = " + std::to_string(model.nv);
-    else if (tau.size() != model.nv) r.error = "tau has " + std::to_string(tau.size()) + " entries, expected nv = " + std::to_string(model.nv);
+    r.error = check_length("q", states.q[e], model.nq, "nq");
+    if (r.ok() && dynamics) r.error = check_length("v", states.v[e], model.nv, "nv");
+    if (r.ok() && dynamics) r.error = check_length("tau", states.tau[e], model.nv, "nv");
     if (!r.ok()) continue;  // the engine keeps its neutral row for this environment
-    std::copy_n(q.data(), model.nq, batch.q() + static_cast<long>(e) * model.nq);
-    std::copy_n(v.data(), model.nv, batch.v() + static_cast<long>(e) * model.nv);
-    std::copy_n(tau.data(), model.nv, batch.tau() + static_cast<long>(e) * model.nv);
+    std::copy_n(states.q[e].data(), model.nq, batch.q() + static_cast<long>(e) * model.nq);
+    if (!dynamics) continue;
+    std::copy_n(states.v[e].data(), model.nv, batch.v() + static_cast<long>(e) * model.nv);
+    std::copy_n(states.tau[e].data(), model.nv, batch.tau() + static_cast<long>(e) * model.nv);
   }
-  batch.forward_dynamics();
+  if (dynamics) batch.forward_dynamics();
+  else batch.delassus(algorithm == Algorithm::PvOsim ? Batch<double>::DelassusAlgorithm::PvOsim : Batch<double>::DelassusAlgorithm::PvOsimr);
+  const int m = model.constraint_rows;
   for (int e = 0; e < n; ++e) {
     EnvironmentResult& r = results[static_cast<size_t>(e)];
     if (!r.ok()) continue;
@@ -223,7 +233,10 @@ std::vector<EnvironmentResult> evaluate_batched_aba(const Model& model, const En
       r.error = env_status_name(batch.status()[static_cast<size_t>(e)]);
       continue;
     }
-    r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
+    if (dynamics) r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
+    else
+      r.delassus = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+          batch.delassus_matrices() + static_cast<long>(e) * m * m, m, m);
   }
   return results;
 }
@@ -261,8 +274,11 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (algo == "aba") algorithm = Algorithm::Aba;
     else if (algo == "constrained") algorithm = Algorithm::Constrained;
     else if (algo == "delassus") algorithm = Algorithm::Delassus;
-    else throw Error("--algo must be aba, constrained or delassus (got '" + algo + "')");
-    if (batched && algorithm != Algorithm::Aba) throw Error("--batched is available for --algo aba only");
+    else if (algo == "pv-osimr") algorithm = Algorithm::PvOsimr;
+    else if (algo == "pv-osim") algorithm = Algorithm::PvOsim;
+    else throw Error("--algo must be aba, constrained, delassus, pv-osimr or pv-osim (got '" + algo + "')");
+    if (batched && (algorithm == Algorithm::Constrained || algorithm == Algorithm::Delassus))
+      throw Error("--batched is available for --algo aba, pv-osimr and pv-osim");
     if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
     if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
@@ -285,7 +301,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (!doc.contains("q") || !doc["q"].is_array()) throw Error(*in_path + ": missing \"q\" array");
     const size_t n = doc["q"].size();
     input_errors.assign(n, "");
-    const bool dynamics = algorithm != Algorithm::Delassus;
+    const bool dynamics = !computes_delassus(algorithm);
     states.q = read_rows(doc, "q", input_errors, true, n);
     states.v = read_rows(doc, "v", input_errors, dynamics, n);
     states.tau = read_rows(doc, "tau", input_errors, dynamics, n);
@@ -300,7 +316,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   std::vector<EnvironmentResult> results;
   try {
     if (!states.q.empty())  // an empty states file gives empty results
-      results = batched ? evaluate_batched_aba(model, states) : evaluate_reference(model, algorithm, states, settings);
+      results = batched ? evaluate_batched(model, algorithm, states) : evaluate_reference(model, algorithm, states, settings);
   } catch (const std::exception& e) {
     err << "batchdyn eval: " << e.what() << "\n";
     return 1;
@@ -332,7 +348,9 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
         result["residual"].push_back(r.residual);
         result["converged"].push_back(r.ok() && r.converged);
         break;
-      case Algorithm::Delassus: {
+      case Algorithm::Delassus:
+      case Algorithm::PvOsimr:
+      case Algorithm::PvOsim: {
         json m = json::array();
         for (Eigen::Index i = 0; i < r.delassus.rows(); ++i) m.push_back(to_json(r.delassus.row(i).transpose()));
         result["delassus"].push_back(r.ok() ? m : json());

@@ -57,7 +57,7 @@ Model load_model(const Options& o, const std::string& default_model) {
   options.balance_inertia = o.has_flag("--balance-inertia");
   Model model;
   if (spec.rfind("gen:", 0) == 0) {
-    if (root != RootJoint::Fixed) throw Error("generated models have a fixed base; drop --root");
+    if (o.get("--root")) throw Error("generated models choose their own root; drop --root");
     model = build_generated(generate_from_spec(spec.substr(4)));
   } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
     if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");

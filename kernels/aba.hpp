@@ -47,7 +47,7 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
-    Force<S> U_Dinv[6];  // columns of U_i D_i^{-1}
+    Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;  // columns of U_i D_i^{-1}
     times_Dinv(nv, U, Dinv, U_Dinv);
     ArticulatedInertia<S>& Ia = ws.articulated_inertia[i];  // becomes I^a_i in place (I^A_i is not needed again)
     project_out_joint(nv, U, U_Dinv, Ia);

@@ -16,7 +16,7 @@ struct AbaWorkspace {
   explicit AbaWorkspace(const Model& model)
       : parent_from_body(model.num_bodies()), velocity(model.num_bodies()), bias_acceleration(model.num_bodies()),
         acceleration(model.num_bodies()), articulated_inertia(model.num_bodies()),
-        articulated_bias(model.num_bodies()), U(model.nv), u(model.nv), Dinv_offset(model.num_bodies(), 0) {
+        articulated_bias(model.num_bodies()), U(model.nv), U_Dinv(model.nv), u(model.nv), Dinv_offset(model.num_bodies(), 0) {
     int size = 0;
     for (int i = 1; i < model.num_bodies(); ++i) {
       Dinv_offset[i] = size;
@@ -31,6 +31,7 @@ struct AbaWorkspace {
   std::vector<ArticulatedInertia<S>> articulated_inertia;  // I^A_i
   std::vector<Force<S>> articulated_bias;                 // p^A_i
   std::vector<Force<S>> U;                                // U_i = I^A_i S_i, one column per dof (idx_v)
+  std::vector<Force<S>> U_Dinv;                           // U_i D_i^{-1} (idx_v)
   std::vector<S> u;                                       // u_i = tau_i - S_i^T p^A_i (idx_v)
   std::vector<S> Dinv;                                    // D_i^{-1}, nv_i x nv_i, row-major
   std::vector<int> Dinv_offset;                           // where body i's D_i^{-1} starts
@@ -40,7 +41,7 @@ struct AbaWorkspace {
     return parent_from_body.size() * sizeof(Transform<S>) +
            (velocity.size() + bias_acceleration.size() + acceleration.size()) * sizeof(Motion<S>) +
            articulated_inertia.size() * sizeof(ArticulatedInertia<S>) +
-           (articulated_bias.size() + U.size()) * sizeof(Force<S>) + (u.size() + Dinv.size()) * sizeof(S);
+           (articulated_bias.size() + U.size() + U_Dinv.size()) * sizeof(Force<S>) + (u.size() + Dinv.size()) * sizeof(S);
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "layout/lanes.hpp"
 #include "layout/model_constants.hpp"
 #include "layout/spatial.hpp"
 
@@ -14,7 +15,7 @@ namespace batchdyn {
 
 // Joint frame -> child body frame for body i's joint coordinates (q points at idx_q).
 template <class S>
-Transform<S> joint_transform(const ModelConstants<S>& c, int i, const S* q) {
+BATCHDYN_INLINE Transform<S> joint_transform(const ModelConstants<S>& c, int i, const S* q) {
   using std::cos;
   using std::sin;
   switch (c.tree[i].joint_type) {
@@ -33,7 +34,7 @@ Transform<S> joint_transform(const ModelConstants<S>& c, int i, const S* q) {
 // S_i x for joint-space x (nv_i values), e.g. the joint velocity S_i qd_i (the joint bias c_J
 // is zero for every supported joint type).
 template <class S>
-Motion<S> subspace_times(const ModelConstants<S>& c, int i, const S* x) {
+BATCHDYN_INLINE Motion<S> subspace_times(const ModelConstants<S>& c, int i, const S* x) {
   switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
@@ -45,7 +46,7 @@ Motion<S> subspace_times(const ModelConstants<S>& c, int i, const S* x) {
 
 // Column k of S_i.
 template <class S>
-Motion<S> subspace_column(const ModelConstants<S>& c, int i, int k) {
+BATCHDYN_INLINE Motion<S> subspace_column(const ModelConstants<S>& c, int i, int k) {
   switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i]};
@@ -61,7 +62,7 @@ Motion<S> subspace_column(const ModelConstants<S>& c, int i, int k) {
 
 // Row k of S_i^T f.
 template <class S>
-S subspace_transpose_times(const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
+BATCHDYN_INLINE S subspace_transpose_times(const ModelConstants<S>& c, int i, const Force<S>& f, int k) {
   switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return dot(c.axis[i], f.angular);
@@ -73,7 +74,7 @@ S subspace_transpose_times(const ModelConstants<S>& c, int i, const Force<S>& f,
 
 // Column k of I S_i.
 template <class S>
-Force<S> inertia_times_subspace(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I, int k) {
+BATCHDYN_INLINE Force<S> inertia_times_subspace(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& I, int k) {
   switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous: return I.times_angular(c.axis[i]);

@@ -14,7 +14,7 @@ namespace batchdyn {
 // From body i's articulated inertia H^A_i: the columns U_i (nv_i forces) and D_i^{-1} (nv_i x
 // nv_i, row-major).
 template <class S>
-void eliminate_joint(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& articulated_inertia, Force<S>* U,
+BATCHDYN_INLINE void eliminate_joint(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& articulated_inertia, Force<S>* U,
                      S* Dinv) {
   const int nv = c.tree[i].nv, idx_v = c.tree[i].idx_v;
   S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
@@ -27,7 +27,7 @@ void eliminate_joint(const ModelConstants<S>& c, int i, const ArticulatedInertia
 
 // The columns of U_i D_i^{-1} (nv forces), for projecting the joint out.
 template <class S>
-void times_Dinv(int nv, const Force<S>* U, const S* Dinv, Force<S>* U_Dinv) {
+BATCHDYN_INLINE void times_Dinv(int nv, const Force<S>* U, const S* Dinv, Force<S>* U_Dinv) {
   for (int k = 0; k < nv; ++k) {
     U_Dinv[k] = U[0] * Dinv[k];
     for (int j = 1; j < nv; ++j) U_Dinv[k] += U[j] * Dinv[j * nv + k];
@@ -36,14 +36,14 @@ void times_Dinv(int nv, const Force<S>* U, const S* Dinv, Force<S>* U_Dinv) {
 
 // H^a_i = H^A_i - (U_i D_i^{-1}) U_i^T, in place: what the parent receives (before transforming).
 template <class S>
-void project_out_joint(int nv, const Force<S>* U, const Force<S>* U_Dinv, ArticulatedInertia<S>& articulated_inertia) {
+BATCHDYN_INLINE void project_out_joint(int nv, const Force<S>* U, const Force<S>* U_Dinv, ArticulatedInertia<S>& articulated_inertia) {
   for (int k = 0; k < nv; ++k) articulated_inertia.subtract_outer(U_Dinv[k], U[k]);
 }
 
 // P_i f = f - (U_i D_i^{-1}) (S_i^T f): the part of a force on body i that reaches its parent
 // once joint i has moved as it must (eq. 8). Also returns S_i^T f in St_f (nv_i values).
 template <class S>
-Force<S> propagate_force(const ModelConstants<S>& c, int i, const Force<S>* U_Dinv, const Force<S>& f, S* St_f) {
+BATCHDYN_INLINE Force<S> propagate_force(const ModelConstants<S>& c, int i, const Force<S>* U_Dinv, const Force<S>& f, S* St_f) {
   Force<S> out = f;
   for (int k = 0; k < c.tree[i].nv; ++k) {
     St_f[k] = subspace_transpose_times(c, i, f, k);

@@ -10,14 +10,14 @@ namespace batchdyn {
 // The kinematics step of body i, shared by every kernel's first forward sweep (ABA, PV-OSIMr,
 // the reference kinematics): ^{λ(i)}M_i for the joint's coordinates. Lane-generic.
 template <class S>
-Transform<S> body_placement(const ModelConstants<S>& c, int i, const S* q) {
+BATCHDYN_INLINE Transform<S> body_placement(const ModelConstants<S>& c, int i, const S* q) {
   return c.joint_placement[i] * joint_transform(c, i, q + c.tree[i].idx_q);
 }
 
 // The velocity half of the step: v_i = ^iX_{λ(i)} v_{λ(i)} + v_J with v_J = S_i qd_i (returned
 // in joint_velocity, which ABA needs for c_i = v_i x v_J).
 template <class S>
-Motion<S> body_velocity(const ModelConstants<S>& c, int i, const Transform<S>& parent_from_body,
+BATCHDYN_INLINE Motion<S> body_velocity(const ModelConstants<S>& c, int i, const Transform<S>& parent_from_body,
                         const Motion<S>& parent_velocity, const S* v, Motion<S>& joint_velocity) {
   joint_velocity = subspace_times(c, i, v + c.tree[i].idx_v);
   return parent_from_body.act_inv(parent_velocity) + joint_velocity;

@@ -9,8 +9,10 @@
 // block is ^cK_a ^0Ω_c ^cK_b^T with c = cca(a, b) (eq. 17).
 //
 // Local frames: a force at body i in i's frame reaches its parent as ^{λ(i)}X_i^* P_i f; an
-// acceleration reaches i from its parent as P_i^T ^iX_{λ(i)} a. Chains use ^hP_h = I (6
-// columns) at every head, also at end-effectors, so that ^0Ω_h is a 6 x 6 in h's frame; a
+// acceleration reaches i from its parent as P_i^T ^iX_{λ(i)} a. A chain starts from ^hP_h = I
+// (6 columns, ^0Ω_h a 6 x 6 in h's frame) at every head, except at an end-effector outside N
+// with at most 6 rows, where it starts from those rows as the paper's line 4 does
+// (^eP_e = K_e^T: 3 columns for a point contact, ^0Ω_e then in constraint coordinates). A
 // constraint's rows on a body are its terminal's force columns (kernels/constraint_rows.hpp).
 //
 // Beyond the paper: a constraint between two moving links (an internal loop) has a terminal on
@@ -44,15 +46,26 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   const int m = plan.rows;
   const int heads = static_cast<int>(plan.heads.size());
 
-  // First forward sweep (lines 1-4), and every chain starts at its head: ^hP_h = I, ^hΩ_h = 0.
+  // First forward sweep (lines 1-4), and every chain starts at its head: ^hP_h = I and
+  // ^hΩ_h = 0, or for an end-effector outside N with at most 6 rows ^eP_e = K_e^T (its
+  // force columns: the chain then carries head_width < 6 columns, line 4).
   delassus_first_sweep(c, plan, ws, q);
   for (int h = 0; h < heads; ++h) {
-    for (int k = 0; k < 6; ++k) {
-      Force<S>& column = ws.chain_propagator[static_cast<size_t>(h * 6 + k)];
-      column = Force<S>::zero();
-      column[k] = S(1);
-    }
+    if (!plan.head_uses_rows[static_cast<size_t>(h)])
+      for (int k = 0; k < 6; ++k) {
+        Force<S>& column = ws.chain_propagator[static_cast<size_t>(h * 6 + k)];
+        column = Force<S>::zero();
+        column[k] = S(1);
+      }
     for (int k = 0; k < 36; ++k) ws.chain_inverse_inertia[static_cast<size_t>(h * 36 + k)] = S(0);
+  }
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const int offset = plan.terminal_basis_offset[static_cast<size_t>(t)];
+    if (offset < 0) continue;
+    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
+    const int h = plan.chain_head[static_cast<size_t>(term.body)];
+    for (int r = 0; r < term.dim; ++r)
+      ws.chain_propagator[static_cast<size_t>(h * 6 + offset + r)] = ws.terminal_columns[static_cast<size_t>(t * 6 + r)];
   }
 
   // Backward sweep (lines 5-11): H^A as in ABA; the chain through body i gains joint i:
@@ -65,64 +78,86 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
     const int nv = body.nv;
     const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    const int width = plan.head_width[static_cast<size_t>(h)];
     Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
     S* Omega = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
     S Y[6][6];  // Y[k][col] = (S_i^T ^iP_d)
-    for (int col = 0; col < 6; ++col) {
+    for (int col = 0; col < width; ++col) {
       S St_f[6];
       P[col] = propagate_force(c, i, U_Dinv, P[col], St_f);
       for (int k = 0; k < nv; ++k) Y[k][col] = St_f[k];
     }
     S Z[6][6];  // D_i^{-1} Y
     for (int k = 0; k < nv; ++k)
-      for (int col = 0; col < 6; ++col) {
+      for (int col = 0; col < width; ++col) {
         Z[k][col] = Dinv[k * nv] * Y[0][col];
         for (int j = 1; j < nv; ++j) Z[k][col] += Dinv[k * nv + j] * Y[j][col];
       }
-    for (int a = 0; a < 6; ++a)  // upper triangle; the forward sweep mirrors it
-      for (int b = a; b < 6; ++b)
+    for (int a = 0; a < width; ++a)  // upper triangle; the forward sweep mirrors it
+      for (int b = a; b < width; ++b)
         for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[k][a] * Z[k][b];
     if (body.parent > 0)
-      for (int col = 0; col < 6; ++col) P[col] = ws.parent_from_body[i].act(P[col]);
+      for (int col = 0; col < width; ++col) P[col] = ws.parent_from_body[i].act(P[col]);
   }
 
   // Limited forward sweep over the heads (lines 12-13):
-  //   ^0Ω_h = ^{Nanc(h)}Ω_h + ^{Nanc(h)}P_h^T ^0Ω_{Nanc(h)} ^{Nanc(h)}P_h.
+  //   ^0Ω_h = ^{Nanc(h)}Ω_h + ^{Nanc(h)}P_h^T ^0Ω_{Nanc(h)} ^{Nanc(h)}P_h,
+  // width x width in h's basis, zero-padded to 6 x 6.
   for (int h = 0; h < heads; ++h) {
+    const int width = plan.head_width[static_cast<size_t>(h)];
     S* O = &ws.inverse_inertia[static_cast<size_t>(h * 36)];
     const S* chain = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
-    for (int a = 0; a < 6; ++a)
-      for (int b = a; b < 6; ++b) O[a * 6 + b] = O[b * 6 + a] = chain[a * 6 + b];
+    for (int k = 0; k < 36; ++k) O[k] = S(0);
+    for (int a = 0; a < width; ++a)
+      for (int b = a; b < width; ++b) O[a * 6 + b] = O[b * 6 + a] = chain[a * 6 + b];
     const int ancestor = plan.head_ancestor[static_cast<size_t>(h)];
     if (ancestor < 0) continue;  // ^0Ω of the world is zero
+    if (plan.head_uses_rows[static_cast<size_t>(h)]) continue;  // never formed: see the assembly
     const S* O_ancestor = &ws.inverse_inertia[static_cast<size_t>(ancestor * 36)];
     const Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
     Motion<S> OP[6];
-    for (int b = 0; b < 6; ++b) OP[b] = detail::inverse_inertia_times(O_ancestor, P[b]);
-    for (int a = 0; a < 6; ++a)
-      for (int b = a; b < 6; ++b) {
+    for (int b = 0; b < width; ++b) OP[b] = detail::inverse_inertia_times(O_ancestor, P[b]);
+    for (int a = 0; a < width; ++a)
+      for (int b = a; b < width; ++b) {
         O[a * 6 + b] += dot(P[a], OP[b]);
         O[b * 6 + a] = O[a * 6 + b];
       }
   }
 
   // Limited backward sweep (lines 14-16): each terminal's columns at every head up its path,
-  // ^{Nanc(i)}K^T = ^{Nanc(i)}P_i ^iK^T, and ^0Ω_c ^cK^T at each.
+  // ^{Nanc(i)}K^T = ^{Nanc(i)}P_i ^iK^T, and ^0Ω_c ^cK^T where a pair reads it. Columns are
+  // coordinates in the head's basis: forces for an identity basis, unit vectors at the
+  // terminal's own head when that head's basis is its rows.
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const int dim = plan.terminals[static_cast<size_t>(t)].dim;
     const int first = plan.level_begin[static_cast<size_t>(t)], end = plan.level_begin[static_cast<size_t>(t + 1)];
-    for (int r = 0; r < dim; ++r)
-      ws.level_columns[static_cast<size_t>(first * 6 + r)] = ws.terminal_columns[static_cast<size_t>(t * 6 + r)];
+    const int offset = plan.terminal_basis_offset[static_cast<size_t>(t)];
+    for (int r = 0; r < dim; ++r) {
+      Force<S>& column = ws.level_columns[static_cast<size_t>(first * 6 + r)];
+      if (offset < 0) {
+        column = ws.terminal_columns[static_cast<size_t>(t * 6 + r)];
+      } else {
+        column = Force<S>::zero();
+        column[offset + r] = S(1);
+      }
+    }
     for (int l = first + 1; l < end; ++l) {
-      const Force<S>* P = &ws.chain_propagator[static_cast<size_t>(plan.level_head[static_cast<size_t>(l - 1)] * 6)];
+      const int below_head = plan.level_head[static_cast<size_t>(l - 1)];
+      const int width = plan.head_width[static_cast<size_t>(below_head)];
+      const Force<S>* P = &ws.chain_propagator[static_cast<size_t>(below_head * 6)];
       for (int r = 0; r < dim; ++r) {
+        Force<S>& above = ws.level_columns[static_cast<size_t>(l * 6 + r)];
+        if (l == first + 1 && offset >= 0) {  // a unit coordinate below: the propagator's column
+          above = P[offset + r];
+          continue;
+        }
         const Force<S>& below = ws.level_columns[static_cast<size_t>((l - 1) * 6 + r)];
-        Force<S> above = P[0] * below.linear.x;
-        for (int k = 1; k < 6; ++k) above += P[k] * below[k];
-        ws.level_columns[static_cast<size_t>(l * 6 + r)] = above;
+        above = P[0] * below.linear.x;
+        for (int k = 1; k < width; ++k) above += P[k] * below[k];
       }
     }
     for (int l = first; l < end; ++l) {
+      if (!plan.level_needs_acceleration[static_cast<size_t>(l)]) continue;
       const S* O = &ws.inverse_inertia[static_cast<size_t>(plan.level_head[static_cast<size_t>(l)] * 36)];
       for (int r = 0; r < dim; ++r)
         ws.level_accelerations[static_cast<size_t>(l * 6 + r)] =
@@ -131,16 +166,26 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   }
 
   // Assembly (lines 17-20): G_ab += ^cK_a ^0Ω_c ^cK_b^T for every terminal pair a <= b, and
-  // its transpose for a != b.
+  // its transpose for a != b. When c is an end-effector whose chain carries its own rows,
+  // ^0Ω_c = ^{Nanc}Ω_c + ^{Nanc}P_c^T ^0Ω_{Nanc} ^{Nanc}P_c in row coordinates, so the block is
+  // the chain's entry plus the same product one level up (eq. 18 folded into eq. 17).
   for (int k = 0; k < m * m; ++k) G[k] = S(0);
   for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
     const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
     const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
-    const Force<S>* Ka = &ws.level_columns[static_cast<size_t>(pair.level_a * 6)];
-    const Motion<S>* OKb = &ws.level_accelerations[static_cast<size_t>(pair.level_b * 6)];
+    const bool upper = pair.level_a >= 0;
+    const Force<S>* Ka = upper ? &ws.level_columns[static_cast<size_t>(pair.level_a * 6)] : nullptr;
+    const Motion<S>* OKb = upper ? &ws.level_accelerations[static_cast<size_t>(pair.level_b * 6)] : nullptr;
+    const S* chain = pair.chain_head >= 0 ? &ws.chain_inverse_inertia[static_cast<size_t>(pair.chain_head * 36)] : nullptr;
+    const int offset_a = plan.terminal_basis_offset[static_cast<size_t>(pair.a)];
+    const int offset_b = plan.terminal_basis_offset[static_cast<size_t>(pair.b)];
     for (int r = 0; r < ta.dim; ++r)
       for (int s = 0; s < tb.dim; ++s) {
-        const S value = dot(Ka[r], OKb[s]);
+        S value = upper ? dot(Ka[r], OKb[s]) : S(0);
+        if (chain) {  // upper triangle of the chain's ^{Nanc}Ω
+          const int i = offset_a + r, j = offset_b + s;
+          value += i <= j ? chain[i * 6 + j] : chain[j * 6 + i];
+        }
         G[(ta.row + r) * m + tb.row + s] += value;
         if (pair.a != pair.b) G[(tb.row + s) * m + ta.row + r] += value;
       }

@@ -170,12 +170,12 @@ GeneratedModel generate_welded_stem(int stem, int branches_per_end) {
   const std::string name = "welded_stem" + std::to_string(stem) + "_" + std::to_string(branches_per_end);
   UrdfWriter w(name);
   ConstraintWriter c;
-  w.base("base");
-  std::string parent = "base";
-  for (int i = 1; i <= stem; ++i) {
+  w.bar("stem1", kLength, kMass);  // the floating base
+  std::string parent = "stem1";
+  for (int i = 2; i <= stem; ++i) {
     const std::string link = "stem" + std::to_string(i);
     w.bar(link, kLength, kMass);
-    w.revolute("j_" + link, parent, link, i == 1 ? 0.0 : kLength, 0, 0, axis_cycle(i - 1));
+    w.revolute("j_" + link, parent, link, kLength, 0, 0, axis_cycle(i - 1));
     parent = link;
   }
   // branches_per_end two-link branches at each end of the stem, fanned out; tips welded.
@@ -196,7 +196,7 @@ GeneratedModel generate_welded_stem(int stem, int branches_per_end) {
       c.add("branch" + std::to_string(branch) + "_weld", "weld", bparent, "world", kLength, 0);
     }
   }
-  return {name, w.finish(), c.finish()};
+  return {name, w.finish(), c.finish(), RootJoint::FreeFlyer};
 }
 
 GeneratedModel generate_branching_node(int branches, int branch_length) {
@@ -275,7 +275,7 @@ GeneratedModel generate_from_spec(const std::string& spec) {
 }
 
 Model build_generated(const GeneratedModel& generated) {
-  Model model = load_urdf_string(generated.urdf, RootJoint::Fixed, "generated " + generated.name);
+  Model model = load_urdf_string(generated.urdf, generated.root, "generated " + generated.name);
   add_constraints_from_json(model, generated.constraints_json, "generated " + generated.name + " constraints");
   return model;
 }

@@ -15,6 +15,7 @@ struct GeneratedModel {
   std::string name;
   std::string urdf;
   std::string constraints_json;  // constraint-file schema of topology/constraints_io.hpp
+  RootJoint root = RootJoint::Fixed;  // how the URDF's root link is attached to the world
 };
 
 // Serial chain of n links, joint axes cycling z, y, x (no loop).
@@ -28,9 +29,10 @@ GeneratedModel generate_loop_chain(int loops, int links_per_loop);
 // Long stem of `stem` links with `branches` branches of `branch_length` links alternating on
 // both sides; each branch tip is connected to the world (an external contact).
 GeneratedModel generate_stem_with_branches(int stem, int branches, int branch_length);
-// The scaling mechanism of pv-osimr Fig. 3a: a stem of `stem` links from a fixed base with
-// `branches_per_end` two-link branches at each end of the stem, every branch tip welded (6D)
-// to the world; m = 12 * branches_per_end rows. One branch per end is Fig. 3b's chain.
+// The scaling mechanism of pv-osimr Fig. 3a: a free-floating stem of `stem` links (the first
+// one is the floating base) with `branches_per_end` two-link branches at each end of the
+// stem, every branch tip welded (6D) to the world; m = 12 * branches_per_end rows. One branch
+// per end is Fig. 3b's chain.
 GeneratedModel generate_welded_stem(int stem, int branches_per_end);
 // One node link with `branches` branches of `branch_length` links; tips of neighbouring
 // branches welded to each other (Fig. 9a).

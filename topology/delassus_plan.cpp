@@ -94,6 +94,24 @@ DelassusPlan plan_delassus(const Model& model) {
     const int a = plan.branching_ancestor[static_cast<size_t>(h)];
     plan.head_ancestor.push_back(a > 0 ? head_slot[static_cast<size_t>(a)] : -1);
   }
+  std::vector<int> end_effector_of(static_cast<size_t>(n), -1);
+  for (int k = 0; k < e; ++k) end_effector_of[static_cast<size_t>(plan.end_effectors[static_cast<size_t>(k)])] = k;
+  plan.terminal_basis_offset.assign(plan.terminals.size(), -1);
+  for (int h : plan.heads) {
+    const int k = end_effector_of[static_cast<size_t>(h)];
+    int rows = 0;
+    if (k >= 0 && !plan.is_branching[static_cast<size_t>(h)])
+      for (int t = plan.terminal_begin[static_cast<size_t>(k)]; t < plan.terminal_begin[static_cast<size_t>(k + 1)]; ++t)
+        rows += plan.terminals[static_cast<size_t>(t)].dim;
+    const bool uses_rows = rows > 0 && rows <= 6;
+    plan.head_uses_rows.push_back(uses_rows);
+    plan.head_width.push_back(uses_rows ? rows : 6);
+    if (!uses_rows) continue;
+    for (int t = plan.terminal_begin[static_cast<size_t>(k)], offset = 0; t < plan.terminal_begin[static_cast<size_t>(k + 1)]; ++t) {
+      plan.terminal_basis_offset[static_cast<size_t>(t)] = offset;
+      offset += plan.terminals[static_cast<size_t>(t)].dim;
+    }
+  }
 
   // Levels of each terminal, and the pairs to assemble.
   for (const DelassusPlan::Terminal& t : plan.terminals) {
@@ -107,15 +125,25 @@ DelassusPlan plan_delassus(const Model& model) {
       if (plan.heads[static_cast<size_t>(plan.level_head[static_cast<size_t>(l)])] == body) return l;
     throw Error("plan_delassus: internal error, cca is not a level of its terminal");
   };
-  std::vector<int> end_effector_of(static_cast<size_t>(n), -1);
-  for (int k = 0; k < e; ++k) end_effector_of[static_cast<size_t>(plan.end_effectors[static_cast<size_t>(k)])] = k;
   const int T = plan.num_terminals();
   for (int a = 0; a < T; ++a)
     for (int b = a; b < T; ++b) {
       const int c = plan.cca(end_effector_of[static_cast<size_t>(plan.terminals[static_cast<size_t>(a)].body)],
                              end_effector_of[static_cast<size_t>(plan.terminals[static_cast<size_t>(b)].body)]);
-      if (c > 0) plan.pairs.push_back({a, b, level_at(a, c), level_at(b, c)});
+      if (c == 0) continue;
+      DelassusPlan::TerminalPair pair{a, b, level_at(a, c), level_at(b, c), -1};
+      const int h = head_slot[static_cast<size_t>(c)];
+      if (plan.head_uses_rows[static_cast<size_t>(h)]) {  // a and b sit on c itself: go one level up
+        pair.chain_head = h;
+        const bool above = pair.level_a + 1 < plan.level_begin[static_cast<size_t>(a + 1)];
+        pair.level_a = above ? pair.level_a + 1 : -1;
+        pair.level_b = above ? pair.level_b + 1 : -1;
+      }
+      plan.pairs.push_back(pair);
     }
+  plan.level_needs_acceleration.assign(plan.level_head.size(), 0);
+  for (const DelassusPlan::TerminalPair& p : plan.pairs)
+    if (p.level_b >= 0) plan.level_needs_acceleration[static_cast<size_t>(p.level_b)] = 1;
 
   // Force columns in terminal order.
   for (const DelassusPlan::Terminal& t : plan.terminals) {

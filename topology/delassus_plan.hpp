@@ -58,6 +58,14 @@ struct DelassusPlan {
   std::vector<int> heads;
   std::vector<int> chain_head;
   std::vector<int> head_ancestor;
+  // The basis a chain carries from its head (Alg. 3 line 4): an end-effector outside N whose
+  // terminals have at most 6 rows in all starts from those rows themselves (^eP_e = K_e^T,
+  // head_width = its rows: 3 for a point contact, 6 for a weld), every other head from I
+  // (width 6). Fewer columns to carry, and the rows at the head need no product.
+  std::vector<int> head_width;
+  std::vector<char> head_uses_rows;  // per head: 1 when the basis is the end-effector's rows
+  // For each terminal, its first basis column at its own head when that head uses rows, else -1.
+  std::vector<int> terminal_basis_offset;
 
   // Levels of a terminal (Alg. 3 lines 14-16): the heads from its own body up through Nanc,
   // Nanc(Nanc), ... to the last one below the world. Terminal t's levels are slots
@@ -67,12 +75,18 @@ struct DelassusPlan {
 
   // The blocks to assemble (Alg. 3 line 18): one per pair of terminals a <= b whose bodies'
   // cca is not the world (a world cca couples nothing), with the two terminals' level slots
-  // at that cca.
+  // at that cca. When the cca is an end-effector head whose basis is its own rows, its ^0Ω is
+  // never formed: the block is that chain's ^{Nanc}Ω (rows offset_a.., offset_b..) plus the
+  // block at the next level up (Nanc), so chain_head names the chain and the levels are
+  // Nanc's (-1 when Nanc is the world).
   struct TerminalPair {
     int a = 0, b = 0;
     int level_a = 0, level_b = 0;
+    int chain_head = -1;
   };
   std::vector<TerminalPair> pairs;
+  // Per level slot: whether some pair reads ^0Ω_c ^cK_t^T there (as its b side).
+  std::vector<char> level_needs_acceleration;
 
   // For PV-OSIM (Alg. 1) and the terminals' force columns: terminal t's columns are
   // column_begin[t] .. column_begin[t] + dim - 1 (terminal order, so the columns of ES(i) are
