@@ -111,6 +111,23 @@ json model_json(const Model& model) {
       for (int b = 0; b < plan.num_end_effectors(); ++b) row.push_back(body_name(model, plan.cca(a, b)));
       p["closest_common_ancestor"].push_back(row);
     }
+    // What the kernels walk: chains from each head, each terminal's levels, the output blocks.
+    p["chains"] = json::array();
+    for (size_t h = 0; h < plan.heads.size(); ++h) {
+      const int ancestor = plan.head_ancestor[h];
+      p["chains"].push_back({{"head", body_name(model, plan.heads[h])},
+                             {"up_to", ancestor < 0 ? std::string("world") : body_name(model, plan.heads[static_cast<size_t>(ancestor)])},
+                             {"width", plan.head_width[h]}, {"starts_from_rows", plan.head_uses_rows[h] != 0}});
+    }
+    p["blocks"] = json::array();
+    for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
+      const DelassusPlan::Terminal &a = plan.terminals[static_cast<size_t>(pair.a)], &b = plan.terminals[static_cast<size_t>(pair.b)];
+      const int level = pair.level_a >= 0 ? plan.level_head[static_cast<size_t>(pair.level_a)] : -1;
+      p["blocks"].push_back({{"rows", {a.row, a.row + a.dim}}, {"cols", {b.row, b.row + b.dim}},
+                             {"terminals", {pair.a, pair.b}},
+                             {"at", level < 0 ? std::string("-") : body_name(model, plan.heads[static_cast<size_t>(level)])},
+                             {"plus_chain_of", pair.chain_head < 0 ? std::string("-") : body_name(model, plan.heads[static_cast<size_t>(pair.chain_head)])}});
+    }
     j["delassus_plan"] = p;
   }
   return j;
@@ -160,7 +177,14 @@ void print_model_text(const Model& model, std::ostream& out) {
     for (int e : plan.end_effectors) out << " " << body_name(model, e);
     out << "\n  branching set N (" << plan.branching.size() << "), each with its nearest ancestor in N:";
     for (int i : plan.branching) out << " " << body_name(model, i) << " (" << body_name(model, plan.branching_ancestor[static_cast<size_t>(i)]) << ")";
-    out << "\n";
+    out << "\n  chains (head -> next head up, columns carried):";
+    for (size_t h = 0; h < plan.heads.size(); ++h) {
+      const int ancestor = plan.head_ancestor[h];
+      out << " " << body_name(model, plan.heads[h]) << "->"
+          << (ancestor < 0 ? std::string("world") : body_name(model, plan.heads[static_cast<size_t>(ancestor)])) << " ("
+          << plan.head_width[h] << (plan.head_uses_rows[h] ? " rows" : "") << ")";
+    }
+    out << "\n  output blocks: " << plan.pairs.size() << " terminal pairs (a world cca couples nothing)\n";
   }
 }
 

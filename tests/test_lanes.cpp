@@ -63,3 +63,39 @@ TEST_CASE("a SIMD step (ABA, then integration on the manifold) equals the W = 1 
     }
   }
 }
+
+TEST_CASE("each SIMD lane of the batched Delassus matrices equals the scalar PV-OSIMr (double 1e-12) for both algorithms") {
+  std::mt19937 rng(98);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = 2 * Batch<double>::W + 1, mm = m.model.constraint_rows * m.model.constraint_rows;
+    Batch<double> batch(m.model, n, 1);
+    randomise(batch, rng);
+    Data<double> data(m.model);
+    DelassusData<double> dd(m.model);
+    for (auto algorithm : {Batch<double>::DelassusAlgorithm::PvOsimr, Batch<double>::DelassusAlgorithm::PvOsim}) {
+      batch.delassus(algorithm);
+      CHECK(batch.failed_count() == 0);
+      for (int e = 0; e < n; ++e) {
+        const Eigen::VectorXd expected = Eigen::Map<const Eigen::VectorXd>(pv_osimr_delassus(m.model, data, dd, row(batch.q(), e, m.model.nq)).data(), mm);
+        CHECK(relative_error(row(batch.delassus_matrices(), e, mm), expected) <= 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("batched float Delassus matrices equal the W = 1 float kernel to 1e-5") {
+  std::mt19937 rng(99);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = Batch<float>::W + 3, mm = m.model.constraint_rows * m.model.constraint_rows;
+    Batch<float> batch(m.model, n, 1);
+    ScalarBatch<float> scalar(m.model, n, 1);
+    randomise(batch, rng);
+    copy_state(batch, scalar);
+    batch.delassus();
+    scalar.delassus();
+    for (int e = 0; e < n; ++e)
+      CHECK(relative_error(row(batch.delassus_matrices(), e, mm), row(scalar.delassus_matrices(), e, mm)) <= 1e-5);
+  }
+}
