@@ -15,7 +15,8 @@ namespace batchdyn {
 template <class S>
 struct DelassusWorkspace {
   DelassusWorkspace(const Model& model, const DelassusPlan& plan)
-      : parent_from_body(static_cast<size_t>(model.num_bodies())), world_from_body(static_cast<size_t>(model.num_bodies())),
+      : parent_from_body(static_cast<size_t>(model.num_bodies())),
+        world_from_body(plan.has_internal_loops ? static_cast<size_t>(model.num_bodies()) : 0),
         articulated_inertia(static_cast<size_t>(model.num_bodies())), U(static_cast<size_t>(model.nv)),
         U_Dinv(static_cast<size_t>(model.nv)), Dinv_offset(static_cast<size_t>(model.num_bodies()), 0),
         terminal_columns(static_cast<size_t>(plan.num_terminals()) * 6),

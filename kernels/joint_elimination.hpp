@@ -18,6 +18,7 @@ BATCHDYN_INLINE void eliminate_joint(const ModelConstants<S>& c, int i, const Ar
                      S* Dinv) {
   const int nv = c.tree[i].nv, idx_v = c.tree[i].idx_v;
   S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
+  D[0] = S(0);  // every joint has a dof; tells GCC (-Wmaybe-uninitialized, SSE2 builds) that D is written
   for (int k = 0; k < nv; ++k) U[k] = inertia_times_subspace(c, i, articulated_inertia, k);
   for (int r = 0; r < nv; ++r)
     for (int k = 0; k < nv; ++k) D[r * nv + k] = subspace_transpose_times(c, i, U[k], r);

@@ -195,7 +195,7 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
 // Scalar reference entry point: the plan, workspace and output of one model.
 template <class S>
 struct DelassusData {
-  DelassusData(const Model& model) : plan(plan_delassus(model)), workspace(model, plan), G(model.constraint_rows, model.constraint_rows) {}
+  explicit DelassusData(const Model& model) : plan(plan_delassus(model)), workspace(model, plan), G(model.constraint_rows, model.constraint_rows) {}
   DelassusPlan plan;
   DelassusWorkspace<S> workspace;
   Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> G;

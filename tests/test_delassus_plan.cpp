@@ -70,6 +70,32 @@ void check_against_brute_force(const Model& m, const DelassusPlan& plan) {
       }
     }
   CHECK(std::vector<int>(ccas.begin(), ccas.end()) == N);
+  // Chains: heads are E ∪ N; every body supporting an end-effector has the head found by
+  // walking down its unique supporting path; each head's chain ends below Nanc(head).
+  std::vector<int> heads;
+  for (int i = 1; i < n; ++i)
+    if (E.count(i) || std::count(N.begin(), N.end(), i)) heads.push_back(i);
+  CHECK(heads == plan.heads);
+  for (int i = 1; i < n; ++i) {
+    const int h = plan.chain_head[static_cast<size_t>(i)];
+    CHECK((h >= 0) == !ES[static_cast<size_t>(i)].empty());
+    if (h < 0) continue;
+    const int head = plan.heads[static_cast<size_t>(h)];
+    CHECK(ancestors_and_self(m, head).count(i) == 1);  // i lies between the head and ...
+    CHECK(plan.branching_ancestor[static_cast<size_t>(head)] < i);  // ... below Nanc(head)
+    CHECK(ES[static_cast<size_t>(i)] == ES[static_cast<size_t>(head)]);
+  }
+  // One output block per terminal pair a <= b whose bodies' cca is not the world.
+  size_t coupled = 0;
+  const auto& T = plan.terminals;
+  for (size_t a = 0; a < T.size(); ++a)
+    for (size_t b = a; b < T.size(); ++b) {
+      int c = 0;
+      for (int x : ancestors_and_self(m, T[a].body))
+        if (ancestors_and_self(m, T[b].body).count(x)) c = std::max(c, x);
+      coupled += c > 0;
+    }
+  CHECK(plan.pairs.size() == coupled);
   // Terminals: one per constraint side on a moving body, with its rows and sign.
   size_t sides = 0;
   for (const Constraint& c : m.constraints) sides += (c.body1 > 0) + (c.body2 > 0);
