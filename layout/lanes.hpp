@@ -7,13 +7,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "layout/inline.hpp"
+
 #include <cstddef>
 #include <type_traits>
-
-// For the small per-body steps the kernels share (joint.hpp, kinematics.hpp,
-// joint_elimination.hpp): inlined into every sweep whatever GCC's size heuristics decide once a
-// translation unit holds several kernels (measured: ABA lost 20 % in float when they were not).
-#define BATCHDYN_INLINE [[gnu::always_inline]] inline
 
 namespace batchdyn {
 
