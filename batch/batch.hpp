@@ -165,7 +165,7 @@ class BatchEngine {
         pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
       else
         pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
-      scatter(block, ws, valid, ws.G.data(), mm, delassus_);
+      scatter(block, valid, ws.G.data(), mm, delassus_);
     }, /*state=*/false);
   }
   int constraint_rows() const { return model_.constraint_rows; }
@@ -230,18 +230,17 @@ class BatchEngine {
         : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)),
           tau(static_cast<size_t>(m.nv)), qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
           G(static_cast<size_t>(m.constraint_rows) * m.constraint_rows), stage_q(static_cast<size_t>(m.nq) * W),
-          stage_v(static_cast<size_t>(m.nv) * W), stage_tau(static_cast<size_t>(m.nv) * W),
-          stage_out(static_cast<size_t>(std::max(m.nv, m.constraint_rows * m.constraint_rows)) * W) {
+          stage_v(static_cast<size_t>(m.nv) * W), stage_tau(static_cast<size_t>(m.nv) * W) {
       if (m.constraint_rows > 0) delassus.emplace(m, plan);  // a tree without constraints needs none
     }
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
     LaneArray<L> q, v, tau, qdd, displacement, G;  // one lane per environment
-    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_out;
+    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau;
     size_t bytes() const {
       return aba.bytes() + (delassus ? delassus->bytes() : 0) +
              (q.size() + v.size() + tau.size() + qdd.size() + displacement.size() + G.size()) * sizeof(L) +
-             (stage_q.size() + stage_v.size() + stage_tau.size() + stage_out.size()) * sizeof(T);
+             (stage_q.size() + stage_v.size() + stage_tau.size()) * sizeof(T);
     }
   };
   int delassus_size() const { return model_.constraint_rows * model_.constraint_rows; }
@@ -315,42 +314,47 @@ class BatchEngine {
     }
   }
 
-  // Scatter: `count` output lanes -> row e of the env-major `out` (count values per
-  // environment), valid environments only. A non-finite value marks its environment
-  // (NonFiniteResult, valid[l] = false) and its row is filled with NaN.
-  void scatter(int block, BlockWorkspace& ws, bool* valid, const L* lanes, int count, T* out) {
+  // Writes `count` lanes into rows of the env-major `out` (count values per environment), for
+  // the environments of the block with valid[l]. Each lane vector goes to W rows at once, so
+  // the rows are written sequentially (no strided pass over a lane-major staging copy).
+  void write_rows(int block, const bool* valid, const L* lanes, int count, T* out) const {
+    using Traits = LaneTraits<L>;
+    const int first = block * W, in_block = std::min(W, n_ - first);
+    alignas(64) T values[W];
+    for (int k = 0; k < count; ++k) {
+      Traits::store(lanes[k], values);
+      for (int l = 0; l < in_block; ++l)
+        if (valid[l]) out[static_cast<long>(first + l) * count + k] = values[l];
+    }
+  }
+
+  // Scatter: `count` output lanes -> row e of the env-major `out`, valid environments only.
+  // A non-finite value marks its environment (NonFiniteResult, valid[l] = false) and its row
+  // is filled with NaN.
+  void scatter(int block, bool* valid, const L* lanes, int count, T* out) {
     using Traits = LaneTraits<L>;
     // x * 0 is 0 for finite x and NaN otherwise: one sum per lane flags a non-finite output.
     L non_finite(T(0));
-    for (int k = 0; k < count; ++k) {
-      non_finite += lanes[k] * L(T(0));
-      Traits::store(lanes[k], &ws.stage_out[static_cast<size_t>(k * W)]);
-    }
+    for (int k = 0; k < count; ++k) non_finite += lanes[k] * L(T(0));
     alignas(64) T flags[W];
     Traits::store(non_finite, flags);
-    for (int l = 0; l < W; ++l) {
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
       const int e = block * W + l;
-      if (e >= n_) break;
-      T* row = out + static_cast<long>(e) * count;
       if (valid[l] && flags[l] != T(0)) {
         valid[l] = false;
         status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
       }
-      if (!valid[l]) {
-        std::fill_n(row, count, std::numeric_limits<T>::quiet_NaN());
-        continue;
-      }
-      for (int k = 0; k < count; ++k) row[k] = ws.stage_out[static_cast<size_t>(k * W + l)];
+      if (!valid[l]) std::fill_n(out + static_cast<long>(e) * count, count, std::numeric_limits<T>::quiet_NaN());
     }
+    write_rows(block, valid, lanes, count, out);
   }
 
   // ABA on one block, then (step) semi-implicit Euler on lanes; q and v are written back for
   // the environments whose qdd was finite.
   void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt) {
-    using Traits = LaneTraits<L>;
     const int nq = model_.nq, nv = model_.nv;
     aba_kernel(constants_, ws.aba, ws.q.data(), ws.v.data(), ws.tau.data(), ws.qdd.data());
-    scatter(block, ws, valid, ws.qdd.data(), nv, qdd_);
+    scatter(block, valid, ws.qdd.data(), nv, qdd_);
     if (!integrate_state) return;
     const L step(dt);  // v += dt qdd, q = q ⊕ dt v
     for (int k = 0; k < nv; ++k) {
@@ -358,17 +362,8 @@ class BatchEngine {
       ws.displacement[static_cast<size_t>(k)] = step * ws.v[static_cast<size_t>(k)];
     }
     integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
-    for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
-    for (int k = 0; k < nv; ++k) Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
-    for (int l = 0; l < W; ++l) {
-      const int e = block * W + l;
-      if (e >= n_) break;
-      if (!valid[l]) continue;
-      T* q_row = q_ + static_cast<long>(e) * nq;
-      T* v_row = v_ + static_cast<long>(e) * nv;
-      for (int k = 0; k < nq; ++k) q_row[k] = ws.stage_q[static_cast<size_t>(k * W + l)];
-      for (int k = 0; k < nv; ++k) v_row[k] = ws.stage_v[static_cast<size_t>(k * W + l)];
-    }
+    write_rows(block, valid, ws.q.data(), nq, q_);
+    write_rows(block, valid, ws.v.data(), nv, v_);
   }
 
   void run_dynamics(bool integrate_state, T dt) {
