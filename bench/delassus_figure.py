@@ -9,7 +9,8 @@ Prints, per model and precision (one thread): ns per environment of PV-OSIMr and
 lanes, PV-OSIMr on W = 1 lanes and the dense baseline, with the ratios the issue asks for
 (SIMD vs W = 1, PV-OSIMr vs dense, PV-OSIM / PV-OSIMr) and 2 threads vs 1 where measured.
 The figure (matplotlib, Debian python3-matplotlib) has stem length on x and time per
-environment on y, one line per algorithm and branch count, double and float side by side.
+environment on y, one line per algorithm and branch count, double and float side by side, and
+a third panel with the counted flops of PV-OSIMr and PV-OSIM (machine-independent).
 """
 import json
 import re
@@ -53,11 +54,11 @@ def table(ns, flops):
                   f"{ratio(o, r)} | {fr:.0f} / {fo:.0f} | {ratio(r, r2)} |")
 
 
-def figure(ns, path):
+def figure(ns, flops, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=False)
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5), sharey=False)
     styles = {("pv-osimr", "Simd"): ("PV-OSIMr (SIMD)", "-"), ("pv-osim", "Simd"): ("PV-OSIM (SIMD)", "--"),
               ("pv-osimr", "Scalar"): ("PV-OSIMr (W = 1)", ":"), ("dense", "Scalar"): ("dense J M^-1 J^T", "-.")}
     colours = {1: "tab:blue", 2: "tab:orange", 4: "tab:green"}
@@ -76,6 +77,21 @@ def figure(ns, path):
         ax.set_title(f"Delassus matrix, welded branch tips, {precision}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7, ncol=2)
+    # The counted flops (layout/counting_lane.hpp): machine-independent, as the paper's op counts.
+    ax = axes[2]
+    for algo, label, style in (("pv-osimr", "PV-OSIMr", "-"), ("pv-osim", "PV-OSIM", "--")):
+        for branches, colour in colours.items():
+            points = sorted((int(k[3].split(":")[1]), v) for k, v in flops.items()
+                            if k[:3] == (algo, "Simd", "double") and k[4] == 1 and k[3].startswith("welded_stem:")
+                            and int(k[3].split(":")[2]) == branches)
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], style, color=colour, marker=".",
+                        label=f"{label}, {branches} branch{'es' if branches > 1 else ''}/end")
+    ax.set_xlabel("stem length (links)")
+    ax.set_ylabel("floating-point operations per environment")
+    ax.set_title("Counted flops (machine-independent)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"\nfigure: {path}")
@@ -87,4 +103,4 @@ if __name__ == "__main__":
     ns, flops = load(sys.argv[1])
     table(ns, flops)
     if "--figure" in sys.argv:
-        figure(ns, sys.argv[sys.argv.index("--figure") + 1])
+        figure(ns, flops, sys.argv[sys.argv.index("--figure") + 1])
