@@ -1,17 +1,20 @@
 // The engine a training loop calls: N environments of one Model, their state buffers
 // (env-major, N x nq / N x nv, row-major: what training code holds), and one call that runs
-// forward dynamics (or a full step) over all of them — W environments per SIMD lane block,
-// lane blocks spread over oneTBB threads (DESIGN.md §1, §4).
+// forward dynamics (or a full step, or the Delassus matrices of the constraints) over all of
+// them — W environments per SIMD lane block, lane blocks spread over oneTBB threads
+// (DESIGN.md §1, §4).
 //
 //   batchdyn::Batch<float> batch(model, 4096);        // SIMD lanes, all cores
 //   batch.set_threads(2);
 //   ... write batch.q(), batch.v(), batch.tau() ...
 //   batch.step(1e-3f);                                 // qdd, then v += dt qdd, q = q ⊕ dt v
+//   batch.delassus();                                  // N x m x m J M^-1 J^T (PV-OSIMr)
 //   for env with batch.status()[env] != EnvStatus::Ok: batch.status_message(env)
 //
-// Per call: each thread gathers a lane block from the user arrays into its own aligned
-// workspace (transposing env-major rows into lanes, checking each environment), runs the
-// kernel, and scatters the results back. Lane e % W of block e / W is environment e whatever
+// Every call goes through run(): each thread gathers a lane block from the user arrays into
+// its own aligned workspace (transposing env-major rows into lanes, checking each
+// environment; q only for configuration kernels), runs the kernel, and scatters the results
+// back (scatter(): a non-finite output marks its environment). Lane e % W of block e / W is environment e whatever
 // N and the thread count, and lanes never mix, so results are bitwise identical for any
 // thread count and any N. A bad environment (non-finite values, invalid quaternion) is
 // replaced by the neutral state inside its lane, its outputs are NaN and its state is not

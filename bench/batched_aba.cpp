@@ -14,19 +14,15 @@
 
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
+#include "bench/bench_common.hpp"
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/urdf.hpp"
 
 namespace {
 using namespace batchdyn;
-
-std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
-
-struct Case {
-  std::string name;
-  Model model;
-};
+using bench::Case;
+using bench::model_path;
 
 const std::vector<Case>& models() {
   static const std::vector<Case> all = [] {
@@ -88,17 +84,8 @@ void BM_Batch(benchmark::State& state, const Model* model, bool step) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
-  const double flops = static_cast<double>(aba_flops(*model).total());
-  const double envs = static_cast<double>(state.iterations()) * n;
-  state.SetItemsProcessed(static_cast<int64_t>(envs));
-  state.counters["W"] = Engine::W;
-  state.counters["threads"] = threads;
-  state.counters["env_per_s_per_core"] = envs / seconds / threads;
-  state.counters["ns_per_env"] = seconds * 1e9 / envs;
-  state.counters["flops_per_env"] = flops;
-  state.counters["GFLOPs"] = envs * flops / seconds * 1e-9;
-  const double peak = peak_flops_per_cycle<T>() * cpu_ghz() * 1e9 * threads;
-  state.counters["pct_peak"] = peak > 0 ? envs * flops / seconds * 100.0 / peak : 0.0;
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, threads, Engine::W,
+                              static_cast<double>(aba_flops(*model).total()));
   state.counters["block_bytes"] = static_cast<double>(batch.block_workspace_bytes());
   state.counters["bytes_per_env"] = batch.workspace_bytes_per_env();
 }

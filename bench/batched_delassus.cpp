@@ -16,6 +16,7 @@
 
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
+#include "bench/bench_common.hpp"
 #include "kernels/constrained_dynamics.hpp"
 #include "models/generators.hpp"
 #include "topology/constraints_io.hpp"
@@ -23,13 +24,8 @@
 
 namespace {
 using namespace batchdyn;
-
-std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
-
-struct Case {
-  std::string name;
-  Model model;
-};
+using bench::Case;
+using bench::model_path;
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = [] {
@@ -58,18 +54,6 @@ std::vector<VectorX<T>> random_configurations(const Model& m, int n) {
   return qs;
 }
 
-void report(benchmark::State& state, double seconds, double envs, int threads, int lanes, double flops, double peak_per_cycle) {
-  state.SetItemsProcessed(static_cast<int64_t>(envs));
-  state.counters["W"] = lanes;
-  state.counters["threads"] = threads;
-  state.counters["env_per_s_per_core"] = envs / seconds / threads;
-  state.counters["ns_per_env"] = seconds * 1e9 / envs;
-  state.counters["flops_per_env"] = flops;
-  state.counters["GFLOPs"] = envs * flops / seconds * 1e-9;
-  const double peak = peak_per_cycle * cpu_ghz() * 1e9 * threads;
-  state.counters["pct_peak"] = peak > 0 && flops > 0 ? envs * flops / seconds * 100.0 / peak : 0.0;
-}
-
 template <class Engine>
 void BM_Recursive(benchmark::State& state, const Model* model, bool pv_osim) {
   using T = typename Engine::T;
@@ -86,8 +70,8 @@ void BM_Recursive(benchmark::State& state, const Model* model, bool pv_osim) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
-  report(state, seconds, static_cast<double>(state.iterations()) * n, threads, Engine::W,
-         static_cast<double>(delassus_flops(*model, pv_osim).total()), peak_flops_per_cycle<T>());
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, threads, Engine::W,
+                              static_cast<double>(delassus_flops(*model, pv_osim).total()));
 }
 
 // The dense baseline, one environment after another on one thread.
@@ -101,7 +85,7 @@ void BM_Dense(benchmark::State& state, const Model* model) {
   for (auto _ : state)
     for (const VectorX<T>& q : qs) benchmark::DoNotOptimize(delassus(*model, data, cd, q).data());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report(state, seconds, static_cast<double>(state.iterations()) * n, 1, 1, 0.0, peak_flops_per_cycle<T>());
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, 1, 0.0);
 }
 
 void add(benchmark::internal::Benchmark* b, bool two_threads) {

@@ -11,17 +11,14 @@
 #include <memory>
 #include <random>
 
+#include "bench/bench_common.hpp"
 #include "batchdyn.hpp"
 
 namespace {
 using namespace batchdyn;
 
-struct Case {
-  std::string name;
-  Model model;
-};
-
-std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
+using bench::Case;
+using bench::model_path;
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = [] {

@@ -1,0 +1,36 @@
+// What the benchmark files share: the shipped models' folder, a named model, and the counters
+// every batched benchmark reports (see bench/batched_aba.cpp for their meaning).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "batch/throughput.hpp"
+#include "topology/model.hpp"
+
+namespace batchdyn::bench {
+
+inline std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
+
+struct Case {
+  std::string name;
+  Model model;
+};
+
+// items_per_second, W, threads, env_per_s_per_core, ns_per_env, flops_per_env, GFLOPs and
+// pct_peak (of threads x the core's peak for lanes of T; 0 when flops are not counted).
+template <class T>
+void report_throughput(benchmark::State& state, double seconds, double envs, int threads, int lanes, double flops) {
+  state.SetItemsProcessed(static_cast<int64_t>(envs));
+  state.counters["W"] = lanes;
+  state.counters["threads"] = threads;
+  state.counters["env_per_s_per_core"] = envs / seconds / threads;
+  state.counters["ns_per_env"] = seconds * 1e9 / envs;
+  state.counters["flops_per_env"] = flops;
+  state.counters["GFLOPs"] = envs * flops / seconds * 1e-9;
+  const double peak = peak_flops_per_cycle<T>() * cpu_ghz() * 1e9 * threads;
+  state.counters["pct_peak"] = peak > 0 && flops > 0 ? envs * flops / seconds * 100.0 / peak : 0.0;
+}
+
+}  // namespace batchdyn::bench
