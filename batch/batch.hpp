@@ -40,6 +40,7 @@
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
+#include "kernels/delassus_operations.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "layout/lanes.hpp"
@@ -171,9 +172,30 @@ class BatchEngine {
       scatter(block, valid, ws.G.data(), mm, delassus_);
     }, /*state=*/false);
   }
+  // delassus(), and for a solver the lower Cholesky factor L of G + rho I per environment
+  // (L L^T = G + rho I, strict upper triangle zero; no pivoting: rho > 0 makes it positive
+  // definite even for redundant rows) into delassus_factors(). Throws Error unless rho > 0.
+  void delassus_cholesky(T rho, DelassusAlgorithm algorithm = DelassusAlgorithm::PvOsimr) {
+    if (!(rho > T(0))) throw Error("Batch::delassus_cholesky: the damping rho must be > 0, got " + std::to_string(rho));
+    if (model_.constraint_rows == 0)
+      throw Error("Batch::delassus_cholesky: model '" + model_.name + "' has no constraints");
+    const int m = model_.constraint_rows;
+    if (owned_factors_.empty()) owned_factors_.assign(static_cast<size_t>(n_) * delassus_size(), T(0));
+    run([&](int block, BlockWorkspace& ws, bool* valid) {
+      if (algorithm == DelassusAlgorithm::PvOsimr)
+        pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+      else
+        pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+      damped_cholesky(ws.G.data(), m, L(rho), ws.factor.data());
+      scatter(block, valid, ws.G.data(), m * m, delassus_);
+      scatter(block, valid, ws.factor.data(), m * m, owned_factors_.data());
+    }, /*state=*/false);
+  }
   int constraint_rows() const { return model_.constraint_rows; }
   // The N x m x m output of delassus() (environment e's matrix starts at e * m * m).
   const T* delassus_matrices() const { return delassus_; }
+  // The N x m x m Cholesky factors of delassus_cholesky() (empty before its first call).
+  const T* delassus_factors() const { return owned_factors_.data(); }
   // Writes delassus() into the caller's N x m x m array instead (no copy; it must outlive the
   // calls). Throws Error when its size is not N x m x m.
   void use_delassus_buffer(std::span<T> G) {
@@ -232,17 +254,18 @@ class BatchEngine {
     BlockWorkspace(const Model& m, const DelassusPlan& plan)
         : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)),
           tau(static_cast<size_t>(m.nv)), qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
-          G(static_cast<size_t>(m.constraint_rows) * m.constraint_rows), stage_q(static_cast<size_t>(m.nq) * W),
+          G(static_cast<size_t>(m.constraint_rows) * m.constraint_rows),
+          factor(static_cast<size_t>(m.constraint_rows) * m.constraint_rows), stage_q(static_cast<size_t>(m.nq) * W),
           stage_v(static_cast<size_t>(m.nv) * W), stage_tau(static_cast<size_t>(m.nv) * W) {
       if (m.constraint_rows > 0) delassus.emplace(m, plan);  // a tree without constraints needs none
     }
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
-    LaneArray<L> q, v, tau, qdd, displacement, G;  // one lane per environment
+    LaneArray<L> q, v, tau, qdd, displacement, G, factor;  // one lane per environment
     std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau;
     size_t bytes() const {
       return aba.bytes() + (delassus ? delassus->bytes() : 0) +
-             (q.size() + v.size() + tau.size() + qdd.size() + displacement.size() + G.size()) * sizeof(L) +
+             (q.size() + v.size() + tau.size() + qdd.size() + displacement.size() + G.size() + factor.size()) * sizeof(L) +
              (stage_q.size() + stage_v.size() + stage_tau.size()) * sizeof(T);
     }
   };
@@ -397,7 +420,7 @@ class BatchEngine {
   ModelConstants<L> constants_;
   DelassusPlan delassus_plan_;
   std::vector<T> neutral_;
-  std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_, owned_delassus_;
+  std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_, owned_delassus_, owned_factors_;
   T *q_ = nullptr, *v_ = nullptr, *tau_ = nullptr, *qdd_ = nullptr, *delassus_ = nullptr;
   std::vector<EnvStatus> status_;
   int threads_ = 1;

@@ -212,3 +212,22 @@ TEST_CASE("Batch::delassus writes into a user buffer of N x m x m and refuses a 
   std::vector<float> wrong(static_cast<size_t>(n * mm - 1));
   CHECK_THROWS_WITH_AS(batch.use_delassus_buffer(wrong), doctest::Contains("'delassus'"), Error);
 }
+
+TEST_CASE("Batch::delassus_cholesky gives each environment's factor of G + rho I, and refuses rho <= 0") {
+  std::mt19937 rng(101);
+  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("humanoid_feet_hands.json"));
+  const int n = Batch<double>::W + 2, rows = m.constraint_rows;
+  Batch<double> batch(m, n, 1);
+  randomise(batch, rng);
+  const double rho = 1e-8;
+  batch.delassus_cholesky(rho);
+  CHECK(batch.failed_count() == 0);
+  for (int e = 0; e < n; ++e) {
+    const RowMatrixXd G = Eigen::Map<const RowMatrixXd>(batch.delassus_matrices() + e * rows * rows, rows, rows);
+    const RowMatrixXd L = Eigen::Map<const RowMatrixXd>(batch.delassus_factors() + e * rows * rows, rows, rows);
+    CHECK(relative_error(L * L.transpose(), G + rho * Eigen::MatrixXd::Identity(rows, rows)) <= 1e-10);
+    CHECK(relative_error(G, dense_delassus(m, row(batch.q(), e, m.nq))) <= 1e-9);
+  }
+  CHECK_THROWS_WITH_AS(batch.delassus_cholesky(0.0), doctest::Contains("rho must be > 0"), Error);
+}
