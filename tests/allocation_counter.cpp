@@ -87,3 +87,26 @@ void operator delete(void* p, std::align_val_t) noexcept { release(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+// The nothrow forms (std::stable_sort's temporary buffer, for one): replaced too, so that under
+// AddressSanitizer (which otherwise provides them) they pair with the deletes above.
+namespace {
+void* allocate_or_null(std::size_t size, std::size_t alignment) noexcept {
+  try {
+    return allocate(size, alignment);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+}  // namespace
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate_or_null(size, alignof(std::max_align_t)); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return allocate_or_null(size, alignof(std::max_align_t)); }
+void* operator new(std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_or_null(size, static_cast<std::size_t>(a));
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
