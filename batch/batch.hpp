@@ -161,15 +161,10 @@ class BatchEngine {
   // PvOsim (O(n + m^2 d)) is the baseline.
   // Throws Error for a model without constraints.
   void delassus(DelassusAlgorithm algorithm = DelassusAlgorithm::PvOsimr) {
-    if (model_.constraint_rows == 0)
-      throw Error("Batch::delassus: model '" + model_.name + "' has no constraints (add them with --constraints / add_constraint)");
-    const int mm = delassus_size();
+    require_constraints("Batch::delassus");
     run([&](int block, BlockWorkspace& ws, bool* valid) {
-      if (algorithm == DelassusAlgorithm::PvOsimr)
-        pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
-      else
-        pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
-      scatter(block, valid, ws.G.data(), mm, delassus_);
+      delassus_block(ws, algorithm);
+      scatter(block, valid, ws.G.data(), delassus_size(), delassus_);
     }, /*state=*/false);
   }
   // delassus(), and for a solver the lower Cholesky factor L of G + rho I per environment
@@ -177,15 +172,11 @@ class BatchEngine {
   // definite even for redundant rows) into delassus_factors(). Throws Error unless rho > 0.
   void delassus_cholesky(T rho, DelassusAlgorithm algorithm = DelassusAlgorithm::PvOsimr) {
     if (!(rho > T(0))) throw Error("Batch::delassus_cholesky: the damping rho must be > 0, got " + std::to_string(rho));
-    if (model_.constraint_rows == 0)
-      throw Error("Batch::delassus_cholesky: model '" + model_.name + "' has no constraints");
+    require_constraints("Batch::delassus_cholesky");
     const int m = model_.constraint_rows;
     if (owned_factors_.empty()) owned_factors_.assign(static_cast<size_t>(n_) * delassus_size(), T(0));
     run([&](int block, BlockWorkspace& ws, bool* valid) {
-      if (algorithm == DelassusAlgorithm::PvOsimr)
-        pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
-      else
-        pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+      delassus_block(ws, algorithm);
       damped_cholesky(ws.G.data(), m, L(rho), ws.factor.data());
       scatter(block, valid, ws.G.data(), m * m, delassus_);
       scatter(block, valid, ws.factor.data(), m * m, owned_factors_.data());
@@ -270,6 +261,15 @@ class BatchEngine {
     }
   };
   int delassus_size() const { return model_.constraint_rows * model_.constraint_rows; }
+  void require_constraints(const char* who) const {
+    if (model_.constraint_rows == 0)
+      throw Error(std::string(who) + ": model '" + model_.name + "' has no constraints (add them with --constraints / add_constraint)");
+  }
+  // G of the block's environments (q already gathered) into ws.G.
+  void delassus_block(BlockWorkspace& ws, DelassusAlgorithm algorithm) const {
+    if (algorithm == DelassusAlgorithm::PvOsimr) pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+    else pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+  }
 
   void check_size(const char* name, size_t got, int per_env, const char* per_env_name) const {
     const size_t expected = static_cast<size_t>(n_) * per_env;

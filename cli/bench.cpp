@@ -66,6 +66,17 @@ void draw_progress(double fraction) {
   std::fflush(stderr);
 }
 
+// Random poses at rest, zero torque (a falling robot), the same for every algorithm.
+template <class Engine>
+void fill_random_poses(Engine& batch, const Model& model) {
+  using T = typename Engine::T;
+  std::mt19937 rng(1);
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    const Eigen::VectorXd q = random_configuration<double>(model, rng);
+    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
+  }
+}
+
 // Calls `call` (one pass over all environments) repeatedly for s.seconds after a warm-up.
 template <class Engine, class Call>
 BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
@@ -99,11 +110,7 @@ template <class Engine>
 BenchResult run(const Model& model, const BenchSettings& s) {
   using T = typename Engine::T;
   Engine batch(model, s.envs, s.threads);
-  std::mt19937 rng(1);
-  for (int e = 0; e < s.envs; ++e) {  // random poses at rest, zero torque: a falling robot
-    const Eigen::VectorXd q = random_configuration<double>(model, rng);
-    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
-  }
+  fill_random_poses(batch, model);
   auto call = [&] {
     switch (s.algorithm) {
       case BenchAlgorithm::Aba: s.step ? batch.step(static_cast<T>(s.dt)) : batch.forward_dynamics(); break;
@@ -120,11 +127,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
 template <class T>
 BenchResult run_dense(const Model& model, const BenchSettings& s) {
   ScalarBatch<T> batch(model, s.envs, s.threads);  // holds the states, the thread count and the status
-  std::mt19937 rng(1);
-  for (int e = 0; e < s.envs; ++e) {
-    const Eigen::VectorXd q = random_configuration<double>(model, rng);
-    for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(q[k]);
-  }
+  fill_random_poses(batch, model);
   struct Local {
     explicit Local(const Model& m) : data(m), cd(m), q(m.nq) {}
     Data<T> data;

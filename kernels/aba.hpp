@@ -42,8 +42,8 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     const int nv = body.nv;
     Force<S>* U = ws.U.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
-    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-    eliminate_joint(c, i, ws.articulated_inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[i]);
+    S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+    eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
     for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
     if (body.parent == 0) continue;  // the world absorbs nothing
 
@@ -71,11 +71,8 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     S rhs[6], x[6];
     for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
-    for (int r = 0; r < nv; ++r) {
-      x[r] = Dinv[r * nv] * rhs[0];
-      for (int k = 1; k < nv; ++k) x[r] += Dinv[r * nv + k] * rhs[k];
-      qdd[body.idx_v + r] = x[r];
-    }
+    Dinv_times(nv, Dinv, rhs, x);
+    for (int r = 0; r < nv; ++r) qdd[body.idx_v + r] = x[r];
     ws.acceleration[i] = a + subspace_times(c, i, x);
   }
 }

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "kernels/joint_elimination.hpp"
 #include "layout/spatial.hpp"
 #include "topology/model.hpp"
 
@@ -16,13 +17,8 @@ struct AbaWorkspace {
   explicit AbaWorkspace(const Model& model)
       : parent_from_body(model.num_bodies()), velocity(model.num_bodies()), bias_acceleration(model.num_bodies()),
         acceleration(model.num_bodies()), articulated_inertia(model.num_bodies()),
-        articulated_bias(model.num_bodies()), U(model.nv), U_Dinv(model.nv), u(model.nv), Dinv_offset(model.num_bodies(), 0) {
-    int size = 0;
-    for (int i = 1; i < model.num_bodies(); ++i) {
-      Dinv_offset[i] = size;
-      size += model.bodies[i].nv * model.bodies[i].nv;
-    }
-    Dinv.resize(size);
+        articulated_bias(model.num_bodies()), U(model.nv), U_Dinv(model.nv), u(model.nv) {
+    Dinv.resize(static_cast<size_t>(pool_joint_blocks(model, Dinv_offset)));
   }
   std::vector<Transform<S>> parent_from_body;             // ^{λ(i)}M_i
   std::vector<Motion<S>> velocity;                        // v_i

@@ -38,10 +38,7 @@ void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
     const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     S rhs[6], qdd[6];
     for (int k = 0; k < nv; ++k) rhs[k] = ws.joint_force[body.idx_v + k] - dot(ws.U[body.idx_v + k], a);
-    for (int r = 0; r < nv; ++r) {
-      qdd[r] = Dinv[r * nv] * rhs[0];
-      for (int k = 1; k < nv; ++k) qdd[r] += Dinv[r * nv + k] * rhs[k];
-    }
+    Dinv_times(nv, Dinv, rhs, qdd);
     ws.body_acceleration[i] = a + subspace_times(c, i, qdd);
   }
   for (int r = 0; r < plan.rows; ++r) y[r] = S(0);

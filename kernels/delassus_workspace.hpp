@@ -18,7 +18,7 @@ struct DelassusWorkspace {
       : parent_from_body(static_cast<size_t>(model.num_bodies())),
         world_from_body(plan.has_internal_loops ? static_cast<size_t>(model.num_bodies()) : 0),
         articulated_inertia(static_cast<size_t>(model.num_bodies())), U(static_cast<size_t>(model.nv)),
-        U_Dinv(static_cast<size_t>(model.nv)), Dinv_offset(static_cast<size_t>(model.num_bodies()), 0),
+        U_Dinv(static_cast<size_t>(model.nv)),
         terminal_columns(static_cast<size_t>(plan.num_terminals()) * 6),
         chain_propagator(plan.heads.size() * 6), chain_inverse_inertia(plan.heads.size() * 36),
         inverse_inertia(plan.heads.size() * 36), level_columns(plan.level_head.size() * 6),
@@ -26,12 +26,7 @@ struct DelassusWorkspace {
         column_projection(static_cast<size_t>(plan.num_columns()) * 12),
         body_force(static_cast<size_t>(model.num_bodies())), body_acceleration(static_cast<size_t>(model.num_bodies())),
         joint_force(static_cast<size_t>(model.nv)) {
-    int size = 0;
-    for (int i = 1; i < model.num_bodies(); ++i) {
-      Dinv_offset[static_cast<size_t>(i)] = size;
-      size += model.bodies[i].nv * model.bodies[i].nv;
-    }
-    Dinv.resize(static_cast<size_t>(size));
+    Dinv.resize(static_cast<size_t>(pool_joint_blocks(model, Dinv_offset)));
   }
 
   // Tree sweep (both algorithms)
@@ -94,8 +89,8 @@ void delassus_eliminate_joint(const ModelConstants<S>& c, DelassusWorkspace<S>& 
   const BodyPlan& body = c.tree[i];
   Force<S>* U = ws.U.data() + body.idx_v;
   Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
-  const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-  eliminate_joint(c, i, ws.articulated_inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[i]);
+  S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
+  eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
   times_Dinv(body.nv, U, Dinv, U_Dinv);
   if (body.parent == 0) return;
   project_out_joint(body.nv, U, U_Dinv, ws.articulated_inertia[i]);

@@ -6,6 +6,8 @@
 // Lane-generic, no allocation, branches on the joint type only.
 #pragma once
 
+#include <vector>
+
 #include "kernels/joint.hpp"
 #include "layout/small_spd_inverse.hpp"
 
@@ -33,6 +35,27 @@ BATCHDYN_INLINE void times_Dinv(int nv, const Force<S>* U, const S* Dinv, Force<
     U_Dinv[k] = U[0] * Dinv[k];
     for (int j = 1; j < nv; ++j) U_Dinv[k] += U[j] * Dinv[j * nv + k];
   }
+}
+
+// x = D_i^{-1} y for nv_i values (D_i^{-1} row-major nv x nv; x and y distinct).
+template <class S>
+BATCHDYN_INLINE void Dinv_times(int nv, const S* Dinv, const S* y, S* x) {
+  for (int r = 0; r < nv; ++r) {
+    x[r] = Dinv[r * nv] * y[0];
+    for (int k = 1; k < nv; ++k) x[r] += Dinv[r * nv + k] * y[k];
+  }
+}
+
+// Where body i's D_i^{-1} starts in a pool of all bodies' nv_i x nv_i blocks (offset[0] = 0);
+// returns the pool's size. For the workspaces of every kernel that eliminates joints.
+inline int pool_joint_blocks(const Model& model, std::vector<int>& offset) {
+  offset.assign(static_cast<size_t>(model.num_bodies()), 0);
+  int size = 0;
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    offset[static_cast<size_t>(i)] = size;
+    size += model.bodies[i].nv * model.bodies[i].nv;
+  }
+  return size;
 }
 
 // H^a_i = H^A_i - (U_i D_i^{-1}) U_i^T, in place: what the parent receives (before transforming).

@@ -38,10 +38,7 @@ void pv_osim_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
       S* y = projection + (a - first) * 12;
       S* z = y + 6;
       ws.moving_columns[static_cast<size_t>(a)] = propagate_force(c, i, U_Dinv, ws.moving_columns[static_cast<size_t>(a)], y);
-      for (int k = 0; k < nv; ++k) {
-        z[k] = Dinv[k * nv] * y[0];
-        for (int j = 1; j < nv; ++j) z[k] += Dinv[k * nv + j] * y[j];
-      }
+      Dinv_times(nv, Dinv, y, z);
     }
     for (int a = first; a < end; ++a) {
       const S* ya = projection + (a - first) * 12;

@@ -81,21 +81,14 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
     const int width = plan.head_width[static_cast<size_t>(h)];
     Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
     S* Omega = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
-    S Y[6][6];  // Y[k][col] = (S_i^T ^iP_d)
+    S Y[6][6], Z[6][6];  // per column: Y[col] = S_i^T (column col of ^iP_d), Z[col] = D_i^{-1} Y[col]
     for (int col = 0; col < width; ++col) {
-      S St_f[6];
-      P[col] = propagate_force(c, i, U_Dinv, P[col], St_f);
-      for (int k = 0; k < nv; ++k) Y[k][col] = St_f[k];
+      P[col] = propagate_force(c, i, U_Dinv, P[col], Y[col]);
+      Dinv_times(nv, Dinv, Y[col], Z[col]);
     }
-    S Z[6][6];  // D_i^{-1} Y
-    for (int k = 0; k < nv; ++k)
-      for (int col = 0; col < width; ++col) {
-        Z[k][col] = Dinv[k * nv] * Y[0][col];
-        for (int j = 1; j < nv; ++j) Z[k][col] += Dinv[k * nv + j] * Y[j][col];
-      }
     for (int a = 0; a < width; ++a)  // upper triangle; the forward sweep mirrors it
       for (int b = a; b < width; ++b)
-        for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[k][a] * Z[k][b];
+        for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[a][k] * Z[b][k];
     if (body.parent > 0)
       for (int col = 0; col < width; ++col) P[col] = ws.parent_from_body[i].act(P[col]);
   }
