@@ -37,9 +37,13 @@
 
 #include <Eigen/Core>
 
+#include "batch/counter_rng.hpp"
+#include "batch/env_parameters.hpp"
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
+#include "kernels/constrained_dynamics.hpp"
+#include "kernels/frame_observation.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
@@ -50,7 +54,7 @@ namespace batchdyn {
 
 enum class EnvStatus : std::uint8_t {
   Ok = 0,
-  NonFiniteState,     // NaN or infinity in q, v or tau
+  NonFiniteState,     // NaN or infinity in q, v, tau (or the PD target)
   InvalidQuaternion,  // free-flyer quaternion with | |q| - 1 | > kQuaternionNormTolerance (validation.hpp)
   NonFiniteResult,    // the dynamics produced NaN / infinity from a finite state
 };
@@ -64,6 +68,13 @@ inline const char* env_status_name(EnvStatus s) {
   }
   return "?";
 }
+
+// How the torque that drives the dynamics is made from the inputs, per dof k:
+//   Torque:      tau_k                                                   (the tau buffer)
+//   PositionPD:  tau_k + kp_k (target_k - q_k) - kd_k qd_k               (1-dof joints; tau as feed-forward)
+// then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise).
+// Computed on the lanes inside every substep, from that substep's q and qd.
+enum class ControlMode : std::uint8_t { Torque, PositionPD };
 
 // Aligned, lane-typed storage that std::vector provides for over-aligned types (C++17).
 template <class L>
@@ -80,7 +91,7 @@ class BatchEngine {
   // threads = 0 uses every core oneTBB sees. Throws Error for a model with singular joints.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(model), n_(num_envs), constants_(model), delassus_plan_(plan_delassus(model)),
-        workspaces_([this] { return BlockWorkspace(model_, delassus_plan_); }) {
+        workspaces_([this] { return BlockWorkspace(*this); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
     model.require_regular("Batch");
     const VectorX<T> neutral = neutral_configuration<T>(model);
@@ -94,6 +105,16 @@ class BatchEngine {
     owned_delassus_.assign(static_cast<size_t>(n_) * delassus_size(), T(0));
     delassus_ = owned_delassus_.data();
     status_.assign(static_cast<size_t>(n_), EnvStatus::Ok);
+    reference_q_ = neutral_;
+    kp_.assign(static_cast<size_t>(model.nv), L(T(0)));
+    kd_ = kp_;
+    kp_values_.assign(static_cast<size_t>(model.nv), 0.0);
+    kd_values_ = kp_values_;
+    set_effort_limits(model.effort_limit);
+    for (int i = 1; i < model.num_bodies(); ++i)
+      if (model.bodies[i].joint_type != JointType::FreeFlyer) pd_dofs_.push_back({model.bodies[i].idx_v, model.bodies[i].idx_q});
+    constraint_iterations_.assign(static_cast<size_t>(n_), 0);
+    constraint_residual_.assign(static_cast<size_t>(n_), T(0));
     set_threads(threads);
   }
   // Not copyable: the per-thread workspaces refer to this engine.
@@ -144,12 +165,193 @@ class BatchEngine {
     q_ = q.data(), v_ = v.data(), tau_ = tau.data(), qdd_ = qdd.data();
   }
 
-  // qdd = ABA(q, v, tau) for every environment. Updates status().
-  void forward_dynamics() { run_dynamics(false, T(0)); }
+  // qdd = FD(q, v, tau_applied) for every environment: ABA, or with the model's constraints
+  // (when it has any and constraints are on) the dense proximal solver. tau_applied is the
+  // actuation of the current ControlMode (PD, effort clamp). Updates status().
+  void forward_dynamics() { run_dynamics(false, T(0), 1); }
 
-  // Semi-implicit Euler: qdd = ABA(q, v, tau), v += dt qdd, q = q ⊕ dt v (on the manifold).
-  // Environments whose status is not Ok keep their state.
-  void step(T dt) { run_dynamics(true, dt); }
+  // One control step of length dt in `substeps` semi-implicit Euler substeps of h = dt /
+  // substeps (decimation): each computes the actuation from its own q, qd (PD inside the
+  // substep), qdd = FD(q, v, tau_applied), v += h qdd, q = q ⊕ h v (on the manifold). qdd()
+  // holds the last substep's. Environments whose status is not Ok keep their state.
+  // Throws Error unless substeps >= 1.
+  void step(T dt, int substeps = 1) {
+    if (substeps < 1) throw Error("Batch::step: substeps must be >= 1, got " + std::to_string(substeps));
+    run_dynamics(true, dt, substeps);
+  }
+
+  // --- Actuation (see ControlMode) ---
+  void set_control_mode(ControlMode mode) { control_mode_ = mode; }
+  ControlMode control_mode() const { return control_mode_; }
+  // PD gains per dof (nv values each, >= 0; N m/rad and N m s/rad for revolute dofs). The
+  // free-flyer's dofs are not actuated: their gains must be 0. Throws Error otherwise.
+  void set_pd_gains(std::span<const double> kp, std::span<const double> kd) {
+    check_dof_values("set_pd_gains: kp", kp, /*allow_infinity=*/false);
+    check_dof_values("set_pd_gains: kd", kd, false);
+    for (int i = 1; i < model_.num_bodies(); ++i) {
+      const Body& b = model_.bodies[i];
+      if (b.joint_type != JointType::FreeFlyer) continue;
+      for (int k = 0; k < b.nv; ++k)
+        if (kp[static_cast<size_t>(b.idx_v + k)] != 0 || kd[static_cast<size_t>(b.idx_v + k)] != 0)
+          throw Error("set_pd_gains: dof " + std::to_string(b.idx_v + k) + " belongs to the free-flyer joint '" + b.joint_name +
+                      "', which has no actuator: its gains must be 0");
+    }
+    for (int k = 0; k < model_.nv; ++k) {
+      kp_[static_cast<size_t>(k)] = L(static_cast<T>(kp[static_cast<size_t>(k)]));
+      kd_[static_cast<size_t>(k)] = L(static_cast<T>(kd[static_cast<size_t>(k)]));
+    }
+    kp_values_.assign(kp.begin(), kp.end());
+    kd_values_.assign(kd.begin(), kd.end());
+  }
+  const std::vector<double>& kp() const { return kp_values_; }
+  const std::vector<double>& kd() const { return kd_values_; }
+  // Effort limits per dof (nv values, > 0; infinity = unlimited). The model's by default
+  // (URDF <limit effort>; 0 or missing there means unlimited). Throws Error otherwise.
+  void set_effort_limits(std::span<const double> limits) {
+    if (limits.size() != static_cast<size_t>(model_.nv))
+      throw Error("set_effort_limits: expected nv = " + std::to_string(model_.nv) + " values, got " + std::to_string(limits.size()));
+    for (size_t k = 0; k < limits.size(); ++k)
+      if (!(limits[k] > 0)) throw Error("set_effort_limits: dof " + std::to_string(k) + ": limit must be > 0 (infinity = none), got " + std::to_string(limits[k]));
+    effort_values_.assign(limits.begin(), limits.end());
+    effort_.resize(limits.size());
+    for (size_t k = 0; k < limits.size(); ++k) effort_[k] = L(static_cast<T>(limits[k]));
+  }
+  // No clamping: every limit infinite.
+  void remove_effort_limits() {
+    set_effort_limits(std::vector<double>(static_cast<size_t>(model_.nv), std::numeric_limits<double>::infinity()));
+  }
+  const std::vector<double>& effort_limits() const { return effort_values_; }
+  // PD position targets, N x nv env-major (entry idx_v of a 1-dof joint is its position
+  // target; the free-flyer's entries are ignored). Zero until written.
+  T* target() { ensure_target(); return target_; }
+  // Uses the caller's N x nv array for the targets (no copy). Throws Error on a size mismatch.
+  void use_target_buffer(std::span<T> target) {
+    check_size("target", target.size(), model_.nv, "nv");
+    target_ = target.data();
+  }
+
+  // --- Constraints in forward dynamics and step ---
+  // With constraints on (the default) a model with constraints steps with the dense proximal
+  // solver (kernels/constrained_dynamics.hpp) per environment, in double whatever T; off,
+  // they are ignored (ABA on the tree). Baumgarte gains come from the constraint specs.
+  void set_use_constraints(bool on) { use_constraints_ = on; }
+  bool constrained() const { return use_constraints_ && model_.constraint_rows > 0; }
+  void set_constraint_settings(const ProximalSettings& settings) { constraint_settings_ = settings; }
+  const ProximalSettings& constraint_settings() const { return constraint_settings_; }
+  // Per environment, from the last constrained forward_dynamics / step (its last substep):
+  // the solver's iterations and its residual ||J qdd + drift - k||_inf.
+  const std::vector<int>& constraint_iterations() const { return constraint_iterations_; }
+  const std::vector<T>& constraint_residual() const { return constraint_residual_; }
+
+  // --- Per-environment parameters (domain randomisation; batch/env_parameters.hpp) ---
+  // Each call sets the listed environments, one value (row) per listed environment, and
+  // switches the engine to per-environment parameters (the others keep the model's). Values
+  // are checked like a URDF's (finite, mass >= 0, rotational inertia physical); an Error names
+  // the environment and the body. Not available with constraints on a constrained model.
+  //
+  // Inertia of `body` (a body index, 1..num_bodies-1) in its own frame: masses (k), centres of
+  // mass (k x 3) and rotational inertias about the centre of mass (k x 3 x 3, row-major).
+  void set_body_inertia(std::span<const int> envs, int body, std::span<const double> mass, std::span<const double> com,
+                        std::span<const double> rotational_inertia) {
+    const char* who = "set_body_inertia";
+    if (body < 1 || body >= model_.num_bodies())
+      throw Error(std::string(who) + ": body index " + std::to_string(body) + " out of range [1, " + std::to_string(model_.num_bodies()) + ")");
+    check_rows(who, "mass", envs, mass, 1);
+    check_rows(who, "com", envs, com, 3);
+    check_rows(who, "rotational_inertia", envs, rotational_inertia, 9);
+    std::vector<RigidInertiad> values(envs.size());
+    for (size_t k = 0; k < envs.size(); ++k) {
+      check_env(who, envs[k]);
+      RigidInertiad& I = values[k];
+      I.mass = mass[k];
+      for (int j = 0; j < 3; ++j) I.com[j] = com[3 * k + static_cast<size_t>(j)];
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j) I.inertia_com.m[r][j] = rotational_inertia[9 * k + static_cast<size_t>(3 * r + j)];
+      const std::string where = std::string(who) + ": environment " + std::to_string(envs[k]) + ", body '" + model_.bodies[body].name + "'";
+      check_link_inertial_values(I, model_.bodies[body].name, where);
+      check_rotational_inertia(I, where);
+    }
+    enable_env_parameters(who);
+    for (size_t k = 0; k < envs.size(); ++k) env_parameters_.set_inertia(envs[k], body, values[k]);
+  }
+  // Gravity vectors (k x 3, m/s^2, world frame).
+  void set_gravity(std::span<const int> envs, std::span<const double> gravity) {
+    check_rows("set_gravity", "gravity", envs, gravity, 3);
+    for (size_t k = 0; k < envs.size(); ++k) check_env("set_gravity", envs[k]);
+    for (double g : gravity)
+      if (!std::isfinite(g)) throw Error("set_gravity: gravity must be finite");
+    enable_env_parameters("set_gravity");
+    for (size_t k = 0; k < envs.size(); ++k)
+      env_parameters_.set_gravity(envs[k], {gravity[3 * k], gravity[3 * k + 1], gravity[3 * k + 2]});
+  }
+  // Joint damping / armature per dof (k x nv, finite, >= 0).
+  void set_damping(std::span<const int> envs, std::span<const double> damping) {
+    set_dof_parameter("set_damping", envs, damping, [this](int e, int dof, double x) { env_parameters_.set_damping(e, dof, x); });
+  }
+  void set_armature(std::span<const int> envs, std::span<const double> armature) {
+    set_dof_parameter("set_armature", envs, armature, [this](int e, int dof, double x) { env_parameters_.set_armature(e, dof, x); });
+  }
+  // Back to the model's parameters for every environment.
+  void reset_parameters() { env_parameters_.disable(); }
+  bool per_env_parameters() const { return env_parameters_.enabled(); }
+  // Environment e's current values (the model's when not set).
+  RigidInertiad body_inertia(int env, int body) const {
+    check_env("body_inertia", env);
+    return env_parameters_.enabled() ? env_parameters_.inertia(env, body) : model_.bodies.at(static_cast<size_t>(body)).inertia;
+  }
+  Vec3d gravity(int env) const {
+    check_env("gravity", env);
+    return env_parameters_.enabled() ? env_parameters_.gravity(env) : model_.gravity;
+  }
+  double damping(int env, int dof) const {
+    check_env("damping", env);
+    return env_parameters_.enabled() ? env_parameters_.damping(env, dof) : model_.damping.at(static_cast<size_t>(dof));
+  }
+  double armature(int env, int dof) const {
+    check_env("armature", env);
+    return env_parameters_.enabled() ? env_parameters_.armature(env, dof) : model_.armature.at(static_cast<size_t>(dof));
+  }
+
+  // --- Observations (kernels/frame_observation.hpp) ---
+  // Chooses the frames observe() reports (names of links or joints, Model::frames), in order.
+  // Throws Error naming an unknown frame.
+  void set_observed_frames(const std::vector<std::string>& names) {
+    std::vector<int> frames;
+    for (const std::string& name : names) {
+      const int f = model_.has_frame(name, FrameKind::Link) ? model_.frame_index(name, FrameKind::Link)
+                    : model_.has_frame(name, FrameKind::Joint) ? model_.frame_index(name, FrameKind::Joint)
+                    : -1;
+      if (f < 0) throw Error("set_observed_frames: model '" + model_.name + "' has no link or joint frame named '" + name + "'");
+      frames.push_back(f);
+    }
+    observation_plan_ = plan_frame_observation(model_, frames);
+    observed_frame_placement_.clear();
+    for (const Transformd& M : observation_plan_.frame_placement) observed_frame_placement_.push_back(cast_transform<L>(M));
+    observed_frames_ = names;
+    owned_observation_.assign(static_cast<size_t>(n_) * observation_size(), T(0));
+    observation_ = owned_observation_.data();
+    workspaces_.clear();  // their observation outputs are sized for the frames
+  }
+  const std::vector<std::string>& observed_frames() const { return observed_frames_; }
+  int observation_size() const { return static_cast<int>(observed_frames_.size()) * kFrameObservationSize; }
+  // Fills observations(), N x k x 13: per frame the world position, quaternion (x y z w,
+  // w >= 0), linear velocity of the frame origin and angular velocity, both in world
+  // coordinates, at the current q, v. A bad state gives NaN rows and its status.
+  // Throws Error before set_observed_frames.
+  void observe() {
+    if (observed_frames_.empty()) throw Error("Batch::observe: no frames chosen (call set_observed_frames first)");
+    run([&](int block, BlockWorkspace& ws, bool* valid) {
+      frame_observation_kernel(block_constants(block, ws), observation_plan_, observed_frame_placement_.data(), *ws.observation,
+                               ws.q.data(), ws.v.data(), ws.observation_out.data());
+      scatter(block, valid, ws.observation_out.data(), observation_size(), observation_);
+    }, /*state=*/true, /*target=*/false);
+  }
+  const T* observations() const { return observation_; }
+  // Writes observe() into the caller's N x k x 13 array instead. Throws Error on a size mismatch.
+  void use_observation_buffer(std::span<T> out) {
+    check_size("observations", out.size(), observation_size(), "k x 13");
+    observation_ = out.data();
+  }
 
   // --- Delassus matrices of the model's constraints (kernels/pv_osimr.hpp) ---
   enum class DelassusAlgorithm { PvOsimr, PvOsim };
@@ -205,16 +407,68 @@ class BatchEngine {
     return "environment " + std::to_string(env) + ": " + env_status_name(status_.at(static_cast<size_t>(env)));
   }
 
-  // Resets the listed environments to the neutral configuration with zero velocity, torque and
-  // acceleration, and clears their status. Others are untouched.
+  // Resets the listed environments to the reference configuration (neutral unless set) with
+  // zero velocity, torque and acceleration, and clears their status. Others are untouched.
   void reset(std::span<const int> envs) {
     for (int e : envs) {
-      check_env(e);
-      std::copy(neutral_.begin(), neutral_.end(), q_ + static_cast<long>(e) * model_.nq);
+      check_env("Batch::reset", e);
+      std::copy(reference_q_.begin(), reference_q_.end(), q_ + static_cast<long>(e) * model_.nq);
       clear_row(v_, e), clear_row(tau_, e), clear_row(qdd_, e);
       status_[static_cast<size_t>(e)] = EnvStatus::Ok;
     }
   }
+  // Random resets, reproducible: environment e's draw depends only on (seed, e), not on the
+  // thread count or on which environments share the call (batch/counter_rng.hpp).
+  // Without noise: each 1-dof joint uniform within its position limits (continuous joints in
+  // [-pi, pi)), the free-flyer at its reference placement; v = 0.
+  // With noise >= 0: q = reference ⊕ delta, delta_k uniform in [-noise, noise] per dof (rad, m;
+  // on the manifold for the free-flyer), clamped to the limits; v_k uniform in
+  // [-velocity_noise, velocity_noise]. Torque and acceleration are zeroed, status cleared.
+  void reset(std::span<const int> envs, std::uint64_t seed, std::optional<double> noise = std::nullopt,
+             double velocity_noise = 0.0) {
+    if (noise && !(*noise >= 0 && std::isfinite(*noise))) throw Error("Batch::reset: noise must be finite and >= 0");
+    if (!(velocity_noise >= 0 && std::isfinite(velocity_noise))) throw Error("Batch::reset: velocity_noise must be finite and >= 0");
+    for (int e : envs) check_env("Batch::reset", e);
+    VectorX<double> q(model_.nq), delta(model_.nv);
+    for (int e : envs) {
+      const auto uniform = [&](int k) { return counter_uniform(seed, static_cast<std::uint64_t>(e), static_cast<std::uint64_t>(k)); };
+      for (int k = 0; k < model_.nq; ++k) q[k] = static_cast<double>(reference_q_[static_cast<size_t>(k)]);
+      if (noise) {
+        for (int k = 0; k < model_.nv; ++k) delta[k] = (2 * uniform(k) - 1) * *noise;
+        integrate(model_, VectorX<double>(q), delta, q);
+      }
+      for (int i = 1; i < model_.num_bodies(); ++i) {
+        const Body& b = model_.bodies[i];
+        if (b.joint_type == JointType::FreeFlyer) continue;
+        double lo = model_.lower_position_limit[static_cast<size_t>(b.idx_q)], hi = model_.upper_position_limit[static_cast<size_t>(b.idx_q)];
+        if (!noise) {
+          if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -M_PI, hi = M_PI;
+          q[b.idx_q] = lo + (hi - lo) * uniform(b.idx_v);
+        }
+        q[b.idx_q] = std::clamp(q[b.idx_q], lo, hi);
+      }
+      T* q_row = q_ + static_cast<long>(e) * model_.nq;
+      T* v_row = v_ + static_cast<long>(e) * model_.nv;
+      for (int k = 0; k < model_.nq; ++k) q_row[k] = static_cast<T>(q[k]);
+      for (int k = 0; k < model_.nv; ++k) v_row[k] = static_cast<T>((2 * uniform(model_.nv + k) - 1) * velocity_noise);
+      clear_row(tau_, e), clear_row(qdd_, e);
+      status_[static_cast<size_t>(e)] = EnvStatus::Ok;
+    }
+  }
+  // The configuration reset() returns to and draws noise around (nq values; neutral by
+  // default). Quaternions are normalised. Throws Error for a wrong size or non-finite value.
+  void set_reference_configuration(std::span<const T> q) {
+    if (q.size() != static_cast<size_t>(model_.nq))
+      throw Error("set_reference_configuration: expected nq = " + std::to_string(model_.nq) + " values, got " + std::to_string(q.size()));
+    VectorX<T> r(model_.nq);
+    for (int k = 0; k < model_.nq; ++k) {
+      if (!std::isfinite(q[static_cast<size_t>(k)])) throw Error("set_reference_configuration: q[" + std::to_string(k) + "] is not finite");
+      r[k] = q[static_cast<size_t>(k)];
+    }
+    normalize(model_, r);
+    reference_q_.assign(r.data(), r.data() + r.size());
+  }
+  const std::vector<T>& reference_configuration() const { return reference_q_; }
   // Resets the listed environments to given states: q_rows is envs.size() x nq, v_rows
   // envs.size() x nv (row k for envs[k]).
   void reset(std::span<const int> envs, std::span<const T> q_rows, std::span<const T> v_rows) {
@@ -226,7 +480,7 @@ class BatchEngine {
                   std::to_string(envs.size()) + " x nv = " + std::to_string(envs.size() * model_.nv));
     for (size_t k = 0; k < envs.size(); ++k) {
       const int e = envs[k];
-      check_env(e);
+      check_env("Batch::reset", e);
       std::copy_n(q_rows.data() + k * model_.nq, model_.nq, q_ + static_cast<long>(e) * model_.nq);
       std::copy_n(v_rows.data() + k * model_.nv, model_.nv, v_ + static_cast<long>(e) * model_.nv);
       clear_row(tau_, e), clear_row(qdd_, e);
@@ -235,31 +489,54 @@ class BatchEngine {
   }
 
   // Bytes of kernel workspace and gathered state of one lane block, and per environment.
-  size_t block_workspace_bytes() const { return BlockWorkspace(model_, delassus_plan_).bytes(); }
+  size_t block_workspace_bytes() const { return BlockWorkspace(*this).bytes(); }
   double workspace_bytes_per_env() const { return static_cast<double>(block_workspace_bytes()) / W; }
 
  private:
   // One thread's working set for one lane block: the kernel workspace, the block's state as
   // lanes, and lane-major scalar staging rows for the transposition.
   struct BlockWorkspace {
-    BlockWorkspace(const Model& m, const DelassusPlan& plan)
-        : aba(m), q(static_cast<size_t>(m.nq)), v(static_cast<size_t>(m.nv)),
-          tau(static_cast<size_t>(m.nv)), qdd(static_cast<size_t>(m.nv)), displacement(static_cast<size_t>(m.nv)),
-          G(static_cast<size_t>(m.constraint_rows) * m.constraint_rows),
-          factor(static_cast<size_t>(m.constraint_rows) * m.constraint_rows), stage_q(static_cast<size_t>(m.nq) * W),
-          stage_v(static_cast<size_t>(m.nv) * W), stage_tau(static_cast<size_t>(m.nv) * W) {
-      if (m.constraint_rows > 0) delassus.emplace(m, plan);  // a tree without constraints needs none
+    BlockWorkspace(const BatchEngine& engine)
+        : constants(engine.constants_), aba(engine.model_), q(size(engine.model_.nq)), v(size(engine.model_.nv)),
+          tau(size(engine.model_.nv)), tau_applied(size(engine.model_.nv)), target(size(engine.model_.nv)),
+          qdd(size(engine.model_.nv)), displacement(size(engine.model_.nv)),
+          G(size(engine.model_.constraint_rows * engine.model_.constraint_rows)), factor(G.size()),
+          observation_out(size(engine.observation_size())), stage_q(size(engine.model_.nq * W)),
+          stage_v(size(engine.model_.nv * W)), stage_tau(stage_v.size()), stage_target(stage_v.size()),
+          stage_qdd(stage_v.size()) {
+      const Model& m = engine.model_;
+      if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
+        delassus.emplace(m, engine.delassus_plan_);
+        dense.emplace(m);
+        dense_constrained.emplace(m);
+        dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
+      }
+      if (!engine.observed_frames_.empty()) observation.emplace(m);
     }
+    static size_t size(int n) { return static_cast<size_t>(n); }
+    ModelConstants<L> constants;  // this thread's views of per-environment parameters
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
-    LaneArray<L> q, v, tau, qdd, displacement, G, factor;  // one lane per environment
-    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau;
+    std::optional<FrameObservationWorkspace<L>> observation;
+    std::optional<Data<double>> dense;  // the dense constrained solver, one environment at a time
+    std::optional<ConstrainedData<double>> dense_constrained;
+    Eigen::VectorXd dense_q, dense_v, dense_tau;
+    LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, observation_out;  // one lane per environment
+    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd;
     size_t bytes() const {
-      return aba.bytes() + (delassus ? delassus->bytes() : 0) +
-             (q.size() + v.size() + tau.size() + qdd.size() + displacement.size() + G.size() + factor.size()) * sizeof(L) +
-             (stage_q.size() + stage_v.size() + stage_tau.size()) * sizeof(T);
+      return aba.bytes() + (delassus ? delassus->bytes() : 0) + (observation ? observation->bytes() : 0) +
+             (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() +
+              G.size() + factor.size() + observation_out.size()) * sizeof(L) +
+             (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size()) * sizeof(T);
     }
   };
+  // The constants block b's kernels read: the shared ones, or this thread's copy viewing the
+  // block's per-environment parameters.
+  const ModelConstants<L>& block_constants(int block, BlockWorkspace& ws) const {
+    if (!env_parameters_.enabled()) return constants_;
+    env_parameters_.point_views(block, ws.constants);
+    return ws.constants;
+  }
   int delassus_size() const { return model_.constraint_rows * model_.constraint_rows; }
   void require_constraints(const char* who) const {
     if (model_.constraint_rows == 0)
@@ -278,15 +555,67 @@ class BatchEngine {
                   per_env_name + " = " + std::to_string(n_) + " x " + std::to_string(per_env) +
                   " = " + std::to_string(expected));
   }
-  void check_env(int e) const {
-    if (e < 0 || e >= n_) throw Error("Batch::reset: environment index " + std::to_string(e) + " out of range [0, " + std::to_string(n_) + ")");
+  void check_env(const char* who, int e) const {
+    if (e < 0 || e >= n_) throw Error(std::string(who) + ": environment index " + std::to_string(e) + " out of range [0, " + std::to_string(n_) + ")");
+  }
+  // `values` must hold `per_env` numbers for each listed environment.
+  static void check_rows(const char* who, const char* name, std::span<const int> envs, std::span<const double> values, int per_env) {
+    if (values.size() != envs.size() * static_cast<size_t>(per_env))
+      throw Error(std::string(who) + ": '" + name + "' has " + std::to_string(values.size()) + " values, expected " +
+                  std::to_string(envs.size()) + " environments x " + std::to_string(per_env));
+  }
+  // nv values, finite (or infinite where allowed) and >= 0.
+  void check_dof_values(const std::string& who, std::span<const double> values, bool allow_infinity) const {
+    if (values.size() != static_cast<size_t>(model_.nv))
+      throw Error(who + ": expected nv = " + std::to_string(model_.nv) + " values, got " + std::to_string(values.size()));
+    for (size_t k = 0; k < values.size(); ++k)
+      if (!(values[k] >= 0) || (!allow_infinity && !std::isfinite(values[k])))
+        throw Error(who + ": dof " + std::to_string(k) + " must be finite and >= 0, got " + std::to_string(values[k]));
+  }
+  // Rotational inertia about the centre of mass: symmetric, positive semi-definite, and
+  // satisfying the triangle inequality (what a rigid body can have), within a tolerance.
+  static void check_rotational_inertia(const RigidInertiad& I, const std::string& where) {
+    const Mat3d& J = I.inertia_com;
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < r; ++k)
+        if (std::abs(J.m[r][k] - J.m[k][r]) > 1e-9 * (1 + std::abs(J.m[r][k])))
+          throw Error(where + ": rotational inertia is not symmetric");
+    const Vec3d moments = principal_moments(J);
+    const double tolerance = 1e-9 * (1 + std::abs(moments.z));
+    if (moments.x < -tolerance) throw Error(where + ": rotational inertia is not positive semi-definite");
+    if (moments.x + moments.y < moments.z - tolerance)
+      throw Error(where + ": principal moments violate the triangle inequality (not a rigid body)");
+  }
+  void enable_env_parameters(const char* who) {
+    if (model_.constraint_rows > 0 && use_constraints_)
+      throw Error(std::string(who) + ": per-environment parameters are not available for a constrained model yet (the dense "
+                  "constraint solver reads the model's parameters); call set_use_constraints(false) to step the tree only");
+    env_parameters_.enable(constants_, num_blocks());
+  }
+  // k x nv values per listed environment into `set(e, dof, value)`; free-flyer dofs must be 0.
+  template <class Set>
+  void set_dof_parameter(const char* who, std::span<const int> envs, std::span<const double> values, Set set) {
+    check_rows(who, "values", envs, values, model_.nv);
+    for (size_t k = 0; k < envs.size(); ++k) {
+      check_env(who, envs[k]);
+      check_dof_values(std::string(who) + ": environment " + std::to_string(envs[k]),
+                       values.subspan(k * static_cast<size_t>(model_.nv), static_cast<size_t>(model_.nv)), false);
+    }
+    enable_env_parameters(who);
+    for (size_t k = 0; k < envs.size(); ++k)
+      for (int dof = 0; dof < model_.nv; ++dof) set(envs[k], dof, values[k * static_cast<size_t>(model_.nv) + static_cast<size_t>(dof)]);
+  }
+  void ensure_target() {
+    if (target_) return;
+    owned_target_.assign(static_cast<size_t>(n_) * model_.nv, T(0));
+    target_ = owned_target_.data();
   }
   void clear_row(T* data, int e) { std::fill_n(data + static_cast<long>(e) * model_.nv, model_.nv, T(0)); }
 
   // Checks one environment's state and writes it, quaternions normalised, into lane `l` of
   // the lane-major staging rows (stage[k * W + l]).
   // With state = false only q is read (kernels of the configuration alone).
-  EnvStatus stage_state(int e, int l, BlockWorkspace& ws, bool state) const {
+  EnvStatus stage_state(int e, int l, BlockWorkspace& ws, bool state, bool target) const {
     const T* q_row = q_ + static_cast<long>(e) * model_.nq;
     const T* v_row = v_ + static_cast<long>(e) * model_.nv;
     const T* tau_row = tau_ + static_cast<long>(e) * model_.nv;
@@ -298,6 +627,12 @@ class BatchEngine {
       if (!std::isfinite(v_row[k]) || !std::isfinite(tau_row[k])) return EnvStatus::NonFiniteState;
       ws.stage_v[static_cast<size_t>(k * W + l)] = v_row[k];
       ws.stage_tau[static_cast<size_t>(k * W + l)] = tau_row[k];
+    }
+    const T* target_row = target ? target_ + static_cast<long>(e) * model_.nv : nullptr;
+    for (size_t k = 0; target && k < pd_dofs_.size(); ++k) {  // the free-flyer's entries are not read
+      const int dof = pd_dofs_[k].v;
+      if (!std::isfinite(target_row[dof])) return EnvStatus::NonFiniteState;
+      ws.stage_target[static_cast<size_t>(dof * W + l)] = target_row[dof];
     }
     for (int i = 1; i < model_.num_bodies(); ++i) {
       if (model_.bodies[i].joint_type != JointType::FreeFlyer) continue;
@@ -316,18 +651,20 @@ class BatchEngine {
     for (int k = 0; k < model_.nv; ++k) {
       ws.stage_v[static_cast<size_t>(k * W + l)] = T(0);
       ws.stage_tau[static_cast<size_t>(k * W + l)] = T(0);
+      ws.stage_target[static_cast<size_t>(k * W + l)] = T(0);
     }
+    for (const PdDof& d : pd_dofs_) ws.stage_target[static_cast<size_t>(d.v * W + l)] = neutral_[static_cast<size_t>(d.q)];
   }
 
   // Gather: env-major rows -> lanes of block `block`, each environment checked on the way;
   // valid[l] says whether lane l holds a real, accepted environment.
-  void gather(int block, BlockWorkspace& ws, bool state, bool* valid) {
+  void gather(int block, BlockWorkspace& ws, bool state, bool target, bool* valid) {
     using Traits = LaneTraits<L>;
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
       valid[l] = false;
       if (e < n_) {
-        const EnvStatus s = stage_state(e, l, ws, state);
+        const EnvStatus s = stage_state(e, l, ws, state, target);
         status_[static_cast<size_t>(e)] = s;
         valid[l] = s == EnvStatus::Ok;
       }
@@ -337,6 +674,10 @@ class BatchEngine {
     for (int k = 0; state && k < model_.nv; ++k) {
       ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
       ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
+    }
+    for (size_t k = 0; target && k < pd_dofs_.size(); ++k) {
+      const int dof = pd_dofs_[k].v;
+      ws.target[static_cast<size_t>(dof)] = Traits::load(&ws.stage_target[static_cast<size_t>(dof * W)]);
     }
   }
 
@@ -375,32 +716,91 @@ class BatchEngine {
     write_rows(block, valid, lanes, count, out);
   }
 
-  // ABA on one block, then (step) semi-implicit Euler on lanes; q and v are written back for
-  // the environments whose qdd was finite.
-  void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt) {
+  // The torque that drives the dynamics (see ControlMode), on lanes: tau (+ PD), clamped.
+  void actuate(BlockWorkspace& ws) const {
+    for (int k = 0; k < model_.nv; ++k) ws.tau_applied[static_cast<size_t>(k)] = ws.tau[static_cast<size_t>(k)];
+    if (control_mode_ == ControlMode::PositionPD)
+      for (const PdDof& d : pd_dofs_) {
+        const size_t k = static_cast<size_t>(d.v);
+        ws.tau_applied[k] += kp_[k] * (ws.target[k] - ws.q[static_cast<size_t>(d.q)]) - kd_[k] * ws.v[k];
+      }
+    for (int k = 0; k < model_.nv; ++k) {  // an infinite limit leaves the torque as it is
+      L& t = ws.tau_applied[static_cast<size_t>(k)];
+      const L& limit = effort_[static_cast<size_t>(k)];
+      t = select(t > limit, limit, select(t < -limit, -limit, t));
+    }
+  }
+
+  // qdd of the block's environments from ws.q, ws.v, ws.tau_applied: ABA on the lanes, or the
+  // dense constrained solver lane by lane (valid lanes only; the others get qdd = 0).
+  void accelerations(int block, const ModelConstants<L>& c, BlockWorkspace& ws, const bool* valid) {
+    if (!constrained()) {
+      aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
+      return;
+    }
+    using Traits = LaneTraits<L>;
     const int nq = model_.nq, nv = model_.nv;
-    aba_kernel(constants_, ws.aba, ws.q.data(), ws.v.data(), ws.tau.data(), ws.qdd.data());
+    for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < nv; ++k) {
+      Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
+      Traits::store(ws.tau_applied[static_cast<size_t>(k)], &ws.stage_tau[static_cast<size_t>(k * W)]);
+    }
+    for (int l = 0; l < W; ++l) {
+      const size_t lane = static_cast<size_t>(l);
+      if (!valid[l]) {
+        for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = T(0);
+        continue;
+      }
+      for (int k = 0; k < nq; ++k) ws.dense_q[k] = ws.stage_q[static_cast<size_t>(k * W) + lane];
+      for (int k = 0; k < nv; ++k) {
+        ws.dense_v[k] = ws.stage_v[static_cast<size_t>(k * W) + lane];
+        ws.dense_tau[k] = ws.stage_tau[static_cast<size_t>(k * W) + lane];
+      }
+      const Eigen::VectorXd& qdd =
+          constrained_forward_dynamics(model_, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, constraint_settings_);
+      for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = static_cast<T>(qdd[k]);
+      const size_t e = static_cast<size_t>(block * W + l);
+      constraint_iterations_[e] = ws.dense_constrained->iterations;
+      constraint_residual_[e] = static_cast<T>(ws.dense_constrained->residual_norm);
+    }
+    for (int k = 0; k < nv; ++k) ws.qdd[static_cast<size_t>(k)] = Traits::load(&ws.stage_qdd[static_cast<size_t>(k * W)]);
+  }
+
+  // Forward dynamics on one block, and (integrate_state) `substeps` semi-implicit Euler
+  // substeps on the lanes; q and v are written back for the environments whose qdd stayed
+  // finite (a non-finite value in a substep reaches the last substep's qdd through v).
+  void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt, int substeps) {
+    const int nq = model_.nq, nv = model_.nv;
+    const ModelConstants<L>& c = block_constants(block, ws);
+    const L h(dt / static_cast<T>(substeps));
+    for (int s = 0; s < substeps; ++s) {
+      actuate(ws);
+      accelerations(block, c, ws, valid);
+      if (!integrate_state) break;
+      for (int k = 0; k < nv; ++k) {  // v += h qdd, q = q ⊕ h v
+        ws.v[static_cast<size_t>(k)] += h * ws.qdd[static_cast<size_t>(k)];
+        ws.displacement[static_cast<size_t>(k)] = h * ws.v[static_cast<size_t>(k)];
+      }
+      integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
+    }
     scatter(block, valid, ws.qdd.data(), nv, qdd_);
     if (!integrate_state) return;
-    const L step(dt);  // v += dt qdd, q = q ⊕ dt v
-    for (int k = 0; k < nv; ++k) {
-      ws.v[static_cast<size_t>(k)] += step * ws.qdd[static_cast<size_t>(k)];
-      ws.displacement[static_cast<size_t>(k)] = step * ws.v[static_cast<size_t>(k)];
-    }
-    integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
     write_rows(block, valid, ws.q.data(), nq, q_);
     write_rows(block, valid, ws.v.data(), nv, v_);
   }
 
-  void run_dynamics(bool integrate_state, T dt) {
-    run([&](int block, BlockWorkspace& ws, bool* valid) { dynamics_block(block, ws, valid, integrate_state, dt); },
-        /*state=*/true);
+  void run_dynamics(bool integrate_state, T dt, int substeps) {
+    const bool target = control_mode_ == ControlMode::PositionPD;
+    if (target) ensure_target();
+    run([&](int block, BlockWorkspace& ws, bool* valid) { dynamics_block(block, ws, valid, integrate_state, dt, substeps); },
+        /*state=*/true, target);
   }
 
   // Every lane block through `kernel(block, workspace, valid)` after gathering its inputs (q,
-  // and v, tau when `state`), lane blocks spread over the arena's threads.
+  // and v, tau when `state`, the PD targets when `target`), lane blocks spread over the
+  // arena's threads.
   template <class Kernel>
-  void run(Kernel&& kernel, bool state) {
+  void run(Kernel&& kernel, bool state, bool target = false) {
     // A few lane blocks per task keep scheduling overhead small next to the kernel.
     const int grain = std::max(1, 16 / W);
     arena_.execute([&] {
@@ -408,7 +808,7 @@ class BatchEngine {
         BlockWorkspace& ws = workspaces_.local();
         for (int b = range.begin(); b != range.end(); ++b) {
           bool valid[W];
-          gather(b, ws, state, valid);
+          gather(b, ws, state, target, valid);
           kernel(b, ws, valid);
         }
       });
@@ -419,7 +819,27 @@ class BatchEngine {
   int n_;
   ModelConstants<L> constants_;
   DelassusPlan delassus_plan_;
-  std::vector<T> neutral_;
+  std::vector<T> neutral_, reference_q_;
+  // Actuation
+  struct PdDof { int v, q; };  // a 1-dof joint's dof and coordinate
+  std::vector<PdDof> pd_dofs_;
+  ControlMode control_mode_ = ControlMode::Torque;
+  LaneArray<L> kp_, kd_, effort_;  // per dof, broadcast to every lane
+  std::vector<double> kp_values_, kd_values_, effort_values_;
+  std::vector<T> owned_target_;
+  T* target_ = nullptr;
+  // Constraints in the dynamics
+  bool use_constraints_ = true;
+  ProximalSettings constraint_settings_;
+  std::vector<int> constraint_iterations_;
+  std::vector<T> constraint_residual_;
+  // Per-environment parameters, observations
+  EnvParameters<L> env_parameters_;
+  FrameObservationPlan observation_plan_;
+  std::vector<Transform<L>> observed_frame_placement_;
+  std::vector<std::string> observed_frames_;
+  std::vector<T> owned_observation_;
+  T* observation_ = nullptr;
   std::vector<T> owned_q_, owned_v_, owned_tau_, owned_qdd_, owned_delassus_, owned_factors_;
   T *q_ = nullptr, *v_ = nullptr, *tau_ = nullptr, *qdd_ = nullptr, *delassus_ = nullptr;
   std::vector<EnvStatus> status_;

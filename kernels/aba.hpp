@@ -30,11 +30,12 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
     ws.velocity[i] = vi;
     ws.bias_acceleration[i] = cross(vi, vj);
-    ws.articulated_inertia[i] = c.spatial_inertia[i];
-    ws.articulated_bias[i] = cross(vi, c.inertia[i] * vi);
+    ws.articulated_inertia[i] = c.body_spatial_inertia(i);
+    ws.articulated_bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
   }
 
-  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature), u_i = tau_i - S_i^T p^A_i;
+  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature),
+  // u_i = tau_i - d_i qd_i - S_i^T p^A_i (d_i: viscous joint damping);
   // I^a_i = I^A_i - U_i D_i^{-1} U_i^T, p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
   // both carried into the parent.
   for (int i = n - 1; i >= 1; --i) {
@@ -44,7 +45,10 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     S* u = ws.u.data() + body.idx_v;
     S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
     eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
-    for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
+    for (int k = 0; k < nv; ++k) {
+      const int dof = body.idx_v + k;
+      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
+    }
     if (body.parent == 0) continue;  // the world absorbs nothing
 
     Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;  // columns of U_i D_i^{-1}

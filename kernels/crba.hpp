@@ -11,7 +11,7 @@ template <class S>
 const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
   const ModelConstants<S>& c = data.constants;
   forward_kinematics(model, data, q);
-  for (int i = 1; i < model.num_bodies(); ++i) data.composite_inertia[i] = c.inertia[i];
+  for (int i = 1; i < model.num_bodies(); ++i) data.composite_inertia[i] = c.inertia[static_cast<size_t>(i)];
   // Backward sweep: I^C_parent += ^{λ(i)}X*_i I^C_i ^iX_{λ(i)}.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
     const int parent = c.tree[i].parent;

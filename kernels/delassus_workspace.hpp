@@ -73,7 +73,7 @@ void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, 
     ws.world_from_body[0] = Transform<S>::identity();
     for (int i = 1; i < n; ++i) ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * ws.parent_from_body[i];
   }
-  for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.spatial_inertia[i];
+  for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.body_spatial_inertia(i);
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(term.constraint)];

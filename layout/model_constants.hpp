@@ -1,11 +1,15 @@
 // The numbers of a Model converted once to a lane type S: joint placements, axes (and their
 // cross-product matrices for Rodrigues' formula), spatial inertias, the base acceleration.
-// Kernels read these instead of converting doubles per call. Inertias are kept per body and
-// per lane type, so that per-environment inertial parameters (domain randomisation) only
-// need a per-block copy of `inertia` / `spatial_inertia`, not a different kernel.
+// Kernels read these instead of converting doubles per call.
+//
+// The physical parameters (inertias, armature, damping, gravity) are read through views
+// (`inertia`, `spatial_inertia`, `armature`, `damping`, `base_acceleration`). They show the
+// model's own values; the batch engine points them, per lane block, at per-environment lanes
+// for domain randomisation (batch/env_parameters.hpp) — the same kernels, nothing copied.
 #pragma once
 
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "layout/spatial.hpp"
@@ -78,8 +82,8 @@ struct ModelConstants {
     axis.resize(n);
     axis_skew.resize(n);
     axis_skew_squared.resize(n);
-    inertia.resize(n);
-    spatial_inertia.resize(n);
+    own_inertia_.resize(n);
+    own_spatial_inertia_.resize(n);
     for (int i = 0; i < n; ++i) {
       const Body& b = model.bodies[i];
       joint_placement[i] = cast_transform<S>(b.joint_placement);
@@ -87,22 +91,65 @@ struct ModelConstants {
       const Mat3d K = Mat3d::skew(b.axis);
       axis_skew[i] = cast3<S>(K);
       axis_skew_squared[i] = cast3<S>(K * K);
-      inertia[i] = cast_inertia<S>(b.inertia);
-      spatial_inertia[i] = ArticulatedInertia<S>::from_rigid(inertia[i]);
+      own_inertia_[i] = cast_inertia<S>(b.inertia);
+      own_spatial_inertia_[i] = ArticulatedInertia<S>::from_rigid(own_inertia_[i]);
     }
     base_acceleration = {cast3<S>(model.gravity * -1.0), Vec3<S>::zero()};
-    armature.assign(static_cast<size_t>(model.nv), S(0));
-    for (size_t k = 0; k < armature.size() && k < model.armature.size(); ++k) armature[k] = S(model.armature[k]);
+    own_armature_.assign(static_cast<size_t>(model.nv), S(0));
+    own_damping_.assign(static_cast<size_t>(model.nv), S(0));
+    for (size_t k = 0; k < own_armature_.size() && k < model.armature.size(); ++k) own_armature_[k] = S(model.armature[k]);
+    for (size_t k = 0; k < own_damping_.size() && k < model.damping.size(); ++k) own_damping_[k] = S(model.damping[k]);
+    show_model_parameters();
   }
+  // A copy shows its own copy of the model's parameters (not the views of `other`).
+  ModelConstants(const ModelConstants& other) { *this = other; }
+  ModelConstants& operator=(const ModelConstants& other) {
+    if (this == &other) return *this;
+    tree = other.tree, constraints = other.constraints, joint_placement = other.joint_placement;
+    axis = other.axis, axis_skew = other.axis_skew, axis_skew_squared = other.axis_skew_squared;
+    own_inertia_ = other.own_inertia_, own_spatial_inertia_ = other.own_spatial_inertia_;
+    own_armature_ = other.own_armature_, own_damping_ = other.own_damping_;
+    base_acceleration = other.base_acceleration;
+    show_model_parameters();
+    return *this;
+  }
+  // Moving keeps the heap buffers, so the views stay valid.
+  ModelConstants(ModelConstants&&) noexcept = default;
+  ModelConstants& operator=(ModelConstants&&) noexcept = default;
+
+  // Points the parameter views back at the model's own values.
+  void show_model_parameters() {
+    inertia = own_inertia_;
+    spatial_inertia = own_spatial_inertia_;
+    armature = own_armature_;
+    damping = own_damping_;
+  }
+
   std::vector<BodyPlan> tree;                      // per body, parents first
   std::vector<ConstraintConstants<S>> constraints;  // model.constraints, in order
   std::vector<Transform<S>> joint_placement;       // ^{λ(i)}M_{J_i} at q = 0
   std::vector<Vec3<S>> axis;                       // 1-dof joint axis
   std::vector<Mat3<S>> axis_skew, axis_skew_squared;  // K = [axis]x, K^2
-  std::vector<RigidInertia<S>> inertia;            // I_i (10 parameters)
-  std::vector<ArticulatedInertia<S>> spatial_inertia;  // I_i as a symmetric 6x6
+
+  // Physical parameters (views; see the top of the file).
+  std::span<const RigidInertia<S>> inertia;        // I_i (10 parameters), per body
+  // I_i as a symmetric 6x6, per body; empty when the kernels are to form it from `inertia`
+  // (per-environment inertias: one table fewer to stream per block).
+  std::span<const ArticulatedInertia<S>> spatial_inertia;
+  std::span<const S> armature;                     // per dof: rotor inertia added to M(q)'s diagonal
+  std::span<const S> damping;                      // per dof: viscous damping, joint force -d v
   Motion<S> base_acceleration;                     // a_0 = -g
-  std::vector<S> armature;                         // per dof: rotor inertia added to M(q)'s diagonal
+
+  // I_i as a 6x6, from the table or formed from I_i (see spatial_inertia).
+  BATCHDYN_INLINE ArticulatedInertia<S> body_spatial_inertia(int i) const {
+    return spatial_inertia.empty() ? ArticulatedInertia<S>::from_rigid(inertia[static_cast<size_t>(i)])
+                                   : spatial_inertia[static_cast<size_t>(i)];
+  }
+
+ private:
+  std::vector<RigidInertia<S>> own_inertia_;
+  std::vector<ArticulatedInertia<S>> own_spatial_inertia_;
+  std::vector<S> own_armature_, own_damping_;
 };
 
 }  // namespace batchdyn

@@ -6,11 +6,13 @@
 #include "helpers.hpp"
 
 namespace batchdyn::test {
-// Fills the batch's buffers with random states.
+// Fills the batch's buffers with random states, and lifts the effort limits so that the
+// random torques drive the dynamics unclamped (what the reference kernels compute).
 template <class Engine>
 inline void randomise(Engine& batch, std::mt19937& rng) {
   using T = typename Engine::T;
   const Model& model = batch.model();
+  batch.remove_effort_limits();
   for (int e = 0; e < batch.num_envs(); ++e) {
     const State s = random_state(model, rng);
     for (int k = 0; k < model.nq; ++k) batch.q()[e * model.nq + k] = static_cast<T>(s.q[k]);

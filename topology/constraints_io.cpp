@@ -81,30 +81,38 @@ std::vector<JointLock> read_joint_locks(const json& j, const std::string& where)
   return locks;
 }
 
-// "armature": number (every 1-dof joint) or {"name": value, ...}.
-void read_armature(Model& model, const json& j, const std::string& where) {
+// "armature" / "damping": number (every 1-dof joint) or {"name": value, ...}; `set` is
+// set_armature or set_damping.
+void read_joint_values(Model& model, const json& j, const std::string& where, void (*set_all)(Model&, double),
+                       void (*set_one)(Model&, const std::string&, double)) {
   if (j.is_number()) {
-    set_armature(model, j.get<double>());
+    set_all(model, j.get<double>());
   } else if (j.is_object()) {
     for (const auto& [name, value] : j.items()) {
       if (!value.is_number()) throw Error(where + "." + name + ": expected a number");
-      set_armature(model, name, value.get<double>());
+      set_one(model, name, value.get<double>());
     }
   } else {
-    throw Error(where + ": expected a number or an object {\"joint\": armature}");
+    throw Error(where + ": expected a number or an object {\"joint\": " + where + "}");
   }
 }
 }  // namespace
 
 namespace {
 void apply_model_json(Model& model, const json& doc, const std::string& source) {
-  if (!doc.is_object() || (!doc.contains("constraints") && !doc.contains("lock_joints") && !doc.contains("armature")))
-    throw Error(source + ": expected an object with a \"constraints\" array (and/or \"lock_joints\", \"armature\")");
+  if (!doc.is_object() || (!doc.contains("constraints") && !doc.contains("lock_joints") && !doc.contains("armature") &&
+                           !doc.contains("damping")))
+    throw Error(source + ": expected an object with a \"constraints\" array (and/or \"lock_joints\", \"armature\", \"damping\")");
   if (doc.contains("constraints") && !doc["constraints"].is_array())
     throw Error(source + ": \"constraints\" must be an array");
   try {
     if (doc.contains("lock_joints")) model = lock_joints(model, read_joint_locks(doc["lock_joints"], "lock_joints"));
-    if (doc.contains("armature")) read_armature(model, doc["armature"], "armature");
+    if (doc.contains("armature"))
+      read_joint_values(model, doc["armature"], "armature", [](Model& m, double a) { set_armature(m, a); },
+                        [](Model& m, const std::string& joint, double a) { set_armature(m, joint, a); });
+    if (doc.contains("damping"))
+      read_joint_values(model, doc["damping"], "damping", [](Model& m, double d) { set_damping(m, d); },
+                        [](Model& m, const std::string& joint, double d) { set_damping(m, joint, d); });
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }

@@ -187,7 +187,7 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
     model_.velocity_limit.push_back(velocity_limit > 0 ? velocity_limit : inf);
     model_.effort_limit.push_back(effort_limit > 0 ? effort_limit : inf);
   }
-  for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0);
+  for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0), model_.damping.push_back(0.0);
 
   const int index = model_.num_bodies();
   model_.bodies.push_back(b);

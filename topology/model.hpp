@@ -131,6 +131,10 @@ struct Model {
   // Per coordinate of v: rotor inertia added to the joint-space inertia, M(q) + diag(armature)
   // (kg m^2 for revolute, kg for prismatic dofs). Set with set_armature (topology/reduce.hpp).
   std::vector<double> armature;
+  // Per coordinate of v: viscous joint damping d >= 0, a passive force -d v on the joint
+  // (N m s/rad, N s/m) that forward dynamics and RNEA include: M qdd + b + d v = tau.
+  // From URDF <dynamics damping>, JSON "damping", set_damping (topology/reduced_model.hpp).
+  std::vector<double> damping;
   // Joints (as body indices) whose motion moves no mass or inertia at all: M(q) is singular
   // for every q, so forward dynamics is undefined until they are locked or given armature.
   // Computed when the model is built (find_singular_joints); see require_regular().
@@ -182,6 +186,10 @@ class ModelBuilder {
   // Rotor inertia of dof k of a body's joint (before finish, so singular joints are found with it).
   void set_armature(int body, int k, double armature) {
     model_.armature[static_cast<size_t>(model_.bodies[body].idx_v + k)] = armature;
+  }
+  // Viscous damping of dof k of a body's joint.
+  void set_damping(int body, int k, double damping) {
+    model_.damping[static_cast<size_t>(model_.bodies[body].idx_v + k)] = damping;
   }
 
   // With balance: rotational inertias violating the triangle inequality are repaired (see

@@ -91,7 +91,10 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
         b.joint_type == JointType::FreeFlyer ? 0.0 : model.effort_limit[v], source);
     builder.add_inertia(index, b.inertia, b.name);
     builder.set_mimic(index, b.mimic);
-    for (int k = 0; k < b.nv; ++k) builder.set_armature(index, k, model.armature[static_cast<size_t>(b.idx_v + k)]);
+    for (int k = 0; k < b.nv; ++k) {
+      builder.set_armature(index, k, model.armature[static_cast<size_t>(b.idx_v + k)]);
+      builder.set_damping(index, k, model.damping[static_cast<size_t>(b.idx_v + k)]);
+    }
     new_body[static_cast<size_t>(i)] = index;
   }
   // Every other frame, re-attached; a locked joint's own frames become link / fixed-joint frames.
@@ -132,6 +135,26 @@ void set_armature(Model& model, double armature) {
     if (model.bodies[i].joint_type != JointType::FreeFlyer)
       model.armature[static_cast<size_t>(model.bodies[i].idx_v)] = armature;
   model.singular_joints = find_singular_joints(model);
+}
+
+void set_damping(Model& model, const std::string& joint, double damping) {
+  const int i = one_dof_joint(model, joint, "set_damping");
+  if (!std::isfinite(damping) || damping < 0.0) {
+    std::ostringstream text;
+    text << "set_damping: joint '" << joint << "': damping must be finite and >= 0, got " << damping;
+    throw Error(text.str());
+  }
+  model.damping[static_cast<size_t>(model.bodies[i].idx_v)] = damping;
+}
+
+void set_damping(Model& model, double damping) {
+  if (!std::isfinite(damping) || damping < 0.0) {
+    std::ostringstream text;
+    text << "set_damping: damping must be finite and >= 0, got " << damping;
+    throw Error(text.str());
+  }
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (model.bodies[i].joint_type != JointType::FreeFlyer) model.damping[static_cast<size_t>(model.bodies[i].idx_v)] = damping;
 }
 
 std::vector<JointLock> parse_joint_locks(const std::string& text) {

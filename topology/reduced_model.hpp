@@ -35,6 +35,13 @@ void set_armature(Model& model, const std::string& joint, double armature);
 // The same value for every 1-dof joint.
 void set_armature(Model& model, double armature);
 
+// Sets the viscous damping (>= 0: N m s/rad for revolute, N s/m for prismatic joints) of the
+// named 1-dof joint: a passive joint force -damping * v in forward dynamics and RNEA. Throws
+// Error for an unknown or free-flyer joint or a negative or non-finite value.
+void set_damping(Model& model, const std::string& joint, double damping);
+// The same value for every 1-dof joint.
+void set_damping(Model& model, double damping);
+
 // Parses "name[=value],name[=value],..." (the CLI's --lock-joints).
 std::vector<JointLock> parse_joint_locks(const std::string& text);
 // Applies "value" (every 1-dof joint) or "name=value,name=value,..." (the CLI's --armature).

@@ -275,6 +275,13 @@ void append_subtree(ModelBuilder& builder, const UrdfDocument& doc, const std::s
                                       {joint.axis.x, joint.axis.y, joint.axis.z}, lower, upper, velocity, effort,
                                       doc.source);
     if (joint.mimic) builder.set_mimic(body, prefix + joint.mimic->joint_name);
+    if (joint.dynamics) {  // <dynamics damping>: viscous joint damping (friction is not modelled)
+      const double damping = joint.dynamics->damping;
+      if (!std::isfinite(damping) || damping < 0)
+        throw Error(doc.source + ": joint '" + joint.name + "': <dynamics damping> must be finite and >= 0, got " +
+                    std::to_string(damping));
+      builder.set_damping(body, 0, damping);
+    }
     builder.add_inertia(body, inertia, child_name);
     push_children(*child, body, Transformd::identity());
   }
