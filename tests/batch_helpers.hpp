@@ -29,6 +29,7 @@ inline void copy_state(const EngineA& from, EngineB& to) {
   std::copy_n(from.q(), from.num_envs() * m.nq, to.q());
   std::copy_n(from.v(), from.num_envs() * m.nv, to.v());
   std::copy_n(const_cast<EngineA&>(from).tau(), from.num_envs() * m.nv, to.tau());
+  to.set_effort_limits(from.effort_limits());
 }
 
 inline Eigen::VectorXd row(const double* data, int e, int width) { return Eigen::Map<const Eigen::VectorXd>(data + e * width, width); }

@@ -198,7 +198,7 @@ TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) 
     }
     Batch<float> fbatch(m.model, n, 1);
     ScalarBatch<float> fscalar(m.model, n, 1);
-    fbatch.remove_effort_limits(), fscalar.remove_effort_limits();  // the random torques unclamped, as for `batch`
+    fbatch.remove_effort_limits();  // the random torques unclamped, as for `batch`
     for (int k = 0; k < n * m.model.nq; ++k) fbatch.q()[k] = static_cast<float>(batch.q()[k]);
     for (int k = 0; k < n * nv; ++k) fbatch.v()[k] = static_cast<float>(batch.v()[k]), fbatch.tau()[k] = static_cast<float>(batch.tau()[k]);
     copy_state(fbatch, fscalar);
