@@ -15,6 +15,27 @@ namespace batchdyn::test {
 
 inline std::string model_path(const std::string& file) { return std::string(BATCHDYN_MODELS_DIR) + "/" + file; }
 
+// The error message of `f`, or "" if it did not throw batchdyn::Error.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// expr throws batchdyn::Error whose message contains every one of the given strings.
+#define CHECK_ERROR_MENTIONS(expr, ...)                                                                       \
+  do {                                                                                                        \
+    const std::string message = batchdyn::test::error_of([&] { (void)(expr); });                             \
+    CAPTURE(message);                                                                                         \
+    REQUIRE_FALSE(message.empty());                                                                           \
+    for (const std::string& part : std::initializer_list<std::string>{__VA_ARGS__})                         \
+      CHECK(message.find(part) != std::string::npos);                                                         \
+  } while (0)
+
 struct NamedModel {
   std::string name;
   Model model;

@@ -19,25 +19,6 @@ std::string joint(const std::string& name, const std::string& parent, const std:
 }
 std::string robot(const std::string& body) { return "<robot name=\"bad\">" + body + "</robot>"; }
 
-// The error message of `f`, or "" if it did not throw batchdyn::Error.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define CHECK_ERROR_MENTIONS(expr, ...)                                  \
-  do {                                                                   \
-    const std::string message = error_of([&] { (void)(expr); });         \
-    CAPTURE(message);                                                    \
-    REQUIRE_FALSE(message.empty());                                      \
-    for (const char* part : {__VA_ARGS__}) CHECK(message.find(part) != std::string::npos); \
-  } while (0)
-
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::temp_directory_path() / ("batchdyn_test_" + name)).string();
   std::ofstream(path) << text;

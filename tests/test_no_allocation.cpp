@@ -95,6 +95,26 @@ TEST_CASE_TEMPLATE("batch forward_dynamics and step do not allocate once the eng
   }
 }
 
+TEST_CASE_TEMPLATE("PD steps with substeps, per-environment parameters and observations do not allocate", Engine,
+                   Batch<double>, Batch<float>, ScalarBatch<double>) {
+  const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  using T = typename Engine::T;
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Engine batch(model, 257, threads);
+    std::vector<double> kp(static_cast<size_t>(model.nv), 50.0), kd(static_cast<size_t>(model.nv), 2.0);
+    for (int k = 0; k < 6; ++k) kp[static_cast<size_t>(k)] = kd[static_cast<size_t>(k)] = 0.0;
+    batch.set_pd_gains(kp, kd);
+    batch.set_control_mode(ControlMode::PositionPD);
+    batch.set_gravity(std::vector<int>{3}, std::vector<double>{0, 0, -3});
+    batch.set_observed_frames({model.bodies[2].name, model.bodies.back().name});
+    for (int k = 0; k < 20 || (batch.threads_used() < threads && k < 100000); ++k) batch.step(T(1e-3), 4), batch.observe();
+    REQUIRE(batch.threads_used() == threads);
+    CHECK(allocations_in([&] { batch.step(T(1e-3), 4); }) == 0);
+    CHECK(allocations_in([&] { batch.observe(); }) == 0);
+  }
+}
+
 TEST_CASE_TEMPLATE("batch delassus does not allocate once the engine has run", Engine, Batch<double>, Batch<float>,
                    ScalarBatch<double>) {
   for (const NamedModel& m : constrained_models()) {

@@ -1,0 +1,366 @@
+// What a training loop needs from the batch engine: actuation (PD targets, effort limits,
+// substeps), joint damping, per-environment parameters (domain randomisation), frame
+// observations, reproducible random resets, and constrained models stepping with their
+// constraints. Every result is checked against the scalar reference dynamics of the model the
+// environment is meant to be.
+#include <set>
+
+#include "batch_helpers.hpp"
+#include "kernels/constrained_dynamics.hpp"
+#include "topology/reduced_model.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+Model arm() { return load_urdf_file(model_path("arm7.urdf")); }
+Model humanoid() { return load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer); }
+
+// tau + kp (target - q) - kd v on 1-dof joints, clamped to the limits: the applied torque.
+Eigen::VectorXd pd_torque(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
+                          const Eigen::VectorXd& target, const std::vector<double>& kp, const std::vector<double>& kd,
+                          const std::vector<double>& limit) {
+  Eigen::VectorXd out = tau;
+  for (int i = 1; i < m.num_bodies(); ++i) {
+    const Body& b = m.bodies[i];
+    if (b.joint_type == JointType::FreeFlyer) continue;
+    out[b.idx_v] += kp[static_cast<size_t>(b.idx_v)] * (target[b.idx_v] - q[b.idx_q]) - kd[static_cast<size_t>(b.idx_v)] * v[b.idx_v];
+  }
+  for (int k = 0; k < m.nv; ++k) out[k] = std::clamp(out[k], -limit[static_cast<size_t>(k)], limit[static_cast<size_t>(k)]);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("PD control: qdd is the reference ABA of tau + kp (target - q) - kd qd, clamped to the effort limits") {
+  for (const Model& m : {arm(), humanoid()}) {
+    CAPTURE(m.name);
+    std::mt19937 rng(901);
+    const int n = 2 * Batch<double>::W + 3, nv = m.nv;
+    Batch<double> batch(m, n, 2);
+    randomise(batch, rng);
+    std::vector<double> kp(static_cast<size_t>(nv), 0.0), kd(kp), limit(static_cast<size_t>(nv), 1e300);
+    for (int i = 1; i < m.num_bodies(); ++i)
+      if (m.bodies[i].joint_type != JointType::FreeFlyer)
+        kp[static_cast<size_t>(m.bodies[i].idx_v)] = 40.0 + i, kd[static_cast<size_t>(m.bodies[i].idx_v)] = 2.0 + 0.1 * i,
+        limit[static_cast<size_t>(m.bodies[i].idx_v)] = 3.0 + 0.5 * i;  // small enough that some torques clamp
+    batch.set_pd_gains(kp, kd);
+    batch.set_effort_limits(limit);
+    batch.set_control_mode(ControlMode::PositionPD);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (int k = 0; k < n * nv; ++k) batch.target()[k] = normal(rng);
+    batch.forward_dynamics();
+    REQUIRE(batch.failed_count() == 0);
+    Data<double> data(m);
+    int clamped = 0;
+    for (int e = 0; e < n; ++e) {
+      const Eigen::VectorXd q = row(batch.q(), e, m.nq), v = row(batch.v(), e, nv), tau = row(batch.tau(), e, nv);
+      const Eigen::VectorXd applied = pd_torque(m, q, v, tau, row(batch.target(), e, nv), kp, kd, limit);
+      for (int k = 0; k < nv; ++k) clamped += std::abs(applied[k]) == limit[static_cast<size_t>(k)];
+      CHECK(relative_error(row(batch.qdd(), e, nv), aba(m, data, q, v, applied)) <= 1e-12);
+    }
+    CHECK(clamped > 0);
+  }
+}
+
+TEST_CASE("the effort limits of the URDF clamp the torque by default; remove_effort_limits lifts them") {
+  const Model m = arm();  // every joint: <limit effort="80">
+  Batch<double> batch(m, 1, 1);
+  REQUIRE(batch.effort_limits()[0] == 80.0);
+  for (int k = 0; k < m.nv; ++k) batch.tau()[k] = (k % 2 ? -1 : 1) * 500.0;
+  batch.forward_dynamics();
+  Data<double> data(m);
+  const Eigen::VectorXd q = row(batch.q(), 0, m.nq), v = row(batch.v(), 0, m.nv);
+  const Eigen::VectorXd clamped = row(batch.tau(), 0, m.nv).cwiseMax(-80.0).cwiseMin(80.0);
+  CHECK(relative_error(row(batch.qdd(), 0, m.nv), aba(m, data, q, v, clamped)) <= 1e-12);
+  batch.remove_effort_limits();
+  batch.forward_dynamics();
+  CHECK(relative_error(row(batch.qdd(), 0, m.nv), aba(m, data, q, v, row(batch.tau(), 0, m.nv))) <= 1e-12);
+}
+
+// Equal to rounding, not bitwise: between separate steps the engine renormalises the
+// free-flyer quaternion when it gathers the state; inside one call it does not need to.
+TEST_CASE("a step with k substeps is k steps of dt / k, the PD torque recomputed in each") {
+  const Model m = humanoid();
+  std::mt19937 rng(902);
+  const int n = 11;
+  Batch<double> sub(m, n, 2), manual(m, n, 1), coarse(m, n, 1);
+  randomise(sub, rng);
+  copy_state(sub, manual);
+  copy_state(sub, coarse);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 100.0), kd(static_cast<size_t>(m.nv), 5.0);
+  for (int k = 0; k < 6; ++k) kp[static_cast<size_t>(k)] = kd[static_cast<size_t>(k)] = 0.0;  // the free-flyer
+  for (Batch<double>* b : {&sub, &manual, &coarse}) {
+    b->set_pd_gains(kp, kd);
+    b->set_control_mode(ControlMode::PositionPD);
+    for (int k = 0; k < n * m.nv; ++k) b->target()[k] = 0.3;
+  }
+  sub.step(4e-3, 4);
+  for (int s = 0; s < 4; ++s) manual.step(1e-3);
+  for (int e = 0; e < n; ++e) {
+    CHECK(relative_error(row(sub.q(), e, m.nq), row(manual.q(), e, m.nq)) <= 1e-14);
+    CHECK(relative_error(row(sub.v(), e, m.nv), row(manual.v(), e, m.nv)) <= 1e-12);
+    CHECK(relative_error(row(sub.qdd(), e, m.nv), row(manual.qdd(), e, m.nv)) <= 1e-10);
+  }
+  // ... and not one step of 4 dt: the substeps are really taken.
+  coarse.step(4e-3);
+  CHECK(relative_error(row(sub.v(), 0, m.nv), row(coarse.v(), 0, m.nv)) > 1e-6);
+  CHECK_THROWS_AS(sub.step(1e-3, 0), Error);
+}
+
+TEST_CASE("PD gains on the free-flyer, negative gains and wrong sizes are refused with the dof named") {
+  const Model m = humanoid();
+  Batch<double> batch(m, 2);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 1.0), kd(static_cast<size_t>(m.nv), 0.0);
+  CHECK_ERROR_MENTIONS(batch.set_pd_gains(kp, kd), "free-flyer", "dof 0");
+  for (int k = 0; k < 6; ++k) kp[static_cast<size_t>(k)] = 0.0;
+  kp[7] = -1.0;
+  CHECK_ERROR_MENTIONS(batch.set_pd_gains(kp, kd), "kp", "dof 7");
+  CHECK_ERROR_MENTIONS(batch.set_pd_gains(std::vector<double>(3, 0.0), kd), "nv");
+  CHECK_ERROR_MENTIONS(batch.set_effort_limits(std::vector<double>(static_cast<size_t>(m.nv), 0.0)), "dof 0", "> 0");
+}
+
+TEST_CASE("a NaN PD target marks only its own environment") {
+  const Model m = arm();
+  Batch<double> batch(m, 5, 2);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 10.0), kd(static_cast<size_t>(m.nv), 1.0);
+  batch.set_pd_gains(kp, kd);
+  batch.set_control_mode(ControlMode::PositionPD);
+  batch.target()[2 * m.nv + 1] = std::numeric_limits<double>::quiet_NaN();
+  batch.step(1e-3);
+  CHECK(batch.status()[2] == EnvStatus::NonFiniteState);
+  CHECK(batch.failed_count() == 1);
+}
+
+TEST_CASE("joint damping: ABA with damping d is ABA without it at tau - d qd, and RNEA inverts it") {
+  Model m = humanoid();
+  set_damping(m, 0.7);
+  set_damping(m, m.bodies[3].joint_name, 2.5);
+  Model undamped = m;
+  std::fill(undamped.damping.begin(), undamped.damping.end(), 0.0);
+  std::mt19937 rng(903);
+  Data<double> data(m), plain(undamped);
+  for (int t = 0; t < 5; ++t) {
+    const State s = random_state(m, rng);
+    const Eigen::VectorXd dv = Eigen::Map<const Eigen::VectorXd>(m.damping.data(), m.nv).cwiseProduct(s.v);
+    const Eigen::VectorXd qdd = aba(m, data, s.q, s.v, s.tau);
+    CHECK(relative_error(qdd, aba(undamped, plain, s.q, s.v, Eigen::VectorXd(s.tau - dv))) <= 1e-12);
+    CHECK(relative_error(rnea(m, data, s.q, s.v, qdd), s.tau) <= 1e-10);
+  }
+}
+
+TEST_CASE("damping is read from URDF <dynamics damping> and from the JSON \"damping\" entry, and checked") {
+  const std::string urdf = R"(<robot name="r"><link name="base"/><link name="l"><inertial><mass value="1"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+    <joint name="j" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><dynamics damping="0.25" friction="0"/></joint></robot>)";
+  Model m = load_urdf_string(urdf);
+  CHECK(m.damping[0] == 0.25);
+  add_constraints_from_json(m, R"({"damping": {"j": 1.5}})", "inline.json");
+  CHECK(m.damping[0] == 1.5);
+  std::string negative = urdf;
+  negative.replace(negative.find("0.25"), 4, "-1.0");
+  CHECK_ERROR_MENTIONS(load_urdf_string(negative), "'j'", "damping");
+  CHECK_ERROR_MENTIONS(set_damping(m, "j", -2.0), "'j'", ">= 0");
+}
+
+TEST_CASE("per-environment parameters: each environment gets the reference result of its own model") {
+  const Model m = humanoid();
+  std::mt19937 rng(904);
+  const int n = 2 * Batch<double>::W + 1, nv = m.nv, body = 5;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  // Environments 1 and n - 1 (different lane blocks) get their own inertia of `body`, gravity,
+  // damping and armature; environment 0 keeps the model's.
+  const std::vector<int> envs = {1, n - 1};
+  const std::vector<double> mass = {3.5, 0.25}, com = {0.01, 0.02, -0.03, 0.0, 0.1, 0.0};
+  const std::vector<double> inertia = {0.03, 0.001, 0, 0.001, 0.02, 0, 0, 0, 0.04, /**/ 0.01, 0, 0, 0, 0.01, 0, 0, 0, 0.015};
+  const std::vector<double> gravity = {0, 0, -1.62, 0.5, 0, -9.81};
+  std::vector<double> damping(2 * static_cast<size_t>(nv)), armature(damping.size());
+  for (size_t k = 0; k < damping.size(); ++k) damping[k] = 0.1 * static_cast<double>(k % 5), armature[k] = 0.01 * static_cast<double>(k % 3);
+  batch.set_body_inertia(envs, body, mass, com, inertia);
+  batch.set_gravity(envs, gravity);
+  batch.set_damping(envs, damping);
+  batch.set_armature(envs, armature);
+  REQUIRE(batch.per_env_parameters());
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    Model own = m;  // the model environment e is meant to be
+    const auto k = std::find(envs.begin(), envs.end(), e);
+    if (k != envs.end()) {
+      const size_t j = static_cast<size_t>(k - envs.begin());
+      RigidInertiad& I = own.bodies[body].inertia;
+      I.mass = mass[j];
+      for (int r = 0; r < 3; ++r) I.com[r] = com[3 * j + static_cast<size_t>(r)];
+      for (int r = 0; r < 9; ++r) I.inertia_com.m[r / 3][r % 3] = inertia[9 * j + static_cast<size_t>(r)];
+      own.gravity = {gravity[3 * j], gravity[3 * j + 1], gravity[3 * j + 2]};
+      for (int d = 0; d < nv; ++d)
+        own.damping[static_cast<size_t>(d)] = damping[j * static_cast<size_t>(nv) + static_cast<size_t>(d)],
+        own.armature[static_cast<size_t>(d)] = armature[j * static_cast<size_t>(nv) + static_cast<size_t>(d)];
+      CHECK(batch.body_inertia(e, body).mass == mass[j]);
+      CHECK(batch.gravity(e).z == gravity[3 * j + 2]);
+    }
+    Data<double> data(own);
+    const Eigen::VectorXd expected = aba(own, data, row(batch.q(), e, m.nq), row(batch.v(), e, nv), row(batch.tau(), e, nv));
+    CHECK(relative_error(row(batch.qdd(), e, nv), expected) <= 1e-12);
+  }
+  // Back to shared parameters: environment 1 is the model again.
+  batch.reset_parameters();
+  batch.forward_dynamics();
+  Data<double> data(m);
+  CHECK(relative_error(row(batch.qdd(), 1, nv), aba(m, data, row(batch.q(), 1, m.nq), row(batch.v(), 1, nv), row(batch.tau(), 1, nv))) <= 1e-12);
+}
+
+TEST_CASE("per-environment parameters are checked, and the error names the environment and the body") {
+  const Model m = humanoid();
+  Batch<double> batch(m, 4);
+  const std::vector<int> env = {2};
+  const std::vector<double> com = {0, 0, 0}, unit = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 5, std::vector<double>{-1.0}, com, unit), "environment 2",
+                       "'" + m.bodies[5].name + "'");
+  const std::vector<double> not_rigid = {1, 0, 0, 0, 1, 0, 0, 0, 3};  // 1 + 1 < 3
+  CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 5, std::vector<double>{1.0}, com, not_rigid), "environment 2", "triangle");
+  CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 0, std::vector<double>{1.0}, com, unit), "body index 0");
+  CHECK_ERROR_MENTIONS(batch.set_body_inertia(std::vector<int>{7}, 5, std::vector<double>{1.0}, com, unit), "environment index 7");
+  CHECK_ERROR_MENTIONS(batch.set_gravity(env, std::vector<double>{0, 0}), "gravity", "1 environments x 3");
+  CHECK_ERROR_MENTIONS(batch.set_damping(env, std::vector<double>(static_cast<size_t>(m.nv), -1.0)), "environment 2", "dof 0");
+  CHECK_FALSE(batch.per_env_parameters());  // nothing was set
+  Model looped = load_urdf_file(model_path("four_bar.urdf"));
+  Batch<double> constrained(looped, 2);
+  CHECK_ERROR_MENTIONS(constrained.set_gravity(std::vector<int>{0}, std::vector<double>{0, 0, -1}), "constrained", "set_use_constraints");
+}
+
+TEST_CASE("rotation_to_quaternion gives the unit quaternion (w >= 0) of any rotation, near 180 degrees too") {
+  std::mt19937 rng(905);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int t = 0; t < 400; ++t) {
+    Vec3d axis{normal(rng), normal(rng), normal(rng)};
+    axis = axis * (1.0 / std::sqrt(dot(axis, axis)));
+    const double angle = t < 100 ? M_PI - 1e-9 * t : (t < 200 ? 1e-9 * (t - 100) : std::uniform_real_distribution<double>(0, M_PI)(rng));
+    const Mat3d R = axis_angle_rotation(axis, angle);
+    double quat[4];
+    rotation_to_quaternion(R, quat);
+    CHECK(quat[3] >= 0);
+    CHECK(std::abs(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3] - 1) <= 1e-14);
+    const Mat3d back = quaternion_rotation(quat[0], quat[1], quat[2], quat[3]);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) CHECK(std::abs(back(r, c) - R(r, c)) <= 1e-13);
+  }
+}
+
+TEST_CASE("observations: frame poses are the reference placements, velocities the finite differences of the poses") {
+  const Model m = humanoid();
+  std::vector<std::string> names;
+  for (const Frame& f : m.frames)
+    if (f.body > 0 && names.size() < 6) names.push_back(f.name);
+  names.push_back(m.frames.back().name);
+  std::mt19937 rng(906);
+  const int n = Batch<double>::W + 2;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  batch.set_observed_frames(names);
+  batch.observe();
+  REQUIRE(batch.failed_count() == 0);
+  Data<double> data(m);
+  const double eps = 1e-6;
+  for (int e = 0; e < n; ++e) {
+    const Eigen::VectorXd q = row(batch.q(), e, m.nq), v = row(batch.v(), e, m.nv);
+    Eigen::VectorXd q_plus(m.nq), q_minus(m.nq);
+    integrate(m, q, Eigen::VectorXd(v * eps), q_plus);
+    integrate(m, q, Eigen::VectorXd(-v * eps), q_minus);
+    for (size_t f = 0; f < names.size(); ++f) {
+      const int frame = m.has_frame(names[f]) ? m.frame_index(names[f]) : m.frame_index(names[f], FrameKind::Joint);
+      const auto pose_at = [&](const Eigen::VectorXd& x) {
+        forward_kinematics(m, data, x);
+        return data.world_from_body[m.frames[static_cast<size_t>(frame)].body] * m.frames[static_cast<size_t>(frame)].placement;
+      };
+      const Transformd pose = pose_at(q), plus = pose_at(q_plus), minus = pose_at(q_minus);
+      const double* o = batch.observations() + (static_cast<size_t>(e) * names.size() + f) * 13;
+      const Mat3d R = quaternion_rotation(o[3], o[4], o[5], o[6]);
+      for (int r = 0; r < 3; ++r) {
+        CHECK(std::abs(o[r] - pose.translation[r]) <= 1e-12);
+        for (int c = 0; c < 3; ++c) CHECK(std::abs(R(r, c) - pose.rotation(r, c)) <= 1e-12);
+        CHECK(std::abs(o[7 + r] - (plus.translation[r] - minus.translation[r]) / (2 * eps)) <= 1e-6);
+      }
+      const Vec3d w = log3(plus.rotation * minus.rotation.transpose()) * (1.0 / (2 * eps));  // world angular velocity
+      for (int r = 0; r < 3; ++r) CHECK(std::abs(o[10 + r] - w[r]) <= 1e-6);
+    }
+  }
+  CHECK_ERROR_MENTIONS(batch.set_observed_frames({"no_such_link"}), "'no_such_link'");
+  Batch<double> none(m, 1);
+  CHECK_ERROR_MENTIONS(none.observe(), "set_observed_frames");
+}
+
+TEST_CASE("random resets are reproducible: an environment's draw depends only on (seed, env)") {
+  const Model m = humanoid();
+  const int n = 37;
+  Batch<double> one(m, n, 1), two(m, n, 2);
+  std::vector<int> all(n), some = {30, 3, 17};
+  std::iota(all.begin(), all.end(), 0);
+  one.reset(all, 1234);
+  two.reset(some, 1234);
+  for (int e : some) CHECK(std::equal(one.q() + e * m.nq, one.q() + (e + 1) * m.nq, two.q() + e * m.nq));
+  two.reset(all, 1235);
+  CHECK_FALSE(std::equal(one.q(), one.q() + n * m.nq, two.q()));
+  // Uniform within the limits; the free-flyer at the reference placement; v = 0.
+  std::set<double> distinct;
+  for (int e = 0; e < n; ++e)
+    for (int i = 1; i < m.num_bodies(); ++i) {
+      const Body& b = m.bodies[i];
+      const double x = one.q()[e * m.nq + b.idx_q];
+      if (b.joint_type == JointType::FreeFlyer) {
+        CHECK(x == 0.0);
+        continue;
+      }
+      CHECK(x >= m.lower_position_limit[static_cast<size_t>(b.idx_q)]);
+      CHECK(x <= m.upper_position_limit[static_cast<size_t>(b.idx_q)]);
+      distinct.insert(x);
+    }
+  CHECK(distinct.size() > static_cast<size_t>(n * (m.num_bodies() - 2)) / 2);
+  CHECK(std::all_of(one.v(), one.v() + n * m.nv, [](double x) { return x == 0.0; }));
+}
+
+TEST_CASE("noisy resets stay within the noise around the reference configuration and the joint limits") {
+  const Model m = arm();
+  const int n = 50;
+  Batch<double> batch(m, n, 2);
+  std::vector<double> reference(static_cast<size_t>(m.nq), 0.5);
+  batch.set_reference_configuration(reference);
+  std::vector<int> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  batch.reset(all, 7, 0.1, 0.2);
+  double max_dq = 0, max_v = 0;
+  for (int k = 0; k < n * m.nq; ++k) max_dq = std::max(max_dq, std::abs(batch.q()[k] - 0.5));
+  for (int k = 0; k < n * m.nv; ++k) max_v = std::max(max_v, std::abs(batch.v()[k]));
+  CHECK(max_dq <= 0.1);
+  CHECK(max_dq > 0.05);
+  CHECK(max_v <= 0.2);
+  CHECK(max_v > 0.1);
+  batch.reset(all);  // back to the reference exactly
+  CHECK(std::all_of(batch.q(), batch.q() + n * m.nq, [](double x) { return x == 0.5; }));
+  CHECK_ERROR_MENTIONS(batch.reset(all, 7, -1.0), "noise");
+}
+
+TEST_CASE("a constrained model steps with its constraints: qdd is the dense proximal solution, per environment") {
+  Model m = load_urdf_file(model_path("four_bar.urdf"));
+  REQUIRE(m.constraint_rows > 0);
+  std::mt19937 rng(907);
+  const int n = Batch<double>::W + 1;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  Data<double> data(m);
+  ConstrainedData<double> cdata(m);
+  for (int e = 0; e < n; ++e) {
+    const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), row(batch.v(), e, m.nv),
+                                                             row(batch.tau(), e, m.nv), batch.constraint_settings());
+    CHECK(relative_error(row(batch.qdd(), e, m.nv), qdd) <= 1e-12);
+    CHECK(batch.constraint_iterations()[static_cast<size_t>(e)] == cdata.iterations);
+    CHECK(batch.constraint_residual()[static_cast<size_t>(e)] == cdata.residual_norm);
+  }
+  batch.set_use_constraints(false);  // the tree alone
+  batch.forward_dynamics();
+  CHECK(relative_error(row(batch.qdd(), 0, m.nv), aba(m, data, row(batch.q(), 0, m.nq), row(batch.v(), 0, m.nv), row(batch.tau(), 0, m.nv))) <= 1e-12);
+}
