@@ -15,6 +15,7 @@
 #include "topology/constraints_io.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
+#include "topology/model_info.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
 
@@ -45,92 +46,11 @@ namespace {
 
 std::string body_name(const Model& m, int body) { return m.bodies[body].name; }
 
-json joint_list(const Model& model, const std::vector<int>& bodies) {
-  json list = json::array();
-  for (int i : bodies) list.push_back(model.bodies[i].joint_name);
-  return list;
-}
-
 std::vector<int> mimic_joints(const Model& model) {
   std::vector<int> joints;
   for (int i = 1; i < model.num_bodies(); ++i)
     if (!model.bodies[i].mimic.empty()) joints.push_back(i);
   return joints;
-}
-
-json model_json(const Model& model) {
-  const LoopAnalysis loops = analyze_loops(model);
-  json j;
-  j["name"] = model.name;
-  j["nq"] = model.nq;
-  j["nv"] = model.nv;
-  j["num_bodies"] = model.num_bodies() - 1;
-  j["tree_depth"] = loops.tree_depth;
-  j["constraint_rows"] = model.constraint_rows;
-  j["gravity"] = {model.gravity.x, model.gravity.y, model.gravity.z};
-  j["joints"] = json::array();
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const Body& b = model.bodies[i];
-    json joint = {{"name", b.joint_name}, {"type", joint_type_name(b.joint_type)}, {"idx_q", b.idx_q},
-                  {"idx_v", b.idx_v}, {"nq", b.nq}, {"nv", b.nv}, {"body", b.name},
-                  {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}, {"mass", b.inertia.mass},
-                  {"armature", model.armature[static_cast<size_t>(b.idx_v)]}};
-    if (!b.mimic.empty()) joint["mimic"] = b.mimic;
-    j["joints"].push_back(joint);
-  }
-  j["frames"] = json::array();
-  for (const Frame& f : model.frames)
-    j["frames"].push_back({{"name", f.name}, {"kind", frame_kind_name(f.kind)}, {"body", body_name(model, f.body)}});
-  j["singular_joints"] = joint_list(model, model.singular_joints);
-  j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
-  j["loops"] = json::array();
-  for (const Loop& loop : loops.loops) {
-    const Constraint& c = model.constraints[loop.constraint];
-    json supporting = json::array();
-    for (int b : loop.supporting) supporting.push_back(body_name(model, b));
-    j["loops"].push_back({{"name", c.name}, {"type", constraint_type_name(c.type)}, {"dim", c.dim}, {"row", c.row},
-                          {"link1", c.spec.link1}, {"link2", c.spec.link2}, {"root", body_name(model, loop.root)},
-                          {"external", loop.external}, {"supporting_bodies", supporting}});
-  }
-  if (model.constraint_rows > 0) {
-    const DelassusPlan plan = plan_delassus(model);
-    json p;
-    p["end_effectors"] = json::array();
-    for (int e : plan.end_effectors) p["end_effectors"].push_back(body_name(model, e));
-    p["branching"] = json::array();
-    for (int i : plan.branching)
-      p["branching"].push_back({{"body", body_name(model, i)},
-                                {"ancestor", body_name(model, plan.branching_ancestor[static_cast<size_t>(i)])}});
-    p["terminals"] = json::array();
-    for (const DelassusPlan::Terminal& t : plan.terminals)
-      p["terminals"].push_back({{"constraint", model.constraints[static_cast<size_t>(t.constraint)].name},
-                                {"body", body_name(model, t.body)}, {"sign", t.sign}, {"row", t.row}, {"dim", t.dim}});
-    p["closest_common_ancestor"] = json::array();
-    for (int a = 0; a < plan.num_end_effectors(); ++a) {
-      json row = json::array();
-      for (int b = 0; b < plan.num_end_effectors(); ++b) row.push_back(body_name(model, plan.cca(a, b)));
-      p["closest_common_ancestor"].push_back(row);
-    }
-    // What the kernels walk: chains from each head, each terminal's levels, the output blocks.
-    p["chains"] = json::array();
-    for (size_t h = 0; h < plan.heads.size(); ++h) {
-      const int ancestor = plan.head_ancestor[h];
-      p["chains"].push_back({{"head", body_name(model, plan.heads[h])},
-                             {"up_to", ancestor < 0 ? std::string("world") : body_name(model, plan.heads[static_cast<size_t>(ancestor)])},
-                             {"width", plan.head_width[h]}, {"starts_from_rows", plan.head_uses_rows[h] != 0}});
-    }
-    p["blocks"] = json::array();
-    for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
-      const DelassusPlan::Terminal &a = plan.terminals[static_cast<size_t>(pair.a)], &b = plan.terminals[static_cast<size_t>(pair.b)];
-      const int level = pair.level_a >= 0 ? plan.level_head[static_cast<size_t>(pair.level_a)] : -1;
-      p["blocks"].push_back({{"rows", {a.row, a.row + a.dim}}, {"cols", {b.row, b.row + b.dim}},
-                             {"terminals", {pair.a, pair.b}},
-                             {"at", level < 0 ? std::string("-") : body_name(model, plan.heads[static_cast<size_t>(level)])},
-                             {"plus_chain_of", pair.chain_head < 0 ? std::string("-") : body_name(model, plan.heads[static_cast<size_t>(pair.chain_head)])}});
-    }
-    j["delassus_plan"] = p;
-  }
-  return j;
 }
 
 void print_model_text(const Model& model, std::ostream& out) {
@@ -271,7 +191,7 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   try {
     const Options o = parse_options(args, kModelOptions, with_model_options({"--json"}, kModelFlags));
     const Model model = load_model(o);
-    if (o.has_flag("--json")) out << model_json(model).dump(2) << "\n";
+    if (o.has_flag("--json")) out << model_info_json(model, 2) << "\n";
     else print_model_text(model, out);
     return 0;
   } catch (const std::exception& e) {
