@@ -1,0 +1,60 @@
+"""batchdyn: rigid-body dynamics for thousands of robot states per call.
+
+    import numpy as np, batchdyn
+    model = batchdyn.load("models/humanoid.urdf", root="free")
+    batch = batchdyn.Batch(model, 4096, dtype=np.float32)   # SIMD lanes x threads
+    batch.q[:] = ...                                          # NumPy views of the engine's memory
+    batch.step(1e-3)                                          # GIL released while it runs
+    torch.from_numpy(batch.qdd)                               # shares memory, no copy
+
+Errors (bad files, names, sizes, dtypes) raise batchdyn.Error, a ValueError.
+"""
+import json as _json
+
+import numpy as _np
+
+from ._batchdyn import (  # noqa: F401
+    BatchFloat32,
+    BatchFloat64,
+    Error,
+    Model,
+    aba,
+    constrained_forward_dynamics,
+    crba,
+    delassus,
+    rnea,
+    simd_width_float32,
+    simd_width_float64,
+)
+from ._batchdyn import load as _load
+
+__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "delassus",
+           "STATUS_NAMES"]
+
+# Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
+STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}
+
+
+def load(path, root="fixed", constraints=None):
+    """Loads a robot: a URDF (root "fixed" or "free") or a scene JSON, and optionally a JSON
+    file of constraints (also "lock_joints", "armature", "damping")."""
+    return _load(str(path), root, None if constraints is None else str(constraints))
+
+
+def _info(self):
+    """The model as a dict: the same document as `batchdyn info --json`."""
+    return _json.loads(self.info_json())
+
+
+Model.info = _info
+
+
+def Batch(model, num_envs, dtype=_np.float32, threads=0):
+    """N environments of `model` stepped together in `dtype` (float32 or float64) on `threads`
+    threads (0 = all cores). Returns a BatchFloat32 or BatchFloat64."""
+    dtype = _np.dtype(dtype)
+    if dtype == _np.float32:
+        return BatchFloat32(model, int(num_envs), int(threads))
+    if dtype == _np.float64:
+        return BatchFloat64(model, int(num_envs), int(threads))
+    raise Error(f"Batch: dtype must be float32 or float64, got {dtype}")

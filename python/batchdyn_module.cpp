@@ -1,0 +1,309 @@
+// The Python module `batchdyn` (compiled part: batchdyn._batchdyn). NumPy arrays returned by a
+// Batch are views of the engine's own memory (no copies; torch.from_numpy shares them), kept
+// alive by the Batch. The engine runs with the GIL released. batchdyn.Error is a ValueError.
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "batchdyn.hpp"
+
+namespace py = pybind11;
+using namespace batchdyn;
+
+namespace {
+
+RootJoint root_of(const std::string& root) {
+  if (root == "fixed") return RootJoint::Fixed;
+  if (root == "free") return RootJoint::FreeFlyer;
+  throw Error("load: root must be \"fixed\" or \"free\", got \"" + root + "\"");
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A URDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
+Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints) {
+  Model model = ends_with(path, ".json") ? load_scene_file(path) : load_urdf_file(path, root_of(root));
+  if (constraints) add_constraints_from_json_file(model, *constraints);
+  return model;
+}
+
+Eigen::VectorXd vector_arg(const Eigen::VectorXd& x, int size, const char* name, const char* what) {
+  if (x.size() != size)
+    throw Error(std::string(what) + ": '" + name + "' has " + std::to_string(x.size()) + " values, expected " + std::to_string(size));
+  return x;
+}
+
+// A NumPy view of `count` rows of `shape` values at `data`, owned by `owner` (the Batch).
+template <class T>
+py::array_t<T> view(T* data, std::vector<py::ssize_t> shape, py::handle owner) {
+  return py::array_t<T>(shape, data, owner);
+}
+
+// A user array for use_buffers: dtype, shape (N, width) and C-contiguity checked.
+template <class T>
+std::span<T> user_buffer(py::array& a, int rows, int width, const char* name) {
+  const std::string what = std::string("use_buffers: '") + name + "'";
+  if (!py::isinstance<py::array_t<T>>(a) || a.dtype().kind() != 'f' || a.itemsize() != static_cast<py::ssize_t>(sizeof(T)))
+    throw Error(what + " must have dtype " + (sizeof(T) == 4 ? "float32" : "float64") + ", got " + std::string(py::str(a.dtype())));
+  if (a.ndim() != 2 || a.shape(0) != rows || a.shape(1) != width)
+    throw Error(what + " must have shape (" + std::to_string(rows) + ", " + std::to_string(width) + "), got " + std::string(py::str(py::tuple(py::cast(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()))))));
+  if (!(a.flags() & py::array::c_style)) throw Error(what + " must be C-contiguous (np.ascontiguousarray)");
+  if (!a.writeable()) throw Error(what + " must be writeable");
+  return {static_cast<T*>(a.mutable_data()), static_cast<size_t>(rows) * static_cast<size_t>(width)};
+}
+
+std::vector<int> env_list(const std::optional<std::vector<int>>& envs, int n) {
+  if (envs) return *envs;
+  std::vector<int> all(static_cast<size_t>(n));
+  for (int e = 0; e < n; ++e) all[static_cast<size_t>(e)] = e;
+  return all;
+}
+
+std::vector<double> flat(const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+  return std::vector<double>(a.data(), a.data() + a.size());
+}
+
+// A Batch<T> and the user arrays it writes into (kept alive here).
+template <class T>
+struct PyBatch {
+  PyBatch(const Model& model, int num_envs, int threads) : batch(model, num_envs, threads) {}
+  Batch<T> batch;
+  py::object user_q, user_v, user_tau, user_qdd, user_target, user_observations;
+};
+
+template <class T>
+void bind_batch(py::module_& m, const char* name) {
+  using B = PyBatch<T>;
+  const auto rows = [](B& b, int width) { return std::vector<py::ssize_t>{b.batch.num_envs(), width}; };
+  py::class_<B>(m, name, "N environments of one Model stepped together (see batchdyn.Batch).")
+      .def(py::init<const Model&, int, int>(), py::arg("model"), py::arg("num_envs"), py::arg("threads") = 0)
+      .def_property_readonly("num_envs", [](B& b) { return b.batch.num_envs(); })
+      .def_property_readonly("dtype", [](B&) { return py::dtype::of<T>(); })
+      .def_property("threads", [](B& b) { return b.batch.threads(); }, [](B& b, int t) { b.batch.set_threads(t); })
+      .def_property_readonly("nq", [](B& b) { return b.batch.model().nq; })
+      .def_property_readonly("nv", [](B& b) { return b.batch.model().nv; })
+      // Views of the engine's buffers (N x nq, N x nv): writes go straight to the engine.
+      .def_property_readonly("q", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.q(), rows(b, b.batch.model().nq), self); })
+      .def_property_readonly("v", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.v(), rows(b, b.batch.model().nv), self); })
+      .def_property_readonly("tau", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.tau(), rows(b, b.batch.model().nv), self); })
+      .def_property_readonly("qdd", [rows](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.qdd()), rows(b, b.batch.model().nv), self);
+      })
+      .def_property_readonly("target", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.target(), rows(b, b.batch.model().nv), self); })
+      .def_property_readonly("status", [](py::object self) {
+        B& b = self.cast<B&>();
+        auto* data = reinterpret_cast<std::uint8_t*>(const_cast<EnvStatus*>(b.batch.status().data()));
+        return view(data, {b.batch.num_envs()}, self);
+      })
+      .def_property_readonly("observations", [](py::object self) {
+        B& b = self.cast<B&>();
+        const py::ssize_t k = static_cast<py::ssize_t>(b.batch.observed_frames().size());
+        if (k == 0) throw Error("observations: no frames chosen (call set_observed_frames first)");
+        return view(const_cast<T*>(b.batch.observations()), {b.batch.num_envs(), k, kFrameObservationSize}, self);
+      })
+      .def("use_buffers",
+           [](B& b, std::optional<py::array> q, std::optional<py::array> v, std::optional<py::array> tau, std::optional<py::array> qdd) {
+             const Model& model = b.batch.model();
+             const int n = b.batch.num_envs();
+             // Unset ones keep the engine's current buffers.
+             std::span<T> sq{b.batch.q(), static_cast<size_t>(n) * model.nq}, sv{b.batch.v(), static_cast<size_t>(n) * model.nv},
+                 st{b.batch.tau(), sv.size()}, sd{const_cast<T*>(b.batch.qdd()), sv.size()};
+             if (q) sq = user_buffer<T>(*q, n, model.nq, "q");
+             if (v) sv = user_buffer<T>(*v, n, model.nv, "v");
+             if (tau) st = user_buffer<T>(*tau, n, model.nv, "tau");
+             if (qdd) sd = user_buffer<T>(*qdd, n, model.nv, "qdd");
+             b.batch.use_buffers(sq, sv, st, sd);
+             if (q) b.user_q = *q;
+             if (v) b.user_v = *v;
+             if (tau) b.user_tau = *tau;
+             if (qdd) b.user_qdd = *qdd;
+           },
+           py::arg("q") = py::none(), py::arg("v") = py::none(), py::arg("tau") = py::none(), py::arg("qdd") = py::none(),
+           "Uses the given (N, nq) / (N, nv) C-contiguous arrays of the batch's dtype as its buffers (no copy).")
+      .def("use_target_buffer", [](B& b, py::array target) {
+        b.batch.use_target_buffer(user_buffer<T>(target, b.batch.num_envs(), b.batch.model().nv, "target"));
+        b.user_target = target;
+      })
+      .def("forward_dynamics", [](B& b) { py::gil_scoped_release release; b.batch.forward_dynamics(); },
+           "qdd = FD(q, v, applied torque) for every environment (constraints included when the model has any).")
+      .def("step", [](B& b, double dt, int substeps) { py::gil_scoped_release release; b.batch.step(static_cast<T>(dt), substeps); },
+           py::arg("dt"), py::arg("substeps") = 1,
+           "One control step of dt seconds in `substeps` semi-implicit Euler substeps (PD recomputed in each).")
+      .def_property("control_mode",
+                    [](B& b) { return b.batch.control_mode() == ControlMode::Torque ? "torque" : "pd"; },
+                    [](B& b, const std::string& mode) {
+                      if (mode == "torque") b.batch.set_control_mode(ControlMode::Torque);
+                      else if (mode == "pd") b.batch.set_control_mode(ControlMode::PositionPD);
+                      else throw Error("control_mode must be \"torque\" or \"pd\", got \"" + mode + "\"");
+                    })
+      .def("set_pd_gains", [](B& b, const std::vector<double>& kp, const std::vector<double>& kd) { b.batch.set_pd_gains(kp, kd); },
+           py::arg("kp"), py::arg("kd"))
+      .def_property("effort_limits", [](B& b) { return b.batch.effort_limits(); },
+                    [](B& b, const std::vector<double>& limits) { b.batch.set_effort_limits(limits); })
+      .def("remove_effort_limits", [](B& b) { b.batch.remove_effort_limits(); })
+      .def("set_body_inertia",
+           [](B& b, const std::vector<int>& envs, int body, py::array_t<double, py::array::c_style | py::array::forcecast> mass,
+              py::array_t<double, py::array::c_style | py::array::forcecast> com,
+              py::array_t<double, py::array::c_style | py::array::forcecast> inertia) {
+             b.batch.set_body_inertia(envs, body, flat(mass), flat(com), flat(inertia));
+           },
+           py::arg("envs"), py::arg("body"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
+      .def("set_gravity", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> g) {
+        b.batch.set_gravity(envs, flat(g));
+      })
+      .def("set_damping", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> d) {
+        b.batch.set_damping(envs, flat(d));
+      })
+      .def("set_armature", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
+        b.batch.set_armature(envs, flat(a));
+      })
+      .def("reset_parameters", [](B& b) { b.batch.reset_parameters(); })
+      .def_property_readonly("per_env_parameters", [](B& b) { return b.batch.per_env_parameters(); })
+      .def("body_mass", [](B& b, int env, int body) { return b.batch.body_inertia(env, body).mass; })
+      .def("set_observed_frames", [](B& b, const std::vector<std::string>& names) { b.batch.set_observed_frames(names); })
+      .def("observe", [](py::object self) {
+        B& b = self.cast<B&>();
+        {
+          py::gil_scoped_release release;
+          b.batch.observe();
+        }
+        return self.attr("observations");
+      }, "Fills and returns the (N, k, 13) observations: world position, quaternion xyzw, linear and angular velocity.")
+      .def("reset",
+           [](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
+              double velocity_noise) {
+             const std::vector<int> list = env_list(envs, b.batch.num_envs());
+             if (seed) b.batch.reset(list, *seed, noise, velocity_noise);
+             else if (noise || velocity_noise != 0) throw Error("reset: noise needs a seed");
+             else b.batch.reset(list);
+           },
+           py::arg("envs") = py::none(), py::arg("seed") = py::none(), py::arg("noise") = py::none(),
+           py::arg("velocity_noise") = 0.0,
+           "Without seed: the reference configuration. With seed: q uniform within the joint limits, or "
+           "reference ⊕ uniform(-noise, noise) when noise is given; reproducible per (seed, env).")
+      .def("reset_to", [](B& b, const std::vector<int>& envs, py::array_t<T, py::array::c_style | py::array::forcecast> q,
+                          py::array_t<T, py::array::c_style | py::array::forcecast> v) {
+        b.batch.reset(envs, std::span<const T>(q.data(), static_cast<size_t>(q.size())), std::span<const T>(v.data(), static_cast<size_t>(v.size())));
+      })
+      .def("set_reference_configuration", [](B& b, py::array_t<T, py::array::c_style | py::array::forcecast> q) {
+        b.batch.set_reference_configuration(std::span<const T>(q.data(), static_cast<size_t>(q.size())));
+      })
+      .def_property_readonly("failed_count", [](B& b) { return b.batch.failed_count(); })
+      .def("status_message", [](B& b, int env) { return b.batch.status_message(env); })
+      .def_property("use_constraints", [](B& b) { return b.batch.constrained(); },
+                    [](B& b, bool on) { b.batch.set_use_constraints(on); })
+      .def_property_readonly("constraint_iterations", [](B& b) { return b.batch.constraint_iterations(); })
+      .def_property_readonly("constraint_residual", [](B& b) {
+        return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
+      })
+      .def("delassus", [](py::object self) {
+        B& b = self.cast<B&>();
+        {
+          py::gil_scoped_release release;
+          b.batch.delassus();
+        }
+        const py::ssize_t rows = b.batch.constraint_rows();
+        return view(const_cast<T*>(b.batch.delassus_matrices()), {b.batch.num_envs(), rows, rows}, self);
+      }, "The (N, m, m) Delassus matrices J M^-1 J^T at every q (PV-OSIMr).");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_batchdyn, m) {
+  m.doc() = "batchdyn: batched rigid-body dynamics (compiled core)";
+  static py::exception<Error> error(m, "Error", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  py::class_<Model>(m, "Model", "A robot: its tree, inertias, limits and constraints.")
+      .def_readonly("name", &Model::name)
+      .def_readonly("nq", &Model::nq)
+      .def_readonly("nv", &Model::nv)
+      .def_readonly("constraint_rows", &Model::constraint_rows)
+      .def_property_readonly("num_bodies", [](const Model& model) { return model.num_bodies(); })
+      .def_property_readonly("body_names", [](const Model& model) {
+        std::vector<std::string> names;
+        for (const Body& b : model.bodies) names.push_back(b.name);
+        return names;
+      })
+      .def_property_readonly("joint_names", [](const Model& model) {
+        std::vector<std::string> names;
+        for (int i = 1; i < model.num_bodies(); ++i) names.push_back(model.bodies[i].joint_name);
+        return names;
+      })
+      .def("body_index", &Model::body_index, py::arg("link_name"))
+      .def("joint_index", &Model::joint_index, py::arg("joint_name"))
+      .def_readonly("lower_position_limit", &Model::lower_position_limit)
+      .def_readonly("upper_position_limit", &Model::upper_position_limit)
+      .def_readonly("effort_limit", &Model::effort_limit)
+      .def_readonly("damping", &Model::damping)
+      .def_readonly("armature", &Model::armature)
+      .def("info_json", [](const Model& model) { return model_info_json(model); })
+      .def("neutral", [](const Model& model) { return neutral_configuration<double>(model); })
+      .def("__repr__", [](const Model& model) {
+        return "<batchdyn.Model '" + model.name + "' nq=" + std::to_string(model.nq) + " nv=" + std::to_string(model.nv) +
+               " constraint_rows=" + std::to_string(model.constraint_rows) + ">";
+      });
+
+  m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
+        "Loads a URDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON.");
+
+  // Scalar reference functions (double), for checking and for single environments.
+  m.def("aba", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau) {
+    Data<double> data(model);
+    return Eigen::VectorXd(aba(model, data, vector_arg(q, model.nq, "q", "aba"), vector_arg(v, model.nv, "v", "aba"),
+                               vector_arg(tau, model.nv, "tau", "aba")));
+  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), "Forward dynamics of the tree (constraints ignored).");
+  m.def("rnea", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& qdd) {
+    Data<double> data(model);
+    return Eigen::VectorXd(rnea(model, data, vector_arg(q, model.nq, "q", "rnea"), vector_arg(v, model.nv, "v", "rnea"),
+                                vector_arg(qdd, model.nv, "qdd", "rnea")));
+  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("qdd"), "Inverse dynamics tau = M qdd + b + damping v.");
+  m.def("crba", [](const Model& model, const Eigen::VectorXd& q) {
+    Data<double> data(model);
+    return Eigen::MatrixXd(crba(model, data, vector_arg(q, model.nq, "q", "crba")));
+  }, py::arg("model"), py::arg("q"), "The joint-space inertia matrix M(q).");
+  m.def("constrained_forward_dynamics",
+        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
+           int max_iterations, double tolerance) {
+          Data<double> data(model);
+          ConstrainedData<double> cdata(model);
+          ProximalSettings settings;
+          settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+          constrained_forward_dynamics(model, data, cdata, vector_arg(q, model.nq, "q", "constrained_forward_dynamics"),
+                                       vector_arg(v, model.nv, "v", "constrained_forward_dynamics"),
+                                       vector_arg(tau, model.nv, "tau", "constrained_forward_dynamics"), settings);
+          py::dict out;
+          out["qdd"] = Eigen::VectorXd(cdata.qdd);
+          out["lambda"] = Eigen::VectorXd(cdata.lambda);
+          out["iterations"] = cdata.iterations;
+          out["residual"] = static_cast<double>(cdata.residual_norm);
+          return out;
+        },
+        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
+        py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
+        "Dense proximal constrained forward dynamics: dict(qdd, lambda, iterations, residual).");
+  m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
+    Data<double> data(model);
+    ConstrainedData<double> cdata(model);
+    return Eigen::MatrixXd(delassus(model, data, cdata, vector_arg(q, model.nq, "q", "delassus")));
+  }, py::arg("model"), py::arg("q"), "The Delassus matrix J M^-1 J^T (dense).");
+
+  bind_batch<float>(m, "BatchFloat32");
+  bind_batch<double>(m, "BatchFloat64");
+  m.attr("simd_width_float32") = Batch<float>::W;
+  m.attr("simd_width_float64") = Batch<double>::W;
+}
