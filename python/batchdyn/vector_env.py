@@ -1,0 +1,211 @@
+"""Vectorised environments on a batchdyn Batch, following Gymnasium's VectorEnv conventions
+without importing Gymnasium (Debian does not ship it):
+
+    env = batchdyn.vector_env.CartPole(num_envs=4096, seed=0)
+    obs, info = env.reset(seed=0)                               # (N, obs_dim) float32
+    obs, reward, terminated, truncated, info = env.step(actions)  # actions (N, act_dim) in [-1, 1]
+
+* Autoreset, "same-step" mode: an environment that terminates or is truncated is reset inside
+  the same step() call; the returned obs row is the first observation of its new episode and
+  info["final_obs"] holds the last observation of the finished one (rows where
+  info["done"] is True). info["episode_return"] / info["episode_length"] give the finished
+  episodes' totals (NaN / 0 elsewhere).
+* single_observation_space / single_action_space / observation_space / action_space are Box
+  descriptions (low, high, shape, dtype) with Gymnasium's field names.
+* Resets are reproducible: reset(seed=s) seeds a counter (one draw per environment and reset
+  number, batch/counter_rng.hpp), so results do not depend on the thread count.
+
+Everything is vectorised with NumPy over the Batch's zero-copy views; the physics runs in C++
+with the GIL released.
+"""
+import os
+
+import numpy as np
+
+from . import Batch, load
+
+__all__ = ["Box", "CartPole", "ArmReach"]
+
+
+def _models_dir():
+    """The shipped models: $BATCHDYN_MODELS, the source tree, or the install's share/."""
+    candidates = [os.environ.get("BATCHDYN_MODELS", "")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates += [os.path.join(here, "..", "..", "..", "models"), os.path.join(here, "..", "..", "models"),
+                   "/usr/local/share/batchdyn/models", "/usr/share/batchdyn/models"]
+    for c in candidates:
+        if c and os.path.exists(os.path.join(c, "cartpole.urdf")):
+            return os.path.abspath(c)
+    raise FileNotFoundError("batchdyn models not found: set BATCHDYN_MODELS to the repository's models/ folder")
+
+
+class Box:
+    """A box-shaped space, as gymnasium.spaces.Box: low, high, shape, dtype."""
+
+    def __init__(self, low, high, shape, dtype=np.float32):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.low = np.broadcast_to(np.asarray(low, dtype=self.dtype), self.shape)
+        self.high = np.broadcast_to(np.asarray(high, dtype=self.dtype), self.shape)
+
+    def __repr__(self):
+        return f"Box(shape={self.shape}, dtype={self.dtype})"
+
+
+class _VectorEnv:
+    """Shared machinery: the Batch, episode bookkeeping, autoreset, spaces."""
+
+    obs_dim = 0
+    act_dim = 0
+    max_episode_steps = 0
+
+    def __init__(self, model, num_envs, dt, substeps, threads, dtype):
+        self.num_envs = int(num_envs)
+        self.model = model
+        self.batch = Batch(model, self.num_envs, dtype=dtype, threads=threads)
+        self.dt, self.substeps = float(dt), int(substeps)
+        self.single_observation_space = Box(-np.inf, np.inf, (self.obs_dim,))
+        self.single_action_space = Box(-1.0, 1.0, (self.act_dim,))
+        self.observation_space = Box(-np.inf, np.inf, (self.num_envs, self.obs_dim))
+        self.action_space = Box(-1.0, 1.0, (self.num_envs, self.act_dim))
+        self.metadata = {"autoreset_mode": "same-step"}
+        self.episode_length = np.zeros(self.num_envs, dtype=np.int64)
+        self.episode_return = np.zeros(self.num_envs, dtype=np.float64)
+        self._obs = np.zeros((self.num_envs, self.obs_dim), dtype=np.float32)
+        self._seed = 0
+        self._resets = 0  # reset rounds drawn so far: each draw uses its own counter seed
+
+    # --- to be provided by a task ---
+    def _reset_envs(self, envs, seed):
+        raise NotImplementedError
+
+    def _apply_action(self, actions):
+        raise NotImplementedError
+
+    def _observe(self, out):
+        raise NotImplementedError
+
+    def _reward_and_termination(self, actions):
+        raise NotImplementedError
+
+    # --- Gymnasium-style API ---
+    def reset(self, seed=None, options=None):
+        """Resets every environment; returns (obs, info)."""
+        if seed is not None:
+            self._seed, self._resets = int(seed), 0
+        self._reset_envs(np.arange(self.num_envs, dtype=np.int32), self._next_seed())
+        self.episode_length[:] = 0
+        self.episode_return[:] = 0
+        self._observe(self._obs)
+        return self._obs.copy(), {}
+
+    def step(self, actions):
+        """Applies actions (N, act_dim) in [-1, 1], steps the physics, returns (obs, reward,
+        terminated, truncated, info) with same-step autoreset."""
+        actions = np.asarray(actions, dtype=np.float32).reshape(self.num_envs, self.act_dim)
+        actions = np.clip(actions, -1.0, 1.0)
+        self._apply_action(actions)
+        self.batch.step(self.dt, self.substeps)
+        self._observe(self._obs)
+        reward, terminated = self._reward_and_termination(actions)
+        failed = self.batch.status != 0  # a diverged environment ends its episode
+        terminated = terminated | failed
+        self.episode_length += 1
+        self.episode_return += reward
+        truncated = (self.episode_length >= self.max_episode_steps) & ~terminated
+        done = terminated | truncated
+        info = {"done": done}
+        if done.any():
+            envs = np.flatnonzero(done).astype(np.int32)
+            info["final_obs"] = self._obs.copy()
+            info["episode_return"] = np.where(done, self.episode_return, np.nan)
+            info["episode_length"] = np.where(done, self.episode_length, 0)
+            self._reset_envs(envs, self._next_seed())
+            self.episode_length[envs] = 0
+            self.episode_return[envs] = 0
+            self._observe(self._obs)
+        return self._obs.copy(), reward.astype(np.float32), terminated, truncated, info
+
+    def _next_seed(self):
+        self._resets += 1
+        return (self._seed * 1_000_003 + self._resets) & 0xFFFFFFFFFFFFFFFF
+
+
+class CartPole(_VectorEnv):
+    """Balance a pole on a cart (models/cartpole.urdf). Action: cart force in [-1, 1] x
+    force_scale N. Observation: [x, theta, x_dot, theta_dot]. Reward 1 per step while
+    |x| <= 2.4 m and |theta| <= 12 degrees (Gymnasium's thresholds); episodes last at most
+    max_episode_steps = 500 steps of dt = 0.02 s (2 substeps). Resets: q, v uniform in +-0.05."""
+
+    obs_dim = 4
+    act_dim = 1
+    max_episode_steps = 500
+    x_threshold = 2.4
+    theta_threshold = 12 * np.pi / 180
+
+    def __init__(self, num_envs=4096, threads=0, force_scale=10.0, dtype=np.float32):
+        super().__init__(load(os.path.join(_models_dir(), "cartpole.urdf")), num_envs, 0.02, 2, threads, dtype)
+        self.force_scale = float(force_scale)
+
+    def _reset_envs(self, envs, seed):
+        self.batch.reset(envs, seed=seed, noise=0.05, velocity_noise=0.05)
+
+    def _apply_action(self, actions):
+        tau = self.batch.tau
+        tau[:, 0] = actions[:, 0] * self.force_scale
+        tau[:, 1] = 0.0
+
+    def _observe(self, out):
+        out[:, 0:2] = self.batch.q
+        out[:, 2:4] = self.batch.v
+
+    def _reward_and_termination(self, actions):
+        x, theta = self._obs[:, 0], self._obs[:, 1]
+        terminated = (np.abs(x) > self.x_threshold) | (np.abs(theta) > self.theta_threshold)
+        return np.ones(self.num_envs, dtype=np.float64), terminated
+
+
+class ArmReach(_VectorEnv):
+    """Move the palm of the 7-dof arm (models/arm7.urdf) to a random goal. PD position control
+    (kp = 200 N m/rad, kd = 20 N m s/rad, geared joints): the action moves each joint's target by up to 0.1 rad per step
+    from the current position. Observation: [q (7), qd (7), palm position (3), goal (3)].
+    Reward: -|palm - goal| - 0.01 |action|^2; 200 steps of dt = 0.02 s (4 substeps). Goals are
+    the palm positions of random configurations within the joint limits (always reachable)."""
+
+    obs_dim = 20
+    act_dim = 7
+    max_episode_steps = 200
+
+    def __init__(self, num_envs=1024, threads=0, dtype=np.float32):
+        # Geared actuators: rotor inertia 0.1 kg m^2 and damping 0.5 N m s/rad per joint
+        # (models/arm7_actuators.json), which also keeps the stiff PD stable at h = 5 ms.
+        model = load(os.path.join(_models_dir(), "arm7.urdf"), constraints=os.path.join(_models_dir(), "arm7_actuators.json"))
+        super().__init__(model, num_envs, 0.02, 4, threads, dtype)
+        nv = model.nv
+        self.batch.set_pd_gains([200.0] * nv, [20.0] * nv)
+        self.batch.control_mode = "pd"
+        self.batch.set_observed_frames(["palm"])
+        self.goal = np.zeros((self.num_envs, 3), dtype=np.float32)
+        self._goal_batch = Batch(model, self.num_envs, dtype=dtype, threads=threads)  # forward kinematics of goals
+        self._goal_batch.set_observed_frames(["palm"])
+
+    def _reset_envs(self, envs, seed):
+        self.batch.reset(envs, seed=seed, noise=0.1)
+        self.batch.target[envs] = self.batch.q[envs]
+        self._goal_batch.reset(envs, seed=seed ^ 0x5EED)  # uniform within the limits
+        self.goal[envs] = self._goal_batch.observe()[envs, 0, 0:3]
+
+    def _apply_action(self, actions):
+        self.batch.target[:] = self.batch.q + 0.1 * actions
+
+    def _observe(self, out):
+        palm = self.batch.observe()[:, 0, 0:3]
+        out[:, 0:7] = self.batch.q
+        out[:, 7:14] = self.batch.v
+        out[:, 14:17] = palm
+        out[:, 17:20] = self.goal
+
+    def _reward_and_termination(self, actions):
+        distance = np.linalg.norm(self._obs[:, 14:17] - self.goal, axis=1)
+        reward = -distance - 0.01 * np.sum(actions.astype(np.float64) ** 2, axis=1)
+        return reward, np.zeros(self.num_envs, dtype=bool)
