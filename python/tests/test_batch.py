@@ -1,0 +1,218 @@
+"""The Python module: zero-copy views, buffer checks, parity with the C++ reference, thread-count
+determinism, GIL release, NaN isolation, per-environment parameters, observations."""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import batchdyn
+
+
+def humanoid(models_dir):
+    return batchdyn.load(os.path.join(models_dir, "humanoid.urdf"), root="free")
+
+
+def random_states(batch, seed=0):
+    rng = np.random.default_rng(seed)
+    n = batch.num_envs
+    batch.remove_effort_limits()
+    batch.reset(seed=seed)  # q uniform within the limits
+    batch.v[:] = rng.normal(size=batch.v.shape)
+    batch.tau[:] = 5 * rng.normal(size=batch.tau.shape)
+    return n
+
+
+def test_buffers_are_views_of_engine_memory_in_both_directions(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 10, dtype=np.float64, threads=1)
+    q = batch.q
+    assert q.shape == (10, model.nq) and batch.qdd.shape == (10, model.nv)
+    assert not q.flags["OWNDATA"] and q.base is not None
+    random_states(batch)
+    q[3, 7] = 0.25  # a write through an old view reaches the engine...
+    batch.forward_dynamics()
+    expected = batchdyn.aba(model, batch.q[3], batch.v[3], batch.tau[3])
+    np.testing.assert_allclose(batch.qdd[3], expected, rtol=0, atol=1e-10 * max(1, np.abs(expected).max()))
+    assert batch.q[3, 7] == 0.25
+    qdd = batch.qdd
+    before = qdd.copy()
+    batch.tau[:] += 1.0
+    batch.forward_dynamics()  # ...and the engine's writes show in a view taken before
+    assert not np.array_equal(before, qdd)
+    np.testing.assert_array_equal(qdd, batch.qdd)
+
+
+def test_torch_from_numpy_shares_the_engine_memory(models_dir):
+    torch = pytest.importorskip("torch")
+    batch = batchdyn.Batch(humanoid(models_dir), 8, dtype=np.float32)
+    tau = torch.from_numpy(batch.tau)
+    tau[2, 6] = 3.5
+    assert batch.tau[2, 6] == np.float32(3.5)
+    batch.step(1e-3)
+    assert torch.equal(torch.from_numpy(batch.qdd), torch.from_numpy(batch.qdd.copy()))
+    assert torch.from_numpy(batch.q).data_ptr() == batch.q.__array_interface__["data"][0]
+
+
+def test_use_buffers_checks_dtype_shape_and_contiguity_with_value_errors(models_dir):
+    model = humanoid(models_dir)
+    n = 6
+    batch = batchdyn.Batch(model, n, dtype=np.float32)
+    assert issubclass(batchdyn.Error, ValueError)
+    with pytest.raises(ValueError, match="float32"):
+        batch.use_buffers(q=np.zeros((n, model.nq), dtype=np.float64))
+    with pytest.raises(ValueError, match=r"shape \(6, %d\)" % model.nq):
+        batch.use_buffers(q=np.zeros((n, model.nq + 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        batch.use_buffers(v=np.zeros((model.nv, n), dtype=np.float32).T)
+    with pytest.raises(batchdyn.Error, match="dtype"):
+        batchdyn.Batch(model, 2, dtype=np.int32)
+    # Accepted user arrays are used in place.
+    qdd = np.zeros((n, model.nv), dtype=np.float32)
+    q = np.tile(model.neutral().astype(np.float32), (n, 1))
+    batch.use_buffers(q=q, qdd=qdd)
+    batch.forward_dynamics()
+    assert np.abs(qdd).max() > 0
+    q[0, 0] = 9.0
+    assert batch.q[0, 0] == np.float32(9.0)
+
+
+def test_batched_results_equal_the_scalar_reference_functions(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 13, dtype=np.float64, threads=2)
+    random_states(batch, 3)
+    batch.forward_dynamics()
+    for e in range(batch.num_envs):
+        expected = batchdyn.aba(model, batch.q[e], batch.v[e], batch.tau[e])
+        assert np.abs(batch.qdd[e] - expected).max() <= 1e-10 * max(1.0, np.abs(expected).max())
+        tau = batchdyn.rnea(model, batch.q[e], batch.v[e], batch.qdd[e])
+        assert np.abs(tau - batch.tau[e]).max() <= 1e-8 * max(1.0, np.abs(batch.tau[e]).max())
+    M = batchdyn.crba(model, batch.q[0])
+    assert M.shape == (model.nv, model.nv) and np.allclose(M, M.T)
+
+
+def test_a_constrained_model_steps_with_the_dense_constrained_solver(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "four_bar.urdf"))
+    assert model.constraint_rows > 0
+    batch = batchdyn.Batch(model, 5, dtype=np.float64)
+    random_states(batch, 4)
+    batch.forward_dynamics()
+    for e in range(5):
+        ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e])
+        np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-12, atol=1e-12)
+        assert batch.constraint_iterations[e] == ref["iterations"]
+    assert batchdyn.delassus(model, batch.q[0]).shape == (model.constraint_rows,) * 2
+
+
+def test_resets_and_steps_are_bitwise_identical_for_any_thread_count(models_dir):
+    model = humanoid(models_dir)
+    runs = []
+    for threads in (1, 2):
+        batch = batchdyn.Batch(model, 100, dtype=np.float32, threads=threads)
+        batch.reset(seed=42, noise=0.2, velocity_noise=0.5)
+        kp = np.r_[np.zeros(6), np.full(model.nv - 6, 80.0)]
+        batch.set_pd_gains(kp, kp / 10)
+        batch.control_mode = "pd"
+        batch.target[:] = 0.1
+        for _ in range(5):
+            batch.step(1e-3, substeps=2)
+        runs.append((batch.q.copy(), batch.v.copy()))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    # A reset of a subset draws what the same environments drew in a full reset.
+    a = batchdyn.Batch(model, 100, dtype=np.float64)
+    b = batchdyn.Batch(model, 100, dtype=np.float64)
+    a.reset(seed=7)
+    b.reset([5, 70], seed=7)
+    np.testing.assert_array_equal(a.q[[5, 70]], b.q[[5, 70]])
+
+
+def test_the_gil_is_released_while_the_engine_steps(models_dir):
+    batch = batchdyn.Batch(humanoid(models_dir), 4096, dtype=np.float64, threads=1)
+    batch.step(1e-3)
+    start = time.perf_counter()
+    batch.step(1e-3, substeps=4)
+    one_call = time.perf_counter() - start
+    substeps = max(4, int(4 * 0.3 / max(one_call, 1e-6)))  # one call of ~0.3 s
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    time.sleep(0.02)
+    begin = time.perf_counter()
+    batch.step(1e-3, substeps=substeps)
+    end = time.perf_counter()
+    stop.set()
+    worker.join()
+    during = [t for t in ticks if begin < t < end]
+    assert end - begin > 0.1
+    assert len(during) >= 10, f"the Python thread ticked {len(during)} times during a {end - begin:.2f} s step"
+
+
+def test_a_nan_environment_is_isolated_and_reported_in_status(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 20, dtype=np.float32)
+    batch.v[7, 3] = np.nan
+    batch.step(1e-3)
+    status = batch.status
+    assert status.dtype == np.uint8 and status[7] == 1
+    assert batchdyn.STATUS_NAMES[int(status[7])] == "non-finite state"
+    assert np.count_nonzero(status) == 1 and batch.failed_count == 1
+    assert np.isnan(batch.qdd[7]).all() and np.isfinite(np.delete(batch.qdd, 7, axis=0)).all()
+    assert "environment 7" in batch.status_message(7)
+    batch.reset([7])
+    assert batch.status[7] == 0
+
+
+def test_per_environment_parameters_change_only_their_environments(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 20, dtype=np.float64)
+    random_states(batch, 5)
+    batch.q[:] = batch.q[0]
+    batch.v[:] = batch.v[0]
+    batch.tau[:] = batch.tau[0]  # every environment in the same state
+    body = model.body_index(model.body_names[3])
+    batch.set_body_inertia([4, 17], body, mass=[10.0, 0.1], com=np.zeros((2, 3)), inertia=np.tile(np.eye(3) * 0.05, (2, 1, 1)))
+    batch.set_gravity([9], [[0.0, 0.0, -1.62]])
+    batch.forward_dynamics()
+    assert batch.per_env_parameters and batch.body_mass(4, body) == 10.0
+    changed = [e for e in range(20) if not np.array_equal(batch.qdd[e], batch.qdd[0])]
+    assert changed == [4, 9, 17]
+    np.testing.assert_allclose(batch.qdd[0], batchdyn.aba(model, batch.q[0], batch.v[0], batch.tau[0]), atol=1e-9)
+    with pytest.raises(batchdyn.Error, match="environment 3"):
+        batch.set_body_inertia([3], body, mass=[-1.0], com=[[0, 0, 0]], inertia=[np.eye(3)])
+
+
+def test_observations_are_world_poses_and_velocities_of_the_chosen_frames(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 9, dtype=np.float32)
+    batch.reset(seed=1, noise=0.3)
+    names = model.body_names[1:4]
+    batch.set_observed_frames(names)
+    obs = batch.observe()
+    assert obs.shape == (9, 3, 13) and obs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(obs[:, :, 3:7], axis=2), 1.0, atol=1e-6)
+    assert (obs[:, :, 6] >= 0).all()
+    np.testing.assert_array_equal(obs[:, 0, 0:3], batch.q[:, 0:3])  # the free-flyer body: its position is q
+    with pytest.raises(batchdyn.Error, match="no_such_frame"):
+        batch.set_observed_frames(["no_such_frame"])
+
+
+def test_model_loading_info_and_errors(models_dir):
+    model = humanoid(models_dir)
+    info = model.info()
+    assert info["nq"] == model.nq == 37 and info["nv"] == 36
+    assert len(info["joints"]) == model.num_bodies - 1
+    with pytest.raises(batchdyn.Error, match="missing.urdf"):
+        batchdyn.load("missing.urdf")
+    with pytest.raises(ValueError, match="root"):
+        batchdyn.load(os.path.join(models_dir, "humanoid.urdf"), root="floating")
+    with pytest.raises(batchdyn.Error, match="'q' has 3 values"):
+        batchdyn.aba(model, np.zeros(3), np.zeros(model.nv), np.zeros(model.nv))
