@@ -37,6 +37,9 @@ struct BenchSettings {
   double seconds = 3.0;
   bool step = false;
   double dt = 1e-3;
+  int substeps = 1;        // --substeps K: each step in K substeps (decimation)
+  bool pd = false;         // --pd: PD position control (kp 100, kd 5 per actuated dof) inside every substep
+  bool randomize = false;  // --randomize: per-environment parameters (every body's inertia, gravity, damping, armature)
   bool progress = false;
 };
 
@@ -49,9 +52,11 @@ struct BenchResult {
   double peak_per_cycle = 0;
 };
 
-const char* mode_name(const BenchSettings& s) {
+std::string mode_name(const BenchSettings& s) {
   switch (s.algorithm) {
-    case BenchAlgorithm::Aba: return s.step ? "step" : "forward dynamics";
+    case BenchAlgorithm::Aba:
+      return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
+             (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
     case BenchAlgorithm::PvOsimr: return "Delassus by PV-OSIMr";
     case BenchAlgorithm::PvOsim: return "Delassus by PV-OSIM";
     case BenchAlgorithm::DenseDelassus: return "dense Delassus J M^-1 J^T";
@@ -106,14 +111,60 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   return r;
 }
 
+// PD control on every 1-dof joint (kp 100, kd 5), targets at the current positions.
+template <class Engine>
+void configure_pd(Engine& batch, const Model& model) {
+  std::vector<double> kp(static_cast<size_t>(model.nv), 0.0), kd(kp);
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (model.bodies[i].joint_type != JointType::FreeFlyer)
+      kp[static_cast<size_t>(model.bodies[i].idx_v)] = 100.0, kd[static_cast<size_t>(model.bodies[i].idx_v)] = 5.0;
+  batch.set_pd_gains(kp, kd);
+  batch.set_control_mode(ControlMode::PositionPD);
+  for (int e = 0; e < batch.num_envs(); ++e)
+    for (int i = 1; i < model.num_bodies(); ++i)
+      if (model.bodies[i].joint_type != JointType::FreeFlyer)
+        batch.target()[static_cast<long>(e) * model.nv + model.bodies[i].idx_v] = batch.q()[static_cast<long>(e) * model.nq + model.bodies[i].idx_q];
+}
+
+// Every environment its own parameters: each body's mass scaled by 0.8..1.2, gravity, damping
+// and armature varied (what domain randomisation does), so the kernels read per-env lanes.
+template <class Engine>
+void randomize_parameters(Engine& batch, const Model& model) {
+  const int n = batch.num_envs();
+  std::vector<int> envs(static_cast<size_t>(n));
+  for (int e = 0; e < n; ++e) envs[static_cast<size_t>(e)] = e;
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const RigidInertiad& I = model.bodies[i].inertia;
+    std::vector<double> mass, com, inertia;
+    for (int e = 0; e < n; ++e) {
+      const double scale = 0.8 + 0.4 * counter_uniform(1, static_cast<std::uint64_t>(e), static_cast<std::uint64_t>(i));
+      mass.push_back(I.mass * scale);
+      for (int k = 0; k < 3; ++k) com.push_back(I.com[k]);
+      for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) inertia.push_back(I.inertia_com.m[r][k] * scale);
+    }
+    batch.set_body_inertia(envs, i, mass, com, inertia);
+  }
+  std::vector<double> gravity, joint_values;
+  for (int e = 0; e < n; ++e) {
+    gravity.insert(gravity.end(), {0.0, 0.0, -9.81 * (0.95 + 0.1 * counter_uniform(2, static_cast<std::uint64_t>(e), 0))});
+    for (int k = 0; k < model.nv; ++k) joint_values.push_back(0.01 * counter_uniform(3, static_cast<std::uint64_t>(e), static_cast<std::uint64_t>(k)));
+  }
+  batch.set_gravity(envs, gravity);
+  batch.set_damping(envs, joint_values);
+  batch.set_armature(envs, joint_values);
+}
+
 template <class Engine>
 BenchResult run(const Model& model, const BenchSettings& s) {
   using T = typename Engine::T;
   Engine batch(model, s.envs, s.threads);
   fill_random_poses(batch, model);
+  if (s.pd) configure_pd(batch, model);
+  if (s.randomize) randomize_parameters(batch, model);
   auto call = [&] {
     switch (s.algorithm) {
-      case BenchAlgorithm::Aba: s.step ? batch.step(static_cast<T>(s.dt)) : batch.forward_dynamics(); break;
+      case BenchAlgorithm::Aba: s.step ? batch.step(static_cast<T>(s.dt), s.substeps) : batch.forward_dynamics(); break;
       case BenchAlgorithm::PvOsimr: batch.delassus(Engine::DelassusAlgorithm::PvOsimr); break;
       case BenchAlgorithm::PvOsim: batch.delassus(Engine::DelassusAlgorithm::PvOsim); break;
       case BenchAlgorithm::DenseDelassus: break;  // timed by run_dense
@@ -156,8 +207,8 @@ BenchResult run_dense(const Model& model, const BenchSettings& s) {
 int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     const Options o = parse_options(
-        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt"}, kModelOptions),
-        with_model_options({"--json", "--step", "--scalar"}, kModelFlags));
+        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps"}, kModelOptions),
+        with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
     BenchSettings s;
@@ -175,6 +226,12 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.dt = std::stod(o.get("--dt").value_or("1e-3"));
     s.step = o.has_flag("--step");
     if (s.step && delassus_algorithm) throw Error("--step is for --algo aba");
+    s.substeps = std::stoi(o.get("--substeps").value_or("1"));
+    s.pd = o.has_flag("--pd");
+    s.randomize = o.has_flag("--randomize");
+    if (s.substeps < 1) throw Error("--substeps must be >= 1");
+    if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
+    if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba");
     const std::string precision = o.get("--precision").value_or("double");
     if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
     if (s.envs < 1 || s.threads < 0 || !(s.seconds > 0)) throw Error("--envs >= 1, --threads >= 0, --seconds > 0");
@@ -191,7 +248,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     const double envs = static_cast<double>(r.calls) * s.envs;
     const double rate = envs / r.seconds;
     // Flops of the algorithm (the dense baseline's are not counted: 0).
-    const double flops = s.algorithm == BenchAlgorithm::Aba       ? static_cast<double>(aba_flops(model).total())
+    const double flops = s.algorithm == BenchAlgorithm::Aba       ? static_cast<double>(aba_flops(model).total()) * s.substeps
                          : s.algorithm == BenchAlgorithm::PvOsimr ? static_cast<double>(delassus_flops(model).total())
                          : s.algorithm == BenchAlgorithm::PvOsim  ? static_cast<double>(delassus_flops(model, true).total())
                                                                   : 0.0;
@@ -204,6 +261,9 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["nv"] = model.nv;
     j["algo"] = algo;
     j["mode"] = delassus_algorithm ? "delassus" : s.step ? "step" : "forward_dynamics";
+    j["substeps"] = s.substeps;
+    j["pd"] = s.pd;
+    j["randomized_parameters"] = s.randomize;
     j["constraint_rows"] = model.constraint_rows;
     j["precision"] = precision;
     j["lanes"] = r.lanes;
@@ -232,7 +292,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                     "  %.0f env-evaluations/s, %.0f per core, %.1f ns per env\n"
                     "  %.0f flops per env -> %.2f GFLOP/s = %.1f %% of peak (%.1f GFLOP/s: %d flops/cycle x %.2f GHz x %d)\n"
                     "  workspace %.0f bytes per env, %zu bytes per lane block%s\n",
-                    model.name.c_str(), model.nv, mode_name(s), precision.c_str(), s.envs,
+                    model.name.c_str(), model.nv, mode_name(s).c_str(), precision.c_str(), s.envs,
                     scalar || dense ? "scalar" : simd_instruction_set(), r.lanes, r.threads, r.threads == 1 ? "" : "s",
                     r.seconds, rate, rate / r.threads, 1e9 / rate, flops, rate * flops * 1e-9,
                     peak > 0 ? rate * flops / peak * 100 : 0.0, peak * 1e-9, static_cast<int>(r.peak_per_cycle), ghz,

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -137,6 +138,14 @@ void bind_batch(py::module_& m, const char* name) {
       .def("step", [](B& b, double dt, int substeps) { py::gil_scoped_release release; b.batch.step(static_cast<T>(dt), substeps); },
            py::arg("dt"), py::arg("substeps") = 1,
            "One control step of dt seconds in `substeps` semi-implicit Euler substeps (PD recomputed in each).")
+      .def("time_steps_in_cpp", [](B& b, double dt, int substeps, int calls) {
+        // `calls` steps in a C++ loop (no Python between them): the reference for the Python
+        // call overhead (bench/python_step_overhead.py). Returns seconds.
+        py::gil_scoped_release release;
+        const auto start = std::chrono::steady_clock::now();
+        for (int k = 0; k < calls; ++k) b.batch.step(static_cast<T>(dt), substeps);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }, py::arg("dt"), py::arg("substeps"), py::arg("calls"))
       .def_property("control_mode",
                     [](B& b) { return b.batch.control_mode() == ControlMode::Torque ? "torque" : "pd"; },
                     [](B& b, const std::string& mode) {

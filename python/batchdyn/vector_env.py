@@ -29,10 +29,9 @@ __all__ = ["Box", "CartPole", "ArmReach"]
 
 def _models_dir():
     """The shipped models: $BATCHDYN_MODELS, the source tree, or the install's share/."""
-    candidates = [os.environ.get("BATCHDYN_MODELS", "")]
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates += [os.path.join(here, "..", "..", "..", "models"), os.path.join(here, "..", "..", "models"),
-                   "/usr/local/share/batchdyn/models", "/usr/share/batchdyn/models"]
+    from ._config import MODELS_DIRS  # written by CMake: the source tree's and the install's models/
+
+    candidates = [os.environ.get("BATCHDYN_MODELS", "")] + list(MODELS_DIRS)
     for c in candidates:
         if c and os.path.exists(os.path.join(c, "cartpole.urdf")):
             return os.path.abspath(c)
