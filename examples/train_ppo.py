@@ -19,8 +19,11 @@ import numpy as np
 import torch
 from torch import nn
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "python"))
-from batchdyn import vector_env  # noqa: E402
+try:
+    from batchdyn import vector_env
+except ImportError:  # not installed and no PYTHONPATH: the build tree of ./build.sh demo
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "python"))
+    from batchdyn import vector_env
 
 
 class ActorCritic(nn.Module):

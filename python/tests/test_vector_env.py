@@ -49,3 +49,17 @@ def test_arm_reach_runs_with_pd_targets_and_rewards_closeness_to_the_goal():
     assert np.isfinite(obs).all() and not terminated.any()
     distance = np.linalg.norm(obs[:, 14:17] - obs[:, 17:20], axis=1)
     np.testing.assert_allclose(reward, -distance, rtol=1e-5)
+
+
+def test_the_ppo_example_runs_and_reports_its_rates():
+    import os
+    import subprocess
+    import sys
+
+    pytest = __import__("pytest")
+    pytest.importorskip("torch")
+    script = os.path.join(os.environ.get("BATCHDYN_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples")),
+                          "train_ppo.py")
+    out = subprocess.run([sys.executable, script, "--envs", "256", "--iterations", "2", "--plot", ""],
+                         capture_output=True, text=True, timeout=120)
+    assert "iter    2" in out.stdout and "env-steps/s" in out.stdout, out.stdout + out.stderr
