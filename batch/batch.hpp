@@ -572,19 +572,14 @@ class BatchEngine {
       if (!(values[k] >= 0) || (!allow_infinity && !std::isfinite(values[k])))
         throw Error(who + ": dof " + std::to_string(k) + " must be finite and >= 0, got " + std::to_string(values[k]));
   }
-  // Rotational inertia about the centre of mass: symmetric, positive semi-definite, and
-  // satisfying the triangle inequality (what a rigid body can have), within a tolerance.
+  // What a rigid body can have (check_rigid_body_inertia), given as a full, symmetric matrix.
   static void check_rotational_inertia(const RigidInertiad& I, const std::string& where) {
     const Mat3d& J = I.inertia_com;
     for (int r = 0; r < 3; ++r)
       for (int k = 0; k < r; ++k)
         if (std::abs(J.m[r][k] - J.m[k][r]) > 1e-9 * (1 + std::abs(J.m[r][k])))
           throw Error(where + ": rotational inertia is not symmetric");
-    const Vec3d moments = principal_moments(J);
-    const double tolerance = 1e-9 * (1 + std::abs(moments.z));
-    if (moments.x < -tolerance) throw Error(where + ": rotational inertia is not positive semi-definite");
-    if (moments.x + moments.y < moments.z - tolerance)
-      throw Error(where + ": principal moments violate the triangle inequality (not a rigid body)");
+    check_rigid_body_inertia(I, where);
   }
   void enable_env_parameters(const char* who) {
     if (model_.constraint_rows > 0 && use_constraints_)

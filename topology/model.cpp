@@ -292,27 +292,31 @@ Mat3d balanced_inertia(const Mat3d& inertia) {
 }
 }  // namespace
 
+bool check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where, bool allow_triangle_violation) {
+  const Vec3d e = principal_moments(inertia.inertia_com);
+  const double tolerance = kInertiaTolerance * std::abs(e.z) + kInertiaFloor;
+  std::ostringstream moments;
+  moments << std::setprecision(6) << "principal moments (" << e.x << ", " << e.y << ", " << e.z << ") kg m^2";
+  if (!(inertia.mass >= 0.0) || !std::isfinite(inertia.mass))
+    throw Error(where + ": negative or non-finite mass " + std::to_string(inertia.mass));
+  if (e.x < -tolerance)
+    throw Error(where + ": rotational inertia about the centre of mass is not positive semi-definite, " + moments.str() +
+                "; a real body has no negative moment");
+  if (e.z - e.x - e.y <= tolerance) return false;
+  if (!allow_triangle_violation)
+    throw Error(where + ": rotational inertia about the centre of mass violates the triangle inequality, " + moments.str() +
+                ": " + std::to_string(e.z) + " > " + std::to_string(e.x) + " + " + std::to_string(e.y) +
+                ", which no mass distribution has. Correct the <inertia>, or load with "
+                "balance_inertia (CLI --balance-inertia) to raise the two smaller moments by half the deficit each");
+  return true;
+}
+
 Model ModelBuilder::finish() {
   for (int i = 1; i < model_.num_bodies(); ++i) {
     Body& b = model_.bodies[i];
     const std::string where = body_source_[i] + ": " + body_description(model_, i, merged_links_[static_cast<size_t>(i)]);
-    const Vec3d e = principal_moments(b.inertia.inertia_com);
-    const double tolerance = kInertiaTolerance * std::abs(e.z) + kInertiaFloor;
-    std::ostringstream moments;
-    moments << std::setprecision(6) << "principal moments (" << e.x << ", " << e.y << ", " << e.z << ") kg m^2";
-    if (!(b.inertia.mass >= 0.0) || !std::isfinite(b.inertia.mass))
-      throw Error(where + ": negative or non-finite mass " + std::to_string(b.inertia.mass));
-    if (e.x < -tolerance)
-      throw Error(where + ": rotational inertia about the centre of mass is not positive semi-definite, " +
-                  moments.str() + "; a real body has no negative moment");
-    if (e.z - e.x - e.y > tolerance) {
-      if (!balance_inertia_)
-        throw Error(where + ": rotational inertia about the centre of mass violates the triangle inequality, " +
-                    moments.str() + ": " + std::to_string(e.z) + " > " + std::to_string(e.x) + " + " +
-                    std::to_string(e.y) + ", which no mass distribution has. Correct the <inertia>, or load with "
-                    "balance_inertia (CLI --balance-inertia) to raise the two smaller moments by half the deficit each");
+    if (check_rigid_body_inertia(b.inertia, where, balance_inertia_))  // triangle inequality violated: repair
       b.inertia.inertia_com = balanced_inertia(b.inertia.inertia_com);
-    }
   }
   model_.singular_joints = find_singular_joints(model_);
   return model_;

@@ -215,6 +215,12 @@ class ModelBuilder {
 // `source`, the link and the value.
 void check_link_inertial_values(const RigidInertiad& inertia, const std::string& link, const std::string& source);
 
+// Checks that `inertia` is what a rigid body can have: mass finite and >= 0, rotational inertia
+// about the centre of mass positive semi-definite and satisfying the triangle inequality (within
+// a tolerance). Throws Error starting with `where`; a triangle-inequality violation returns true
+// instead when allowed (the caller repairs it).
+bool check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where, bool allow_triangle_violation = false);
+
 // Principal moments of a symmetric 3x3 matrix, ascending.
 Vec3d principal_moments(const Mat3d& inertia);
 

@@ -114,48 +114,39 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
   return reduced;
 }
 
-void set_armature(Model& model, const std::string& joint, double armature) {
-  const int i = one_dof_joint(model, joint, "set_armature");
-  if (!std::isfinite(armature) || armature < 0.0) {
+namespace {
+// A per-dof joint parameter (armature, damping): finite and >= 0, for the named 1-dof joint
+// (joint != nullptr) or every 1-dof joint.
+void set_joint_parameter(Model& model, std::vector<double> Model::*values, const char* name, const std::string* joint,
+                         double value) {
+  const std::string who = std::string("set_") + name;
+  const int named = joint ? one_dof_joint(model, *joint, who.c_str()) : 0;
+  if (!std::isfinite(value) || value < 0.0) {
     std::ostringstream text;
-    text << "set_armature: joint '" << joint << "': armature must be finite and >= 0, got " << armature;
+    text << who << ": " << (joint ? "joint '" + *joint + "': " : "") << name << " must be finite and >= 0, got " << value;
     throw Error(text.str());
   }
-  model.armature[static_cast<size_t>(model.bodies[i].idx_v)] = armature;
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if ((joint ? i == named : model.bodies[i].joint_type != JointType::FreeFlyer))
+      (model.*values)[static_cast<size_t>(model.bodies[i].idx_v)] = value;
+}
+}  // namespace
+
+void set_armature(Model& model, const std::string& joint, double armature) {
+  set_joint_parameter(model, &Model::armature, "armature", &joint, armature);
   model.singular_joints = find_singular_joints(model);
 }
 
 void set_armature(Model& model, double armature) {
-  if (!std::isfinite(armature) || armature < 0.0) {
-    std::ostringstream text;
-    text << "set_armature: armature must be finite and >= 0, got " << armature;
-    throw Error(text.str());
-  }
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type != JointType::FreeFlyer)
-      model.armature[static_cast<size_t>(model.bodies[i].idx_v)] = armature;
+  set_joint_parameter(model, &Model::armature, "armature", nullptr, armature);
   model.singular_joints = find_singular_joints(model);
 }
 
 void set_damping(Model& model, const std::string& joint, double damping) {
-  const int i = one_dof_joint(model, joint, "set_damping");
-  if (!std::isfinite(damping) || damping < 0.0) {
-    std::ostringstream text;
-    text << "set_damping: joint '" << joint << "': damping must be finite and >= 0, got " << damping;
-    throw Error(text.str());
-  }
-  model.damping[static_cast<size_t>(model.bodies[i].idx_v)] = damping;
+  set_joint_parameter(model, &Model::damping, "damping", &joint, damping);
 }
 
-void set_damping(Model& model, double damping) {
-  if (!std::isfinite(damping) || damping < 0.0) {
-    std::ostringstream text;
-    text << "set_damping: damping must be finite and >= 0, got " << damping;
-    throw Error(text.str());
-  }
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type != JointType::FreeFlyer) model.damping[static_cast<size_t>(model.bodies[i].idx_v)] = damping;
-}
+void set_damping(Model& model, double damping) { set_joint_parameter(model, &Model::damping, "damping", nullptr, damping); }
 
 std::vector<JointLock> parse_joint_locks(const std::string& text) {
   std::vector<JointLock> locks;
