@@ -272,7 +272,7 @@ class BatchEngine {
       check_rotational_inertia(I, where);
     }
     enable_env_parameters(who);
-    for (size_t k = 0; k < envs.size(); ++k) env_parameters_.set_inertia(envs[k], body, values[k]);
+    for (size_t k = 0; k < envs.size(); ++k) env_parameters_.set_inertia(envs[k], body, values[k], model_);
   }
   // Gravity vectors (k x 3, m/s^2, world frame).
   void set_gravity(std::span<const int> envs, std::span<const double> gravity) {
@@ -286,10 +286,10 @@ class BatchEngine {
   }
   // Joint damping / armature per dof (k x nv, finite, >= 0).
   void set_damping(std::span<const int> envs, std::span<const double> damping) {
-    set_dof_parameter("set_damping", envs, damping, [this](int e, int dof, double x) { env_parameters_.set_damping(e, dof, x); });
+    set_dof_parameter("set_damping", envs, damping, [this](int e, int dof, double x) { env_parameters_.set_damping(e, dof, x, model_); });
   }
   void set_armature(std::span<const int> envs, std::span<const double> armature) {
-    set_dof_parameter("set_armature", envs, armature, [this](int e, int dof, double x) { env_parameters_.set_armature(e, dof, x); });
+    set_dof_parameter("set_armature", envs, armature, [this](int e, int dof, double x) { env_parameters_.set_armature(e, dof, x, model_); });
   }
   // Back to the model's parameters for every environment.
   void reset_parameters() { env_parameters_.disable(); }
@@ -297,7 +297,7 @@ class BatchEngine {
   // Environment e's current values (the model's when not set).
   RigidInertiad body_inertia(int env, int body) const {
     check_env("body_inertia", env);
-    return env_parameters_.enabled() ? env_parameters_.inertia(env, body) : model_.bodies.at(static_cast<size_t>(body)).inertia;
+    return env_parameters_.enabled() ? env_parameters_.inertia(env, body, model_) : model_.bodies.at(static_cast<size_t>(body)).inertia;
   }
   Vec3d gravity(int env) const {
     check_env("gravity", env);
@@ -305,11 +305,11 @@ class BatchEngine {
   }
   double damping(int env, int dof) const {
     check_env("damping", env);
-    return env_parameters_.enabled() ? env_parameters_.damping(env, dof) : model_.damping.at(static_cast<size_t>(dof));
+    return env_parameters_.enabled() ? env_parameters_.damping(env, dof, model_) : model_.damping.at(static_cast<size_t>(dof));
   }
   double armature(int env, int dof) const {
     check_env("armature", env);
-    return env_parameters_.enabled() ? env_parameters_.armature(env, dof) : model_.armature.at(static_cast<size_t>(dof));
+    return env_parameters_.enabled() ? env_parameters_.armature(env, dof, model_) : model_.armature.at(static_cast<size_t>(dof));
   }
 
   // --- Observations (kernels/frame_observation.hpp) ---
@@ -515,6 +515,7 @@ class BatchEngine {
     }
     static size_t size(int n) { return static_cast<size_t>(n); }
     ModelConstants<L> constants;  // this thread's views of per-environment parameters
+    EnvInertiaTables<L> inertia_tables;  // the block's inertias (per-environment parameters)
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
     std::optional<FrameObservationWorkspace<L>> observation;
@@ -534,7 +535,8 @@ class BatchEngine {
   // block's per-environment parameters.
   const ModelConstants<L>& block_constants(int block, BlockWorkspace& ws) const {
     if (!env_parameters_.enabled()) return constants_;
-    env_parameters_.point_views(block, ws.constants);
+    env_parameters_.point_views(block, constants_, ws.constants, ws.inertia_tables);
+    env_parameters_.prefetch(block + 1);  // a thread's blocks are consecutive (blocked_range)
     return ws.constants;
   }
   int delassus_size() const { return model_.constraint_rows * model_.constraint_rows; }

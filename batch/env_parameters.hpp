@@ -1,18 +1,26 @@
 // Per-environment physical parameters for domain randomisation: each environment's body
 // inertias (mass, centre of mass, rotational inertia), gravity, joint damping and armature.
 //
-// Stored lane-major per lane block — the layout the kernels read: block b's parameters are
-// one RigidInertia<L> per body, one lane per dof for damping and armature, one Motion<L> for
-// a_0 = -g. A kernel sees them through ModelConstants' parameter views (point_views), so ABA,
-// the step and the Delassus kernels run unchanged. The spatial 6x6 inertia is not stored: the
-// kernels form it from the 10 parameters (ModelConstants::body_spatial_inertia), which keeps
-// the per-block stream at 13 lanes per body instead of 34.
+// Stored lane-major per lane block, and only what varies: the inertias of the bodies that were
+// given per-environment values (10 lanes per body: mass, centre of mass, the 6 entries of the
+// symmetric rotational inertia), damping and armature once either was set (one lane per dof),
+// and a_0 = -g (one Motion<L> per block). Bandwidth is the cost here: at N = 4096 the
+// parameters do not fit in cache, so every byte per block is streamed from memory on every
+// call (measured: the whole humanoid's inertias as full RigidInertia and 6x6 tables cost +40%
+// per substep-1 step; see the README).
+//
+// A kernel sees the parameters through ModelConstants' views. point_views() points a thread's
+// copy of the constants at block b's values: gravity, damping and armature directly at the
+// block's lanes; the inertias through the thread's own full tables (RigidInertia and the 6x6
+// spatial inertia per body, in cache), in which only the varying bodies are rewritten per
+// block. So ABA, the step and the other kernels run unchanged.
 //
 // Until the first per-environment value is set nothing is allocated and the kernels read the
 // model's shared constants.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +31,42 @@
 
 namespace batchdyn {
 
+// A rigid inertia in its 10 parameters, on lanes (the rotational inertia about the centre of
+// mass is symmetric: xx, xy, xz, yy, yz, zz).
+template <class L>
+struct PackedInertia {
+  L mass;
+  L com[3];
+  L inertia[6];
+  static constexpr int row_col[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+
+  static PackedInertia pack(const RigidInertia<L>& I) {
+    PackedInertia p;
+    p.mass = I.mass;
+    for (int k = 0; k < 3; ++k) p.com[k] = I.com[k];
+    for (int k = 0; k < 6; ++k) p.inertia[k] = I.inertia_com.m[row_col[k][0]][row_col[k][1]];
+    return p;
+  }
+  RigidInertia<L> unpack() const {
+    RigidInertia<L> I;
+    I.mass = mass;
+    for (int k = 0; k < 3; ++k) I.com[k] = com[k];
+    for (int k = 0; k < 6; ++k) {
+      I.inertia_com.m[row_col[k][0]][row_col[k][1]] = inertia[k];
+      I.inertia_com.m[row_col[k][1]][row_col[k][0]] = inertia[k];
+    }
+    return I;
+  }
+};
+
+// One thread's full inertia tables for the block it works on (see the top of the file).
+template <class L>
+struct EnvInertiaTables {
+  std::vector<RigidInertia<L>> inertia;
+  std::vector<ArticulatedInertia<L>> spatial_inertia;
+  std::uint64_t generation = 0;  // of the EnvParameters layout the tables were filled for (0: never)
+};
+
 template <class L>
 class EnvParameters {
  public:
@@ -31,52 +75,85 @@ class EnvParameters {
 
   bool enabled() const { return enabled_; }
 
-  // Allocates the lane storage for `blocks` lane blocks, every lane holding the model's values.
+  // Switches to per-environment parameters for `blocks` lane blocks: gravity per block, every
+  // lane holding the model's value. Inertias, damping and armature are added when first set.
   void enable(const ModelConstants<L>& shared, int blocks) {
     if (enabled_) return;
+    blocks_ = blocks;
     bodies_ = static_cast<int>(shared.inertia.size());
     nv_ = static_cast<int>(shared.armature.size());
-    inertia_.resize(static_cast<size_t>(blocks) * bodies_);
-    armature_.resize(static_cast<size_t>(blocks) * nv_);
-    damping_.resize(armature_.size());
-    base_acceleration_.resize(static_cast<size_t>(blocks));
-    for (int b = 0; b < blocks; ++b) {
-      std::copy(shared.inertia.begin(), shared.inertia.end(), inertia_.begin() + static_cast<long>(b) * bodies_);
-      std::copy(shared.armature.begin(), shared.armature.end(), armature_.begin() + static_cast<long>(b) * nv_);
-      std::copy(shared.damping.begin(), shared.damping.end(), damping_.begin() + static_cast<long>(b) * nv_);
-      base_acceleration_[static_cast<size_t>(b)] = shared.base_acceleration;
-    }
+    base_acceleration_.assign(static_cast<size_t>(blocks), shared.base_acceleration);
+    varying_slot_.assign(static_cast<size_t>(bodies_), -1);
+    varying_bodies_.clear();
+    inertia_.clear(), armature_.clear(), damping_.clear();
     enabled_ = true;
+    ++generation_;
   }
   void disable() {
     enabled_ = false;
-    inertia_ = {}, armature_ = {}, damping_ = {}, base_acceleration_ = {};
+    inertia_ = {}, armature_ = {}, damping_ = {}, base_acceleration_ = {}, varying_slot_ = {}, varying_bodies_ = {};
+    ++generation_;
   }
 
-  // Points `c`'s parameter views at block b's lanes.
-  void point_views(int b, ModelConstants<L>& c) const {
-    c.inertia = std::span<const RigidInertia<L>>(inertia_.data() + static_cast<long>(b) * bodies_, static_cast<size_t>(bodies_));
-    c.spatial_inertia = {};
-    c.armature = std::span<const L>(armature_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
-    c.damping = std::span<const L>(damping_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
+  // Points `c`'s parameter views at block b's values; `tables` are the calling thread's.
+  void point_views(int b, const ModelConstants<L>& shared, ModelConstants<L>& c, EnvInertiaTables<L>& tables) const {
     c.base_acceleration = base_acceleration_[static_cast<size_t>(b)];
+    c.armature = armature_.empty() ? shared.armature : std::span<const L>(armature_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
+    c.damping = damping_.empty() ? shared.damping : std::span<const L>(damping_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
+    if (varying_bodies_.empty()) {
+      c.inertia = shared.inertia;
+      c.spatial_inertia = shared.spatial_inertia;
+      return;
+    }
+    if (tables.generation != generation_) {  // the layout changed: start again from the shared values
+      tables.inertia.assign(shared.inertia.begin(), shared.inertia.end());
+      tables.spatial_inertia.assign(shared.spatial_inertia.begin(), shared.spatial_inertia.end());
+      tables.generation = generation_;
+    }
+    const PackedInertia<L>* block = inertia_.data() + static_cast<long>(b) * static_cast<long>(varying_bodies_.size());
+    for (size_t k = 0; k < varying_bodies_.size(); ++k) {
+      const size_t body = static_cast<size_t>(varying_bodies_[k]);
+      tables.inertia[body] = block[k].unpack();
+      tables.spatial_inertia[body] = ArticulatedInertia<L>::from_rigid(tables.inertia[body]);
+    }
+    c.inertia = tables.inertia;
+    c.spatial_inertia = tables.spatial_inertia;
   }
 
-  // Environment e's values (lane e % W of block e / W).
-  void set_inertia(int e, int body, const RigidInertiad& I) {
-    RigidInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * bodies_ + static_cast<size_t>(body)];
+  // Asks the memory system for block b's values ahead of use (called for the next block while
+  // the current one runs: the stream's latency then hides behind the kernel).
+  void prefetch(int b) const {
+    if (b >= blocks_) return;
+    const auto fetch = [](const void* begin, size_t bytes) {
+      const char* p = static_cast<const char*>(begin);
+      for (size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(p + offset);
+    };
+    const size_t varying = varying_bodies_.size();
+    if (varying) fetch(inertia_.data() + static_cast<long>(b) * static_cast<long>(varying), varying * sizeof(PackedInertia<L>));
+    if (!armature_.empty()) fetch(armature_.data() + static_cast<long>(b) * nv_, nv_ * sizeof(L));
+    if (!damping_.empty()) fetch(damping_.data() + static_cast<long>(b) * nv_, nv_ * sizeof(L));
+  }
+
+  // Environment e's values (lane e % W of block e / W). `model` holds the values of what does
+  // not vary.
+  void set_inertia(int e, int body, const RigidInertiad& I, const Model& model) {
+    make_varying(body, model);
+    PackedInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * varying_bodies_.size() + static_cast<size_t>(varying_slot_[static_cast<size_t>(body)])];
     set_lane(lanes.mass, e % W, I.mass);
     for (int k = 0; k < 3; ++k) set_lane(lanes.com[k], e % W, I.com[k]);
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) set_lane(lanes.inertia_com.m[r][k], e % W, I.inertia_com.m[r][k]);
+    for (int k = 0; k < 6; ++k) set_lane(lanes.inertia[k], e % W, I.inertia_com.m[PackedInertia<L>::row_col[k][0]][PackedInertia<L>::row_col[k][1]]);
   }
-  RigidInertiad inertia(int e, int body) const {
-    const RigidInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * bodies_ + static_cast<size_t>(body)];
+  RigidInertiad inertia(int e, int body, const Model& model) const {
+    const int slot = varying_slot_[static_cast<size_t>(body)];
+    if (slot < 0) return model.bodies[static_cast<size_t>(body)].inertia;
+    const PackedInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * varying_bodies_.size() + static_cast<size_t>(slot)];
     RigidInertiad I;
     I.mass = get_lane(lanes.mass, e % W);
     for (int k = 0; k < 3; ++k) I.com[k] = get_lane(lanes.com[k], e % W);
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) I.inertia_com.m[r][k] = get_lane(lanes.inertia_com.m[r][k], e % W);
+    for (int k = 0; k < 6; ++k) {
+      const auto [r, c] = PackedInertia<L>::row_col[k];
+      I.inertia_com.m[r][c] = I.inertia_com.m[c][r] = get_lane(lanes.inertia[k], e % W);
+    }
     return I;
   }
   void set_gravity(int e, const Vec3d& g) {
@@ -87,14 +164,19 @@ class EnvParameters {
     const Motion<L>& a0 = base_acceleration_[static_cast<size_t>(e / W)];
     return {-get_lane(a0.linear.x, e % W), -get_lane(a0.linear.y, e % W), -get_lane(a0.linear.z, e % W)};
   }
-  void set_armature(int e, int dof, double value) { set_lane(armature_[index(e, dof)], e % W, value); }
-  void set_damping(int e, int dof, double value) { set_lane(damping_[index(e, dof)], e % W, value); }
-  double armature(int e, int dof) const { return get_lane(armature_[index(e, dof)], e % W); }
-  double damping(int e, int dof) const { return get_lane(damping_[index(e, dof)], e % W); }
+  void set_armature(int e, int dof, double value, const Model& model) { set_lane(per_dof(armature_, model.armature)[index(e, dof)], e % W, value); }
+  void set_damping(int e, int dof, double value, const Model& model) { set_lane(per_dof(damping_, model.damping)[index(e, dof)], e % W, value); }
+  double armature(int e, int dof, const Model& model) const {
+    return armature_.empty() ? model.armature[static_cast<size_t>(dof)] : get_lane(armature_[index(e, dof)], e % W);
+  }
+  double damping(int e, int dof, const Model& model) const {
+    return damping_.empty() ? model.damping[static_cast<size_t>(dof)] : get_lane(damping_[index(e, dof)], e % W);
+  }
 
-  size_t bytes() const {
-    return inertia_.size() * sizeof(RigidInertia<L>) + (armature_.size() + damping_.size()) * sizeof(L) +
-           base_acceleration_.size() * sizeof(Motion<L>);
+  // Bytes streamed per lane block and call (what per-environment parameters cost).
+  size_t bytes_per_block() const {
+    return varying_bodies_.size() * sizeof(PackedInertia<L>) + (armature_.empty() ? 0 : nv_ * sizeof(L)) +
+           (damping_.empty() ? 0 : nv_ * sizeof(L)) + sizeof(Motion<L>);
   }
 
  private:
@@ -107,10 +189,39 @@ class EnvParameters {
   }
   static double get_lane(const L& x, int l) { return static_cast<double>(LaneTraits<L>::get(x, l)); }
 
+  // The per-block dof lanes, made on first use with every lane at the model's values.
+  std::vector<L>& per_dof(std::vector<L>& lanes, const std::vector<double>& model_values) {
+    if (lanes.empty()) {
+      lanes.resize(static_cast<size_t>(blocks_) * nv_);
+      for (int b = 0; b < blocks_; ++b)
+        for (int k = 0; k < nv_; ++k) lanes[static_cast<size_t>(b * nv_ + k)] = L(static_cast<T>(model_values[static_cast<size_t>(k)]));
+    }
+    return lanes;
+  }
+  // Gives `body` its own lanes (every lane at the model's inertia), relaying out the storage.
+  void make_varying(int body, const Model& model) {
+    if (varying_slot_[static_cast<size_t>(body)] >= 0) return;
+    const size_t old_count = varying_bodies_.size(), count = old_count + 1;
+    std::vector<PackedInertia<L>> relaid(static_cast<size_t>(blocks_) * count);
+    const RigidInertiad& I = model.bodies[static_cast<size_t>(body)].inertia;
+    const PackedInertia<L> model_value = PackedInertia<L>::pack(cast_inertia<L>(I));
+    for (int b = 0; b < blocks_; ++b) {
+      for (size_t k = 0; k < old_count; ++k) relaid[static_cast<size_t>(b) * count + k] = inertia_[static_cast<size_t>(b) * old_count + k];
+      relaid[static_cast<size_t>(b) * count + old_count] = model_value;
+    }
+    inertia_ = std::move(relaid);
+    varying_slot_[static_cast<size_t>(body)] = static_cast<int>(old_count);
+    varying_bodies_.push_back(body);
+    ++generation_;
+  }
+
   bool enabled_ = false;
-  int bodies_ = 0, nv_ = 0;
-  std::vector<RigidInertia<L>> inertia_;  // [block * bodies + body]
-  std::vector<L> armature_, damping_;     // [block * nv + dof]
+  int blocks_ = 0, bodies_ = 0, nv_ = 0;
+  std::uint64_t generation_ = 1;
+  std::vector<int> varying_slot_;         // per body: its slot among the varying bodies, or -1
+  std::vector<int> varying_bodies_;       // the bodies with per-environment inertias, by slot
+  std::vector<PackedInertia<L>> inertia_;  // [block * varying + slot]
+  std::vector<L> armature_, damping_;     // [block * nv + dof], empty until set
   std::vector<Motion<L>> base_acceleration_;  // [block]
 };
 

@@ -163,6 +163,33 @@ TEST_CASE("damping is read from URDF <dynamics damping> and from the JSON \"damp
   CHECK_ERROR_MENTIONS(set_damping(m, "j", -2.0), "'j'", ">= 0");
 }
 
+TEST_CASE("per-environment inertias set body after body, between steps, keep the earlier values; other bodies read the model's") {
+  const Model m = humanoid();
+  std::mt19937 rng(914);
+  const int n = Batch<double>::W + 2, nv = m.nv;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  const std::vector<double> unit_com = {0, 0, 0}, inertia = {0.02, 0, 0, 0, 0.03, 0, 0, 0, 0.04};
+  Model expected_1 = m, expected_3 = m;  // what environments 1 and 3 should be
+  batch.set_body_inertia(std::vector<int>{1}, 5, std::vector<double>{4.0}, unit_com, inertia);
+  expected_1.bodies[5].inertia = {4.0, {0, 0, 0}, Mat3d::diagonal(0.02, 0.03, 0.04)};
+  batch.forward_dynamics();  // the threads' tables now hold the one-body layout
+  batch.set_body_inertia(std::vector<int>{3}, 2, std::vector<double>{0.5}, unit_com, inertia);  // a second varying body
+  expected_3.bodies[2].inertia = {0.5, {0, 0, 0}, Mat3d::diagonal(0.02, 0.03, 0.04)};
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  CHECK(batch.body_inertia(1, 5).mass == 4.0);
+  CHECK(batch.body_inertia(3, 5).mass == m.bodies[5].inertia.mass);
+  CHECK(batch.body_inertia(3, 2).mass == 0.5);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    const Model& own = e == 1 ? expected_1 : e == 3 ? expected_3 : m;
+    Data<double> data(own);
+    const Eigen::VectorXd expected = aba(own, data, row(batch.q(), e, m.nq), row(batch.v(), e, nv), row(batch.tau(), e, nv));
+    CHECK(relative_error(row(batch.qdd(), e, nv), expected) <= 1e-12);
+  }
+}
+
 TEST_CASE("per-environment parameters: each environment gets the reference result of its own model") {
   const Model m = humanoid();
   std::mt19937 rng(904);
