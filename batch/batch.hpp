@@ -33,6 +33,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -44,6 +45,7 @@
 #include "kernels/configuration.hpp"
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/frame_observation.hpp"
+#include "kernels/lcaba.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
@@ -76,6 +78,15 @@ inline const char* env_status_name(EnvStatus s) {
 // Computed on the lanes inside every substep, from that substep's q and qd.
 enum class ControlMode : std::uint8_t { Torque, PositionPD };
 
+// The solver of constrained forward dynamics in forward_dynamics() and step():
+//   Lcaba:  the recursive LCABA on the lanes (kernels/lcaba.hpp), O(n + m_c^2 n) per environment;
+//           warm-started from each environment's multipliers of the previous call
+//   Dense:  the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
+//           environment at a time in double whatever the lane type: the oracle
+enum class ConstraintSolver : std::uint8_t { Lcaba, Dense };
+
+inline const char* constraint_solver_name(ConstraintSolver s) { return s == ConstraintSolver::Lcaba ? "lcaba" : "dense"; }
+
 // Aligned, lane-typed storage that std::vector provides for over-aligned types (C++17).
 template <class L>
 using LaneArray = std::vector<L>;
@@ -90,7 +101,7 @@ class BatchEngine {
   // N environments of `model` (copied), owning their buffers: neutral q, zero v, tau, qdd.
   // threads = 0 uses every core oneTBB sees. Throws Error for a model with singular joints.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
-      : model_(model), n_(num_envs), constants_(model), delassus_plan_(plan_delassus(model)),
+      : model_(model), n_(num_envs), constants_(model), delassus_plan_(plan_delassus(model)), lcaba_plan_(plan_lcaba(model)),
         workspaces_([this] { return BlockWorkspace(*this); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
     model.require_regular("Batch");
@@ -115,6 +126,8 @@ class BatchEngine {
       if (model.bodies[i].joint_type != JointType::FreeFlyer) pd_dofs_.push_back({model.bodies[i].idx_v, model.bodies[i].idx_q});
     constraint_iterations_.assign(static_cast<size_t>(n_), 0);
     constraint_residual_.assign(static_cast<size_t>(n_), T(0));
+    owned_lambda_.assign(static_cast<size_t>(n_) * model.constraint_rows, T(0));
+    constraint_settings_.mu = default_constraint_penalty();
     set_threads(threads);
   }
   // Not copyable: the per-thread workspaces refer to this engine.
@@ -231,17 +244,37 @@ class BatchEngine {
   }
 
   // --- Constraints in forward dynamics and step ---
-  // With constraints on (the default) a model with constraints steps with the dense proximal
-  // solver (kernels/constrained_dynamics.hpp) per environment, in double whatever T; off,
-  // they are ignored (ABA on the tree). Baumgarte gains come from the constraint specs.
+  // With constraints on (the default) a model with constraints steps with its constraints,
+  // solved by constraint_solver() (LCABA unless set); off, they are ignored (ABA on the tree).
+  // Baumgarte gains come from the constraint specs.
   void set_use_constraints(bool on) { use_constraints_ = on; }
   bool constrained() const { return use_constraints_ && model_.constraint_rows > 0; }
+  // Throws Error when switching to the dense solver while per-environment parameters are set.
+  void set_constraint_solver(ConstraintSolver solver) {
+    if (solver == ConstraintSolver::Dense && env_parameters_.enabled())
+      throw Error("Batch::set_constraint_solver: the dense solver reads the model's parameters, not the per-environment ones; "
+                  "call reset_parameters() first");
+    constraint_solver_ = solver;
+  }
+  ConstraintSolver constraint_solver() const { return constraint_solver_; }
+  // mu (the augmented-Lagrangian penalty; ProximalSettings), iteration cap, tolerance. The
+  // engine's default mu is 1e4 in double and 1e2 in float lanes: LCABA's primal solves lose
+  // accuracy as mu grows (mu K^T K swamps light links' inertia; lcaba-proxbbo §VI-D,
+  // tests/test_lcaba.cpp), and float has seven digits to lose from. Smaller mu costs iterations.
   void set_constraint_settings(const ProximalSettings& settings) { constraint_settings_ = settings; }
   const ProximalSettings& constraint_settings() const { return constraint_settings_; }
+  static constexpr double kDefaultLcabaPenalty = 1e4;
+  static constexpr double default_constraint_penalty() { return std::is_same_v<T, float> ? 1e2 : kDefaultLcabaPenalty; }
   // Per environment, from the last constrained forward_dynamics / step (its last substep):
-  // the solver's iterations and its residual ||J qdd + drift - k||_inf.
+  // the solver's iterations (LCABA: sweeps, 1 = the three-sweep pass alone) and its residual
+  // ||J qdd + drift - k||_inf.
   const std::vector<int>& constraint_iterations() const { return constraint_iterations_; }
   const std::vector<T>& constraint_residual() const { return constraint_residual_; }
+  // The constraint multipliers, N x m env-major (M qdd + b = tau + J^T lambda; rows as the
+  // model's constraint rows, in constraint frames): the last call's, and LCABA's warm start
+  // for the next. Zeroed by reset().
+  const T* constraint_forces() const { return owned_lambda_.data(); }
+  const LcabaPlan& lcaba_plan() const { return lcaba_plan_; }
 
   // --- Per-environment parameters (domain randomisation; batch/env_parameters.hpp) ---
   // Each call sets the listed environments, one value (row) per listed environment, and
@@ -413,7 +446,7 @@ class BatchEngine {
     for (int e : envs) {
       check_env("Batch::reset", e);
       std::copy(reference_q_.begin(), reference_q_.end(), q_ + static_cast<long>(e) * model_.nq);
-      clear_row(v_, e), clear_row(tau_, e), clear_row(qdd_, e);
+      clear_row(v_, e), clear_row(tau_, e), clear_row(qdd_, e), clear_lambda(e);
       status_[static_cast<size_t>(e)] = EnvStatus::Ok;
     }
   }
@@ -451,7 +484,7 @@ class BatchEngine {
       T* v_row = v_ + static_cast<long>(e) * model_.nv;
       for (int k = 0; k < model_.nq; ++k) q_row[k] = static_cast<T>(q[k]);
       for (int k = 0; k < model_.nv; ++k) v_row[k] = static_cast<T>((2 * uniform(model_.nv + k) - 1) * velocity_noise);
-      clear_row(tau_, e), clear_row(qdd_, e);
+      clear_row(tau_, e), clear_row(qdd_, e), clear_lambda(e);
       status_[static_cast<size_t>(e)] = EnvStatus::Ok;
     }
   }
@@ -483,7 +516,7 @@ class BatchEngine {
       check_env("Batch::reset", e);
       std::copy_n(q_rows.data() + k * model_.nq, model_.nq, q_ + static_cast<long>(e) * model_.nq);
       std::copy_n(v_rows.data() + k * model_.nv, model_.nv, v_ + static_cast<long>(e) * model_.nv);
-      clear_row(tau_, e), clear_row(qdd_, e);
+      clear_row(tau_, e), clear_row(qdd_, e), clear_lambda(e);
       status_[static_cast<size_t>(e)] = EnvStatus::Ok;
     }
   }
@@ -501,12 +534,14 @@ class BatchEngine {
           tau(size(engine.model_.nv)), tau_applied(size(engine.model_.nv)), target(size(engine.model_.nv)),
           qdd(size(engine.model_.nv)), displacement(size(engine.model_.nv)),
           G(size(engine.model_.constraint_rows * engine.model_.constraint_rows)), factor(G.size()),
+          lambda(size(engine.model_.constraint_rows)), violation(lambda.size()),
           observation_out(size(engine.observation_size())), stage_q(size(engine.model_.nq * W)),
           stage_v(size(engine.model_.nv * W)), stage_tau(stage_v.size()), stage_target(stage_v.size()),
-          stage_qdd(stage_v.size()) {
+          stage_qdd(stage_v.size()), stage_lambda(size(engine.model_.constraint_rows * W)) {
       const Model& m = engine.model_;
       if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
         delassus.emplace(m, engine.delassus_plan_);
+        lcaba.emplace(m, engine.lcaba_plan_);
         dense.emplace(m);
         dense_constrained.emplace(m);
         dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
@@ -518,17 +553,18 @@ class BatchEngine {
     EnvInertiaTables<L> inertia_tables;  // the block's inertias (per-environment parameters)
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
+    std::optional<LcabaWorkspace<L>> lcaba;
     std::optional<FrameObservationWorkspace<L>> observation;
     std::optional<Data<double>> dense;  // the dense constrained solver, one environment at a time
     std::optional<ConstrainedData<double>> dense_constrained;
     Eigen::VectorXd dense_q, dense_v, dense_tau;
-    LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, observation_out;  // one lane per environment
-    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd;
+    LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, lambda, violation, observation_out;  // one lane per environment
+    std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd, stage_lambda;
     size_t bytes() const {
-      return aba.bytes() + (delassus ? delassus->bytes() : 0) + (observation ? observation->bytes() : 0) +
+      return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (observation ? observation->bytes() : 0) +
              (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() +
-              G.size() + factor.size() + observation_out.size()) * sizeof(L) +
-             (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size()) * sizeof(T);
+              G.size() + factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
+             (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
     }
   };
   // The constants block b's kernels read: the shared ones, or this thread's copy viewing the
@@ -584,9 +620,9 @@ class BatchEngine {
     check_rigid_body_inertia(I, where);
   }
   void enable_env_parameters(const char* who) {
-    if (model_.constraint_rows > 0 && use_constraints_)
-      throw Error(std::string(who) + ": per-environment parameters are not available for a constrained model yet (the dense "
-                  "constraint solver reads the model's parameters); call set_use_constraints(false) to step the tree only");
+    if (model_.constraint_rows > 0 && use_constraints_ && constraint_solver_ == ConstraintSolver::Dense)
+      throw Error(std::string(who) + ": per-environment parameters are not available with the dense constraint solver (it "
+                  "reads the model's parameters); use ConstraintSolver::Lcaba, or set_use_constraints(false) to step the tree only");
     env_parameters_.enable(constants_, num_blocks());
   }
   // k x nv values per listed environment into `set(e, dof, value)`; free-flyer dofs must be 0.
@@ -608,6 +644,9 @@ class BatchEngine {
     target_ = owned_target_.data();
   }
   void clear_row(T* data, int e) { std::fill_n(data + static_cast<long>(e) * model_.nv, model_.nv, T(0)); }
+  void clear_lambda(int e) {
+    std::fill_n(owned_lambda_.data() + static_cast<long>(e) * model_.constraint_rows, model_.constraint_rows, T(0));
+  }
 
   // Checks one environment's state and writes it, quaternions normalised, into lane `l` of
   // the lane-major staging rows (stage[k * W + l]).
@@ -735,6 +774,21 @@ class BatchEngine {
       aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
       return;
     }
+    if (constraint_solver_ == ConstraintSolver::Lcaba) {
+      const LcabaLaneResult<L> r = lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(),
+                                                constraint_settings_, ws.qdd.data(), ws.lambda.data(), ws.violation.data());
+      using Traits = LaneTraits<L>;
+      alignas(64) T iterations[W], residual[W];
+      Traits::store(r.iterations, iterations);
+      Traits::store(r.residual, residual);
+      for (int l = 0; l < W && block * W + l < n_; ++l) {
+        if (!valid[l]) continue;
+        const size_t e = static_cast<size_t>(block * W + l);
+        constraint_iterations_[e] = static_cast<int>(iterations[l]);
+        constraint_residual_[e] = residual[l];
+      }
+      return;
+    }
     using Traits = LaneTraits<L>;
     const int nq = model_.nq, nv = model_.nv;
     for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
@@ -756,11 +810,26 @@ class BatchEngine {
       const Eigen::VectorXd& qdd =
           constrained_forward_dynamics(model_, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, constraint_settings_);
       for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = static_cast<T>(qdd[k]);
+      for (int k = 0; k < model_.constraint_rows; ++k)
+        ws.stage_lambda[static_cast<size_t>(k * W) + lane] = static_cast<T>(ws.dense_constrained->lambda[k]);
       const size_t e = static_cast<size_t>(block * W + l);
       constraint_iterations_[e] = ws.dense_constrained->iterations;
       constraint_residual_[e] = static_cast<T>(ws.dense_constrained->residual_norm);
     }
     for (int k = 0; k < nv; ++k) ws.qdd[static_cast<size_t>(k)] = Traits::load(&ws.stage_qdd[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < model_.constraint_rows; ++k)
+      ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
+  }
+
+  // The block's multipliers into lanes (zero in lanes without a valid environment): LCABA's
+  // warm start.
+  void gather_lambda(int block, BlockWorkspace& ws, const bool* valid) const {
+    using Traits = LaneTraits<L>;
+    const int m = model_.constraint_rows;
+    for (int l = 0; l < W; ++l)
+      for (int k = 0; k < m; ++k)
+        ws.stage_lambda[static_cast<size_t>(k * W + l)] = valid[l] ? owned_lambda_[static_cast<size_t>((block * W + l) * m + k)] : T(0);
+    for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
   }
 
   // Forward dynamics on one block, and (integrate_state) `substeps` semi-implicit Euler
@@ -770,6 +839,7 @@ class BatchEngine {
     const int nq = model_.nq, nv = model_.nv;
     const ModelConstants<L>& c = block_constants(block, ws);
     const L h(dt / static_cast<T>(substeps));
+    if (constrained()) gather_lambda(block, ws, valid);
     for (int s = 0; s < substeps; ++s) {
       actuate(ws);
       accelerations(block, c, ws, valid);
@@ -781,6 +851,7 @@ class BatchEngine {
       integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
     }
     scatter(block, valid, ws.qdd.data(), nv, qdd_);
+    if (constrained()) write_rows(block, valid, ws.lambda.data(), model_.constraint_rows, owned_lambda_.data());
     if (!integrate_state) return;
     write_rows(block, valid, ws.q.data(), nq, q_);
     write_rows(block, valid, ws.v.data(), nv, v_);
@@ -816,6 +887,7 @@ class BatchEngine {
   int n_;
   ModelConstants<L> constants_;
   DelassusPlan delassus_plan_;
+  LcabaPlan lcaba_plan_;
   std::vector<T> neutral_, reference_q_;
   // Actuation
   struct PdDof { int v, q; };  // a 1-dof joint's dof and coordinate
@@ -827,7 +899,9 @@ class BatchEngine {
   T* target_ = nullptr;
   // Constraints in the dynamics
   bool use_constraints_ = true;
+  ConstraintSolver constraint_solver_ = ConstraintSolver::Lcaba;
   ProximalSettings constraint_settings_;
+  std::vector<T> owned_lambda_;
   std::vector<int> constraint_iterations_;
   std::vector<T> constraint_residual_;
   // Per-environment parameters, observations

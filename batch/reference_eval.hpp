@@ -11,14 +11,18 @@
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
 #include "kernels/constrained_dynamics.hpp"
+#include "kernels/lcaba.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 
 namespace batchdyn {
 
 // Delassus: the dense J M^{-1} J^T (CRBA + Cholesky); PvOsimr / PvOsim: the same matrix by the
-// recursive kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp).
-enum class Algorithm { Aba, Constrained, Delassus, PvOsimr, PvOsim };
+// recursive kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp). Constrained: the dense
+// proximal solver (the oracle); Lcaba: the recursive LCABA (kernels/lcaba.hpp), cold-started.
+enum class Algorithm { Aba, Constrained, Lcaba, Delassus, PvOsimr, PvOsim };
+
+inline bool solves_constraints(Algorithm a) { return a == Algorithm::Constrained || a == Algorithm::Lcaba; }
 
 inline bool computes_delassus(Algorithm a) { return a == Algorithm::Delassus || a == Algorithm::PvOsimr || a == Algorithm::PvOsim; }
 
@@ -29,11 +33,11 @@ struct EnvironmentStates {
 struct EnvironmentResult {
   std::string error;          // empty when the environment was evaluated
   Eigen::VectorXd qdd;        // Aba, Constrained
-  Eigen::VectorXd lambda;     // Constrained: constraint forces in the constraint frames
+  Eigen::VectorXd lambda;     // Constrained, Lcaba: constraint forces in the constraint frames
   Eigen::MatrixXd delassus;   // Delassus
-  int iterations = 0;         // Constrained: proximal iterations used
-  double residual = 0;        // Constrained: ||J qdd + drift - k||_inf
-  bool converged = true;
+  int iterations = 0;         // Constrained: proximal iterations; Lcaba: sweeps (1 = the three-sweep pass)
+  double residual = 0;        // Constrained, Lcaba: ||J qdd + drift - k||_inf
+  bool converged = true;      // stopped by the tolerance, not the iteration cap
   bool ok() const { return error.empty(); }
 };
 
@@ -51,6 +55,8 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
   ConstrainedData<double> cdata(model);
   std::optional<DelassusData<double>> ddata;
   if (algorithm == Algorithm::PvOsimr || algorithm == Algorithm::PvOsim) ddata.emplace(model);
+  std::optional<LcabaData<double>> ldata;
+  if (algorithm == Algorithm::Lcaba) ldata.emplace(model);
   std::vector<EnvironmentResult> results(n);
   for (size_t e = 0; e < n; ++e) {
     EnvironmentResult& r = results[e];
@@ -68,6 +74,14 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
           r.iterations = cdata.iterations;
           r.residual = cdata.residual_norm;
           r.converged = cdata.converged;
+          break;
+        case Algorithm::Lcaba:
+          ldata->lambda.setZero();
+          r.qdd = lcaba(model, *ldata, states.q[e], states.v[e], states.tau[e], settings);
+          r.lambda = ldata->lambda;
+          r.iterations = ldata->iterations;
+          r.residual = ldata->residual;
+          r.converged = ldata->iterations < settings.max_iterations;
           break;
         case Algorithm::Delassus:
           r.delassus = delassus(model, data, cdata, states.q[e]);

@@ -28,7 +28,8 @@ std::string default_model_path() {
 }
 
 // What a bench run times.
-enum class BenchAlgorithm { Aba, PvOsimr, PvOsim, DenseDelassus };
+enum class BenchAlgorithm { Aba, Lcaba, DenseConstrained, PvOsimr, PvOsim, DenseDelassus };
+bool solves_constraints(BenchAlgorithm a) { return a == BenchAlgorithm::Lcaba || a == BenchAlgorithm::DenseConstrained; }
 
 struct BenchSettings {
   BenchAlgorithm algorithm = BenchAlgorithm::Aba;
@@ -40,6 +41,7 @@ struct BenchSettings {
   int substeps = 1;        // --substeps K: each step in K substeps (decimation)
   bool pd = false;         // --pd: PD position control (kp 100, kd 5 per actuated dof) inside every substep
   bool randomize = false;  // --randomize: per-environment parameters (every body's inertia, gravity, damping, armature)
+  int iterations = 0;      // --iterations K: exactly K solver iterations (tolerance 0); 0 = the solver's defaults
   bool progress = false;
 };
 
@@ -57,6 +59,11 @@ std::string mode_name(const BenchSettings& s) {
     case BenchAlgorithm::Aba:
       return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
              (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
+    case BenchAlgorithm::Lcaba:
+    case BenchAlgorithm::DenseConstrained:
+      return std::string(s.step ? "constrained step" : "constrained forward dynamics") + " by " +
+             (s.algorithm == BenchAlgorithm::Lcaba ? "LCABA" : "the dense proximal solver") +
+             (s.iterations > 0 ? " (" + std::to_string(s.iterations) + " iterations)" : "");
     case BenchAlgorithm::PvOsimr: return "Delassus by PV-OSIMr";
     case BenchAlgorithm::PvOsim: return "Delassus by PV-OSIM";
     case BenchAlgorithm::DenseDelassus: return "dense Delassus J M^-1 J^T";
@@ -159,12 +166,22 @@ template <class Engine>
 BenchResult run(const Model& model, const BenchSettings& s) {
   using T = typename Engine::T;
   Engine batch(model, s.envs, s.threads);
+  batch.set_use_constraints(solves_constraints(s.algorithm));
+  if (s.algorithm == BenchAlgorithm::DenseConstrained) batch.set_constraint_solver(ConstraintSolver::Dense);
+  if (s.iterations > 0) {
+    ProximalSettings settings = batch.constraint_settings();
+    settings.max_iterations = s.iterations;
+    settings.tolerance = 0.0;
+    batch.set_constraint_settings(settings);
+  }
   fill_random_poses(batch, model);
   if (s.pd) configure_pd(batch, model);
   if (s.randomize) randomize_parameters(batch, model);
   auto call = [&] {
     switch (s.algorithm) {
-      case BenchAlgorithm::Aba: s.step ? batch.step(static_cast<T>(s.dt), s.substeps) : batch.forward_dynamics(); break;
+      case BenchAlgorithm::Aba:
+      case BenchAlgorithm::Lcaba:
+      case BenchAlgorithm::DenseConstrained: s.step ? batch.step(static_cast<T>(s.dt), s.substeps) : batch.forward_dynamics(); break;
       case BenchAlgorithm::PvOsimr: batch.delassus(Engine::DelassusAlgorithm::PvOsimr); break;
       case BenchAlgorithm::PvOsim: batch.delassus(Engine::DelassusAlgorithm::PvOsim); break;
       case BenchAlgorithm::DenseDelassus: break;  // timed by run_dense
@@ -207,17 +224,24 @@ BenchResult run_dense(const Model& model, const BenchSettings& s) {
 int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     const Options o = parse_options(
-        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps"}, kModelOptions),
+        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
     BenchSettings s;
     if (algo == "aba") s.algorithm = BenchAlgorithm::Aba;
+    else if (algo == "lcaba") s.algorithm = BenchAlgorithm::Lcaba;
+    else if (algo == "constrained") s.algorithm = BenchAlgorithm::DenseConstrained;
     else if (algo == "pv-osimr") s.algorithm = BenchAlgorithm::PvOsimr;
     else if (algo == "pv-osim") s.algorithm = BenchAlgorithm::PvOsim;
     else if (algo == "delassus") s.algorithm = BenchAlgorithm::DenseDelassus;
-    else throw Error("--algo must be aba, pv-osimr, pv-osim or delassus (got '" + algo + "')");
-    const bool delassus_algorithm = s.algorithm != BenchAlgorithm::Aba;
+    else throw Error("--algo must be aba, lcaba, constrained, pv-osimr, pv-osim or delassus (got '" + algo + "')");
+    const bool delassus_algorithm = s.algorithm != BenchAlgorithm::Aba && !solves_constraints(s.algorithm);
+    if (solves_constraints(s.algorithm) && model.constraint_rows == 0)
+      throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
+    s.iterations = std::stoi(o.get("--iterations").value_or("0"));
+    if (s.iterations < 0 || (s.iterations > 0 && !solves_constraints(s.algorithm)))
+      throw Error("--iterations K (K >= 1) is for --algo lcaba and constrained");
     if (delassus_algorithm && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.envs = std::stoi(o.get("--envs").value_or("4096"));
@@ -231,7 +255,9 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.randomize = o.has_flag("--randomize");
     if (s.substeps < 1) throw Error("--substeps must be >= 1");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
-    if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba");
+    if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba and lcaba");
+    if (s.randomize && s.algorithm == BenchAlgorithm::DenseConstrained)
+      throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");
     const std::string precision = o.get("--precision").value_or("double");
     if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
     if (s.envs < 1 || s.threads < 0 || !(s.seconds > 0)) throw Error("--envs >= 1, --threads >= 0, --seconds > 0");

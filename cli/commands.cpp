@@ -26,17 +26,19 @@ using nlohmann::json;
 int usage(std::ostream& out) {
   out << "usage:\n"
          "  batchdyn info MODEL [MODEL OPTIONS] [--json]\n"
-         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|delassus|pv-osimr|pv-osim\n"
+         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|lcaba|delassus|pv-osimr|pv-osim\n"
          "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
-         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|pv-osimr|pv-osim|delassus] [--envs N] [--threads T]\n"
-         "                 [--precision float|double] [--seconds S] [--step] [--dt DT] [--scalar] [--json]\n"
+         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
+         "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
+         "                 [--randomize] [--iterations K] [--scalar] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
          "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
-         "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates aba, pv-osimr or\n"
-         "pv-osim with the SIMD batch engine. bench without MODEL uses the shipped humanoid (free-flyer root); --scalar\n"
+         "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates aba, constrained, lcaba,\n"
+         "pv-osimr or pv-osim with the SIMD batch engine. lcaba's default --mu is 1e4 (constrained's 1e6). bench --algo aba\n"
+         "times the tree alone (constraints ignored); lcaba and constrained solve with them. bench without MODEL uses the shipped humanoid (free-flyer root); --scalar\n"
          "runs the W = 1 lanes for comparison; bench --algo delassus times the dense J M^-1 J^T (CRBA + Cholesky).\n"
          "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
@@ -92,6 +94,13 @@ void print_model_text(const Model& model, std::ostream& out) {
     out << "\n";
   }
   if (model.constraint_rows > 0) {
+    const LcabaPlan lcaba_plan = plan_lcaba(model);
+    out << "\nLCABA plan: elimination order S^E (minimum degree; body[neighbour count] where coupled):";
+    for (int i : lcaba_plan.elimination_order) {
+      out << " " << body_name(model, i);
+      if (lcaba_plan.neighbour_count[static_cast<size_t>(i)] > 0) out << "[" << lcaba_plan.neighbour_count[static_cast<size_t>(i)] << "]";
+    }
+    out << "\n  m_c (largest neighbour count) = " << lcaba_plan.max_neighbours << ", coupling blocks = " << lcaba_plan.num_slots() << "\n";
     const DelassusPlan plan = plan_delassus(model);
     out << "\nDelassus plan (PV-OSIMr): end-effectors (" << plan.num_end_effectors() << "):";
     for (int e : plan.end_effectors) out << " " << body_name(model, e);
@@ -146,11 +155,15 @@ json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.
 // Through the SIMD batch engine (same JSON as the reference path): ABA, or the Delassus
 // matrix by PV-OSIMr / PV-OSIM. Rows of the wrong length are reported here, everything else
 // by the engine's per-environment status.
-std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states) {
+std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states,
+                                                const ProximalSettings& settings) {
   const int n = static_cast<int>(states.q.size());
-  const bool dynamics = algorithm == Algorithm::Aba;
+  const bool dynamics = !computes_delassus(algorithm);
   std::vector<EnvironmentResult> results(static_cast<size_t>(n));
   Batch<double> batch(model, n);
+  batch.set_use_constraints(solves_constraints(algorithm));
+  batch.set_constraint_solver(algorithm == Algorithm::Constrained ? ConstraintSolver::Dense : ConstraintSolver::Lcaba);
+  batch.set_constraint_settings(settings);
   auto check_length = [](const char* name, const Eigen::VectorXd& x, int expected, const char* what) {
     return x.size() == expected ? std::string()
                                 : std::string(name) + " has " + std::to_string(x.size()) + " entries, expected " + what +
@@ -178,7 +191,13 @@ std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm al
       continue;
     }
     if (dynamics) r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
-    else
+    if (solves_constraints(algorithm)) {
+      r.lambda = Eigen::Map<const Eigen::VectorXd>(batch.constraint_forces() + static_cast<long>(e) * m, m);
+      r.iterations = batch.constraint_iterations()[static_cast<size_t>(e)];
+      r.residual = batch.constraint_residual()[static_cast<size_t>(e)];
+      r.converged = r.iterations < settings.max_iterations;
+    }
+    if (!dynamics)
       r.delassus = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
           batch.delassus_matrices() + static_cast<long>(e) * m * m, m, m);
   }
@@ -217,12 +236,14 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     const std::string algo = o.get("--algo").value_or("");
     if (algo == "aba") algorithm = Algorithm::Aba;
     else if (algo == "constrained") algorithm = Algorithm::Constrained;
+    else if (algo == "lcaba") algorithm = Algorithm::Lcaba;
     else if (algo == "delassus") algorithm = Algorithm::Delassus;
     else if (algo == "pv-osimr") algorithm = Algorithm::PvOsimr;
     else if (algo == "pv-osim") algorithm = Algorithm::PvOsim;
-    else throw Error("--algo must be aba, constrained, delassus, pv-osimr or pv-osim (got '" + algo + "')");
-    if (batched && (algorithm == Algorithm::Constrained || algorithm == Algorithm::Delassus))
-      throw Error("--batched is available for --algo aba, pv-osimr and pv-osim");
+    else throw Error("--algo must be aba, constrained, lcaba, delassus, pv-osimr or pv-osim (got '" + algo + "')");
+    if (batched && algorithm == Algorithm::Delassus)
+      throw Error("--batched is available for --algo aba, constrained, lcaba, pv-osimr and pv-osim");
+    if (algorithm == Algorithm::Lcaba) settings.mu = Batch<double>::kDefaultLcabaPenalty;  // unless --mu
     if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
     if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
@@ -260,7 +281,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   std::vector<EnvironmentResult> results;
   try {
     if (!states.q.empty())  // an empty states file gives empty results
-      results = batched ? evaluate_batched(model, algorithm, states) : evaluate_reference(model, algorithm, states, settings);
+      results = batched ? evaluate_batched(model, algorithm, states, settings) : evaluate_reference(model, algorithm, states, settings);
   } catch (const std::exception& e) {
     err << "batchdyn eval: " << e.what() << "\n";
     return 1;
@@ -268,7 +289,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   json result = json::object();
   const std::vector<const char*> fields =
       algorithm == Algorithm::Aba ? std::vector<const char*>{"qdd"}
-      : algorithm == Algorithm::Constrained ? std::vector<const char*>{"qdd", "lambda", "iterations", "residual", "converged"}
+      : solves_constraints(algorithm) ? std::vector<const char*>{"qdd", "lambda", "iterations", "residual", "converged"}
                                             : std::vector<const char*>{"delassus"};
   for (const char* field : fields) result[field] = json::array();
   json errors = json::array();
@@ -286,6 +307,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
         result["qdd"].push_back(r.ok() ? to_json(r.qdd) : json());
         break;
       case Algorithm::Constrained:
+      case Algorithm::Lcaba:
         result["qdd"].push_back(r.ok() ? to_json(r.qdd) : json());
         result["lambda"].push_back(r.ok() ? to_json(r.lambda) : json());
         result["iterations"].push_back(r.iterations);

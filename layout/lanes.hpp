@@ -46,3 +46,10 @@ inline double select(bool condition, double a, double b) { return condition ? a 
 inline float select(bool condition, float a, float b) { return condition ? a : b; }
 
 }  // namespace batchdyn
+
+namespace batchdyn {
+// Whether any lane of a mask holds (a scalar lane's mask is a bool).
+inline bool any_lane(bool mask) { return mask; }
+template <class T, class A>
+bool any_lane(const xsimd::batch_bool<T, A>& mask) { return xsimd::any(mask); }
+}  // namespace batchdyn

@@ -49,6 +49,8 @@ struct ConstraintConstants {
   int row = 0, dim = 0;
   Transform<S> placement1, placement2;  // ^{b1}M_{c1}, ^{b2}M_{c2}
   Vec3<S> normal1, normal2;             // revolute: orthonormal completion of the axis
+  S kp = S(0), kd = S(0);               // Baumgarte gains: k = -kp * position_error - kd * velocity_error
+  bool uses_position_error = false;     // kp != 0 (the position error costs a log6)
 };
 
 // Two unit vectors completing `axis` to an orthonormal basis (deterministic).
@@ -76,6 +78,7 @@ struct ModelConstants {
       Vec3d b1, b2;
       perpendicular_basis(k.axis, b1, b2);
       cc.normal1 = cast3<S>(b1), cc.normal2 = cast3<S>(b2);
+      cc.kp = S(k.kp), cc.kd = S(k.kd), cc.uses_position_error = k.kp != 0.0;
       constraints.push_back(cc);
     }
     joint_placement.resize(n);

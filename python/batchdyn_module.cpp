@@ -209,6 +209,30 @@ void bind_batch(py::module_& m, const char* name) {
       .def("status_message", [](B& b, int env) { return b.batch.status_message(env); })
       .def_property("use_constraints", [](B& b) { return b.batch.constrained(); },
                     [](B& b, bool on) { b.batch.set_use_constraints(on); })
+      .def_property("constraint_solver", [](B& b) { return std::string(constraint_solver_name(b.batch.constraint_solver())); },
+                    [](B& b, const std::string& name) {
+                      if (name == "lcaba") b.batch.set_constraint_solver(ConstraintSolver::Lcaba);
+                      else if (name == "dense") b.batch.set_constraint_solver(ConstraintSolver::Dense);
+                      else throw Error("constraint_solver: unknown solver '" + name + "' (lcaba or dense)");
+                    }, "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default) or \"dense\" (the oracle).")
+      .def_property("constraint_mu", [](B& b) { return b.batch.constraint_settings().mu; },
+                    [](B& b, double mu) {
+                      if (!(mu > 0) || !std::isfinite(mu)) throw Error("constraint_mu must be finite and > 0");
+                      ProximalSettings s = b.batch.constraint_settings();
+                      s.mu = mu;
+                      b.batch.set_constraint_settings(s);
+                    }, "The augmented-Lagrangian penalty mu of the constraint solver.")
+      .def_property("constraint_max_iterations", [](B& b) { return b.batch.constraint_settings().max_iterations; },
+                    [](B& b, int iterations) {
+                      if (iterations < 1) throw Error("constraint_max_iterations must be >= 1");
+                      ProximalSettings s = b.batch.constraint_settings();
+                      s.max_iterations = iterations;
+                      b.batch.set_constraint_settings(s);
+                    })
+      .def_property_readonly("constraint_forces", [](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.constraint_forces()), {b.batch.num_envs(), b.batch.constraint_rows()}, self);
+      }, "(N, m) constraint multipliers of the last call (M qdd + b = tau + J^T lambda), a view.")
       .def_property_readonly("constraint_iterations", [](B& b) { return b.batch.constraint_iterations(); })
       .def_property_readonly("constraint_residual", [](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
@@ -305,6 +329,24 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
         py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
         "Dense proximal constrained forward dynamics: dict(qdd, lambda, iterations, residual).");
+  m.def("lcaba",
+        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
+           int max_iterations, double tolerance) {
+          LcabaData<double> data(model);
+          ProximalSettings settings;
+          settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+          lcaba(model, data, vector_arg(q, model.nq, "q", "lcaba"), vector_arg(v, model.nv, "v", "lcaba"),
+                vector_arg(tau, model.nv, "tau", "lcaba"), settings);
+          py::dict out;
+          out["qdd"] = Eigen::VectorXd(data.qdd);
+          out["lambda"] = Eigen::VectorXd(data.lambda);
+          out["iterations"] = data.iterations;
+          out["residual"] = static_cast<double>(data.residual);
+          return out;
+        },
+        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = BatchEngine<double>::kDefaultLcabaPenalty,
+        py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
+        "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     Data<double> data(model);
     ConstrainedData<double> cdata(model);

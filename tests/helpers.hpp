@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <array>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,49 @@ inline Eigen::VectorXd to_vector(const Motion<double>& m) {
   Eigen::VectorXd v(6);
   for (int k = 0; k < 6; ++k) v[k] = m[k];
   return v;
+}
+
+// A random tree: each link hangs from a uniformly chosen earlier link through a revolute,
+// continuous or prismatic joint with a random axis and placement; random physical inertias.
+inline Model random_tree(std::mt19937& rng, int links, RootJoint root) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0), mass(0.2, 3.0), moment(0.01, 0.2);
+  std::ostringstream x;
+  x << "<robot name=\"random\"><link name=\"l0\"><inertial><origin xyz=\"" << 0.1 * u(rng) << " 0 0\"/><mass value=\"2\"/>"
+    << "<inertia ixx=\"0.1\" ixy=\"0\" ixz=\"0\" iyy=\"0.12\" iyz=\"0\" izz=\"0.15\"/></inertial></link>";
+  const char* types[] = {"revolute", "continuous", "prismatic", "revolute"};
+  for (int i = 1; i < links; ++i) {
+    const double a = moment(rng), b = moment(rng), c = std::max(std::abs(a - b) + 0.01, moment(rng));
+    x << "<link name=\"l" << i << "\"><inertial><origin xyz=\"" << 0.2 * u(rng) << " " << 0.2 * u(rng) << " "
+      << 0.2 * u(rng) << "\" rpy=\"" << u(rng) << " " << u(rng) << " " << u(rng) << "\"/><mass value=\"" << mass(rng)
+      << "\"/><inertia ixx=\"" << a << "\" ixy=\"0\" ixz=\"0\" iyy=\"" << b << "\" iyz=\"0\" izz=\"" << std::min(c, a + b - 0.001)
+      << "\"/></inertial></link>";
+    const int parent = std::uniform_int_distribution<int>(0, i - 1)(rng);
+    x << "<joint name=\"j" << i << "\" type=\"" << types[std::uniform_int_distribution<int>(0, 3)(rng)] << "\"><parent link=\"l"
+      << parent << "\"/><child link=\"l" << i << "\"/><origin xyz=\"" << 0.3 * u(rng) << " " << 0.3 * u(rng) << " "
+      << 0.3 * u(rng) << "\" rpy=\"" << u(rng) << " " << u(rng) << " " << u(rng) << "\"/><axis xyz=\"" << u(rng) << " "
+      << u(rng) << " " << u(rng) + 1.5 << "\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>";
+  }
+  x << "</robot>";
+  return load_urdf_string(x.str(), root, "random tree");
+}
+
+inline Placement random_placement(std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  return {{0.2 * u(rng), 0.2 * u(rng), 0.2 * u(rng)}, {u(rng), u(rng), u(rng)}};
+}
+
+// `count` random constraints of random types between random links or to the world.
+inline void add_random_constraints(Model& m, std::mt19937& rng, int count) {
+  std::uniform_int_distribution<int> pick(0, m.num_bodies() - 1), kind(0, 2);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k = 0; k < count; ++k) {
+    const int b1 = std::max(1, pick(rng));
+    int b2 = kind(rng) == 0 ? 0 : pick(rng);
+    if (b2 == b1) b2 = 0;
+    const ConstraintType type = std::array{ConstraintType::Connect, ConstraintType::Weld, ConstraintType::Revolute}[static_cast<size_t>(kind(rng))];
+    add_constraint(m, ConstraintSpec{"c" + std::to_string(k), type, m.bodies[b1].name, b2 == 0 ? "world" : m.bodies[b2].name,
+                                     random_placement(rng), random_placement(rng), {u(rng), u(rng), u(rng) + 1.5}, 0, 0});
+  }
 }
 
 // Model with gravity switched off (for M^{-1} via ABA).

@@ -142,3 +142,60 @@ TEST_CASE("PD steps with substeps, per-environment parameters and observations: 
     compare(batch, scalar, 1e-5);
   }
 }
+
+// LCABA's primal solves amplify rounding by about mu (mu K^T K next to the links' inertia), so
+// the lanes and the scalar kernel, which round differently (FMA contraction, order), agree to
+// 1e-10 in double at the default mu = 1e4 (measured <= 5e-11), and float to 1e-3 at mu = 1e2.
+TEST_CASE("each SIMD lane of batched double LCABA equals the scalar LCABA of its environment (1e-10), multipliers too") {
+  std::mt19937 rng(84);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = 2 * Batch<double>::W + 3;
+    Batch<double> batch(m.model, n, 1);
+    randomise(batch, rng);
+    batch.forward_dynamics();
+    CHECK(batch.failed_count() == 0);
+    LcabaData<double> data(m.model);
+    for (int e = 0; e < n; ++e) {
+      data.lambda.setZero();
+      const Eigen::VectorXd expected = lcaba(m.model, data, row(batch.q(), e, m.model.nq), row(batch.v(), e, m.model.nv),
+                                             row(batch.tau(), e, m.model.nv), batch.constraint_settings());
+      const double tolerance = m.name == "scene hand_cube" ? 1e-4 : 1e-10;  // 10-gram links: tests/test_lcaba.cpp
+      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= tolerance);
+      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows), data.lambda) <= 1e2 * tolerance);
+    }
+  }
+}
+
+TEST_CASE("batched float LCABA equals the W = 1 float kernel to float-LCABA accuracy (1e-3)") {
+  std::mt19937 rng(85);
+  for (const NamedModel& m : constrained_models()) {
+    if (m.name == "scene hand_cube") continue;  // needs double (tests/test_lcaba.cpp)
+    CAPTURE(m.name);
+    const int n = Batch<float>::W + 1;
+    Batch<float> batch(m.model, n, 1);
+    ScalarBatch<float> scalar(m.model, n, 1);
+    randomise(batch, rng);
+    copy_state(batch, scalar);
+    batch.forward_dynamics();
+    scalar.forward_dynamics();
+    for (int e = 0; e < n; ++e) CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-3);
+  }
+}
+
+TEST_CASE("an LCABA lane's result does not depend on the environments sharing its block") {
+  // Environment 0 alone (its block padded with neutral states) and next to W - 1 others whose
+  // states need more iterations: bitwise the same qdd and iteration count.
+  Model m = build_generated(generate_from_spec("ladder:4"));
+  std::mt19937 rng(86);
+  const int n = Batch<double>::W;
+  Batch<double> crowded(m, n, 1), alone(m, 1, 1);
+  randomise(crowded, rng);
+  std::copy_n(crowded.q(), m.nq, alone.q());
+  std::copy_n(crowded.v(), m.nv, alone.v());
+  std::copy_n(crowded.tau(), m.nv, alone.tau());
+  crowded.forward_dynamics();
+  alone.forward_dynamics();
+  for (int k = 0; k < m.nv; ++k) CHECK(crowded.qdd()[k] == alone.qdd()[k]);
+  CHECK(crowded.constraint_iterations()[0] == alone.constraint_iterations()[0]);
+}

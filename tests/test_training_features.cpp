@@ -255,7 +255,11 @@ TEST_CASE("per-environment parameters are checked, and the error names the envir
   CHECK_FALSE(batch.per_env_parameters());  // nothing was set
   Model looped = load_urdf_file(model_path("four_bar.urdf"));
   Batch<double> constrained(looped, 2);
-  CHECK_ERROR_MENTIONS(constrained.set_gravity(std::vector<int>{0}, std::vector<double>{0, 0, -1}), "constrained", "set_use_constraints");
+  constrained.set_constraint_solver(ConstraintSolver::Dense);
+  CHECK_ERROR_MENTIONS(constrained.set_gravity(std::vector<int>{0}, std::vector<double>{0, 0, -1}), "dense", "Lcaba");
+  constrained.set_constraint_solver(ConstraintSolver::Lcaba);  // LCABA reads the per-environment parameters
+  constrained.set_gravity(std::vector<int>{0}, std::vector<double>{0, 0, -1});
+  CHECK_ERROR_MENTIONS(constrained.set_constraint_solver(ConstraintSolver::Dense), "reset_parameters");
 }
 
 TEST_CASE("rotation_to_quaternion gives the unit quaternion (w >= 0) of any rotation, near 180 degrees too") {
@@ -369,12 +373,13 @@ TEST_CASE("noisy resets stay within the noise around the reference configuration
   CHECK_ERROR_MENTIONS(batch.reset(all, 7, -1.0), "noise");
 }
 
-TEST_CASE("a constrained model steps with its constraints: qdd is the dense proximal solution, per environment") {
+TEST_CASE("a constrained model steps with its constraints: the dense solver gives the oracle's solution, per environment") {
   Model m = load_urdf_file(model_path("four_bar.urdf"));
   REQUIRE(m.constraint_rows > 0);
   std::mt19937 rng(907);
   const int n = Batch<double>::W + 1;
   Batch<double> batch(m, n, 2);
+  batch.set_constraint_solver(ConstraintSolver::Dense);
   randomise(batch, rng);
   batch.forward_dynamics();
   REQUIRE(batch.failed_count() == 0);
@@ -384,10 +389,53 @@ TEST_CASE("a constrained model steps with its constraints: qdd is the dense prox
     const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), row(batch.v(), e, m.nv),
                                                              row(batch.tau(), e, m.nv), batch.constraint_settings());
     CHECK(relative_error(row(batch.qdd(), e, m.nv), qdd) <= 1e-12);
+    CHECK(relative_error(row(batch.constraint_forces(), e, m.constraint_rows), cdata.lambda) <= 1e-12);
     CHECK(batch.constraint_iterations()[static_cast<size_t>(e)] == cdata.iterations);
     CHECK(batch.constraint_residual()[static_cast<size_t>(e)] == cdata.residual_norm);
   }
   batch.set_use_constraints(false);  // the tree alone
   batch.forward_dynamics();
   CHECK(relative_error(row(batch.qdd(), 0, m.nv), aba(m, data, row(batch.q(), 0, m.nq), row(batch.v(), 0, m.nv), row(batch.tau(), 0, m.nv))) <= 1e-12);
+}
+
+TEST_CASE("a constrained model steps with LCABA by default: each environment's qdd is the dense oracle's") {
+  std::mt19937 rng(908);
+  for (const NamedModel& nm : constrained_models()) {
+    if (nm.name == "scene hand_cube") continue;  // its accuracy at this penalty: tests/test_lcaba.cpp
+    CAPTURE(nm.name);
+    const Model& m = nm.model;
+    const int n = Batch<double>::W + 3;
+    Batch<double> batch(m, n, 2);
+    CHECK(batch.constraint_solver() == ConstraintSolver::Lcaba);
+    randomise(batch, rng);
+    batch.forward_dynamics();
+    REQUIRE(batch.failed_count() == 0);
+    Data<double> data(m);
+    ConstrainedData<double> cdata(m);
+    for (int e = 0; e < n; ++e) {
+      const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), row(batch.v(), e, m.nv),
+                                                               row(batch.tau(), e, m.nv), batch.constraint_settings());
+      CHECK(relative_error(row(batch.qdd(), e, m.nv), qdd) <= 1e-8);
+      CHECK(batch.constraint_iterations()[static_cast<size_t>(e)] >= 1);
+      CHECK(batch.constraint_residual()[static_cast<size_t>(e)] <= 1e-8 * (1 + qdd.cwiseAbs().maxCoeff()));
+    }
+  }
+}
+
+TEST_CASE("LCABA in the batch engine warm-starts from the last multipliers, and reset clears them") {
+  Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("quadruped_feet.json"));
+  std::mt19937 rng(909);
+  Batch<double> batch(m, 3, 1);
+  randomise(batch, rng);
+  batch.forward_dynamics();
+  const int cold = batch.constraint_iterations()[1];
+  const Eigen::VectorXd qdd = row(batch.qdd(), 1, m.nv);
+  batch.forward_dynamics();  // same state, warm start from the converged multipliers
+  CHECK(batch.constraint_iterations()[1] < cold);
+  CHECK(relative_error(row(batch.qdd(), 1, m.nv), qdd) <= 1e-9);
+  CHECK(row(batch.constraint_forces(), 1, m.constraint_rows).norm() > 0);
+  batch.reset(std::vector<int>{1});
+  CHECK(row(batch.constraint_forces(), 1, m.constraint_rows).norm() == 0);
+  CHECK(row(batch.constraint_forces(), 0, m.constraint_rows).norm() > 0);  // the others keep theirs
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/delassus_plan.hpp"
+#include "topology/lcaba_plan.hpp"
 #include "topology/loops.hpp"
 
 namespace batchdyn {
@@ -61,6 +62,19 @@ json model_json(const Model& model) {
                           {"external", loop.external}, {"supporting_bodies", supporting}});
   }
   if (model.constraint_rows > 0) {
+    const LcabaPlan lcaba_plan = plan_lcaba(model);
+    json l;
+    l["elimination_order"] = json::array();
+    for (int i : lcaba_plan.elimination_order) {
+      json neighbours = json::array();
+      for (int k = lcaba_plan.neighbour_begin[static_cast<size_t>(i)]; k < lcaba_plan.neighbour_begin[static_cast<size_t>(i) + 1]; ++k)
+        neighbours.push_back(body_name(model, lcaba_plan.neighbours[static_cast<size_t>(k)].body));
+      l["elimination_order"].push_back({{"body", body_name(model, i)}, {"neighbours", neighbours},
+                                        {"parent_is_neighbour", lcaba_plan.parent_neighbour[static_cast<size_t>(i)] >= 0}});
+    }
+    l["max_neighbours"] = lcaba_plan.max_neighbours;
+    l["coupling_blocks"] = lcaba_plan.num_slots();
+    j["lcaba_plan"] = l;
     const DelassusPlan plan = plan_delassus(model);
     json p;
     p["end_effectors"] = json::array();

@@ -92,16 +92,27 @@ def test_batched_results_equal_the_scalar_reference_functions(models_dir):
     assert M.shape == (model.nv, model.nv) and np.allclose(M, M.T)
 
 
-def test_a_constrained_model_steps_with_the_dense_constrained_solver(models_dir):
+def test_a_constrained_model_steps_with_lcaba_or_the_dense_constrained_solver(models_dir):
     model = batchdyn.load(os.path.join(models_dir, "four_bar.urdf"))
     assert model.constraint_rows > 0
     batch = batchdyn.Batch(model, 5, dtype=np.float64)
+    assert batch.constraint_solver == "lcaba"
     random_states(batch, 4)
     batch.forward_dynamics()
+    mu = batch.constraint_mu
     for e in range(5):
-        ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e])
+        ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e], mu=mu)
+        np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-8, atol=1e-8)
+    assert batch.constraint_forces.shape == (5, model.constraint_rows)
+    batch.constraint_solver = "dense"
+    batch.forward_dynamics()
+    for e in range(5):
+        ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e], mu=mu)
         np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(batch.constraint_forces[e], ref["lambda"], rtol=1e-12, atol=1e-12)
         assert batch.constraint_iterations[e] == ref["iterations"]
+    with pytest.raises(ValueError, match="lcaba"):
+        batch.constraint_solver = "qr"
     assert batchdyn.delassus(model, batch.q[0]).shape == (model.constraint_rows,) * 2
 
 
@@ -216,3 +227,13 @@ def test_model_loading_info_and_errors(models_dir):
         batchdyn.load(os.path.join(models_dir, "humanoid.urdf"), root="floating")
     with pytest.raises(batchdyn.Error, match="'q' has 3 values"):
         batchdyn.aba(model, np.zeros(3), np.zeros(model.nv), np.zeros(model.nv))
+
+
+def test_lcaba_reference_function_matches_the_dense_solver(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "four_bar.urdf"))
+    rng = np.random.default_rng(3)
+    q, v, tau = rng.uniform(-1, 1, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    ref = batchdyn.constrained_forward_dynamics(model, q, v, tau, mu=1e4)
+    out = batchdyn.lcaba(model, q, v, tau)
+    np.testing.assert_allclose(out["qdd"], ref["qdd"], rtol=1e-8, atol=1e-8)
+    assert out["iterations"] >= 1 and out["residual"] <= 1e-8

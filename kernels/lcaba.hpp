@@ -1,0 +1,399 @@
+// LCABA: constrained forward dynamics of a mechanism with kinematic loops (internal, between
+// two links, and external, to the world) by the augmented-Lagrangian method, each primal
+// problem solved by dynamic programming over the spanning tree (lcaba-proxbbo §IV, Alg. 1-3).
+//
+// The constraints K^1 a_{l1} + K^2 a_{l2} = kappa (kernels/loop_constraints.hpp) enter the
+// cost as  lambda^T (K a - kappa) + mu/2 |K a - kappa|^2. The penalty couples the two links of
+// an internal loop (H_{l1,l2}, eq. 25); eliminating a link couples its neighbours N_i and its
+// parent (eq. 30). The plan (topology/lcaba_plan.hpp) fixed the elimination order and where
+// every coupling block lives.
+//
+// Conventions. Forces are ABA's bias forces p = -f (the paper's f), so the ABA lines read as in
+// kernels/aba.hpp; the cost-to-go of link i is
+//     1/2 a_i^T H_{i,i} a_i + p_i^T a_i + sum_{j in N_i} a_i^T H_{i,j} a_j + (terms of N_i only).
+// Eliminating qdd_i with a_i = ^iX_{π(i)} a_{π(i)} + c_i + S_i qdd_i (a-bar_i = c_i, plus
+// ^iX_0 a_0 when π(i) is the world, whose acceleration is known) gives, with
+// U_i = H_{i,i} S_i, u_i = tau_i - d qd_i - S_i^T p_i, P_i = I - U_i D_i^{-1} S_i^T and the
+// coupling columns B_{j,i} = H_{j,i} S_i:
+//     H_{π,π} += X*(H_{i,i} - U D^-1 U^T)X,  p_π += X*(p_i + H^a_i c_i + U D^-1 u)   (ABA)
+//     H_{π,j} += X* P_i H_{i,j}                                                   (eq. 30c)
+//     H_{j,k} -= B_{j,i} D_i^{-1} B_{k,i}^T                                        (eq. 30d)
+//     p_j     += H_{j,i} a-bar_i + B_{j,i} D_i^{-1} (u_i - U_i^T a-bar_i)          (eq. 30e)
+// and when π(i) ∈ N_i, H_{π,π} receives X* P_i H_{i,π} and its transpose (eq. 34). (The
+// signs here are derived for p = -f; tests check them against the dense oracle.) The roll-out
+//     qdd_i = D_i^{-1} (u_i - U_i^T a-bar_i - U_i^T ^iX_π a_π - sum_j B_{j,i}^T a_j)
+// runs in reverse elimination order, so N_i and π(i) are known when i is reached (eq. 29).
+//
+// Lanes. Every lane runs the same sweeps. A lane that has converged is frozen (its multiplier
+// update is masked to zero, which makes every later change in that lane exactly zero), and the
+// block iterates until all its lanes have converged or the cap is hit, so a lane's result does
+// not depend on which environments share its block. No allocation; branches only on the plan.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/constrained_dynamics.hpp"
+#include "kernels/kinematics.hpp"
+#include "kernels/lcaba_workspace.hpp"
+
+namespace batchdyn {
+
+namespace lcaba_detail {
+
+// H_{i,j} from a stored slot (H = slot, or its transpose).
+template <class S>
+BATCHDYN_INLINE Force<S> block_column(const CouplingBlock<S>& slot, bool transposed, int c) {
+  return transposed ? slot.row(c) : slot.column[c];
+}
+// H_{j,i} m for the neighbour j of i, given the reference to H_{i,j}: the force on j.
+template <class S>
+BATCHDYN_INLINE Force<S> neighbour_force(const CouplingBlock<S>& slot, bool transposed, const Motion<S>& m) {
+  return transposed ? slot.times(m) : slot.transpose_times(m);
+}
+// this += M (M given by columns) into the block referenced (transposed: the slot holds M^T).
+template <class S>
+BATCHDYN_INLINE void add_block(CouplingBlock<S>& slot, bool transposed, const Force<S>* columns) {
+  for (int c = 0; c < 6; ++c)
+    for (int r = 0; r < 6; ++r) {
+      if (transposed) slot.column[r][c] += columns[c][r];
+      else slot.column[c][r] += columns[c][r];
+    }
+}
+// H += N + N^T for a symmetric H kept as an articulated inertia (N given by columns).
+template <class S>
+BATCHDYN_INLINE void add_symmetrised(ArticulatedInertia<S>& H, const Force<S>* N) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      H.A.m[r][c] += N[c].linear[r] + N[r].linear[c];
+      H.B.m[r][c] += N[3 + c].linear[r] + N[r].angular[c];
+      H.C.m[r][c] += N[3 + c].angular[r] + N[3 + r].angular[c];
+    }
+}
+
+// The loops' penalty terms for multipliers lambda (dense convention, see lcaba_kernel) (eq. 25):
+// H_{t,t} += mu K^t^T K^t, H_{1,2} += mu K^1^T K^2, p_t += K^t^T (-lambda - mu kappa).
+template <class S>
+void add_penalty_terms(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S& mu, const S* lambda) {
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    const LoopConstraintTerms<S>& t = ws.terms[j];
+    const S* kappa = ws.rhs.data() + 6 * j;
+    const int body[2] = {k.body1, k.body2};
+    for (int side = 0; side < 2; ++side) {
+      if (body[side] == 0) continue;
+      ArticulatedInertia<S>& H = ws.inertia[static_cast<size_t>(body[side])];
+      Force<S>& p = ws.bias[static_cast<size_t>(body[side])];
+      for (int r = 0; r < k.dim; ++r) {
+        const Force<S>& col = t.columns[side][r];
+        H.subtract_outer(col, col * (-mu));
+        p += col * (-lambda[k.row + r] - mu * kappa[r]);
+      }
+    }
+    const LcabaPlan::BlockRef& ref = plan.constraint_coupling[j];
+    if (ref.slot < 0) continue;
+    // H_{body1,body2} += mu sum_r K^1_r K^2_r^T (the slot holds H_{lo,hi}).
+    CouplingBlock<S>& slot = ws.coupling[static_cast<size_t>(ref.slot)];
+    const int rows_side = ref.transposed ? 1 : 0;
+    for (int r = 0; r < k.dim; ++r) slot.add_outer(t.columns[rows_side][r], t.columns[1 - rows_side][r], mu);
+  }
+}
+
+// The rows' violation K a - kappa per constraint row (m values), and its largest magnitude.
+template <class S>
+S constraint_violation(const ModelConstants<S>& c, const LcabaWorkspace<S>& ws, S* violation) {
+  using std::abs;
+  using std::max;
+  S largest(0);
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    const LoopConstraintTerms<S>& t = ws.terms[j];
+    for (int r = 0; r < k.dim; ++r) {
+      S value = -ws.rhs[6 * j + static_cast<size_t>(r)];
+      if (k.body1 != 0) value += dot(t.columns[0][r], ws.acceleration[static_cast<size_t>(k.body1)]);
+      if (k.body2 != 0) value += dot(t.columns[1][r], ws.acceleration[static_cast<size_t>(k.body2)]);
+      violation[k.row + r] = value;
+      largest = max(largest, abs(value));
+    }
+  }
+  return largest;
+}
+
+}  // namespace lcaba_detail
+
+// Per-lane outcome of lcaba_kernel.
+template <class S>
+struct LcabaLaneResult {
+  S iterations;  // sweeps run (1 = the three-sweep pass only), per lane
+  S residual;    // ||J qdd + drift - k||_inf at exit, per lane
+};
+
+// LCABA on raw lane arrays: q (nq lanes), v, tau (nv) in; qdd (nv) out; lambda (m lanes, the
+// dense oracle's convention M qdd + b = tau + J^T lambda) in as the warm start, out as the
+// multipliers. `violation` is m lanes of scratch. Settings as the dense oracle's
+// (ProximalSettings: mu is the augmented-Lagrangian penalty); the tolerance is raised to
+// 16 epsilon of the lane's scalar when smaller. Precondition: unit quaternions.
+// Cost: O(n + m + m_c^2 n) for the first pass, O(n + m_c n) per further iteration.
+template <class S>
+LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* q,
+                                const S* v, const S* tau, const ProximalSettings& settings, S* qdd, S* lambda, S* violation) {
+  using namespace lcaba_detail;
+  using std::abs;
+  using std::max;
+  using Scalar = lane_scalar<S>;
+  const int n = static_cast<int>(c.tree.size());
+  const S mu(static_cast<Scalar>(settings.mu));
+  const S tolerance(static_cast<Scalar>(std::max(settings.tolerance, 16.0 * std::numeric_limits<Scalar>::epsilon())));
+
+  // ---- First forward sweep (Alg. 1 lines 1-5): kinematics, H_{i,i} = I_i, p_i = v_i x* I_i v_i.
+  ws.velocity[0] = Motion<S>::zero();
+  ws.world_from_body[0] = Transform<S>::identity();
+  ws.acceleration[0] = c.base_acceleration;
+  ws.delta_acceleration[0] = Motion<S>::zero();
+  for (int i = 1; i < n; ++i) {
+    const Transform<S> X = body_placement(c, i, q);
+    ws.parent_from_body[i] = X;
+    ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * X;
+    Motion<S> vj;
+    const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
+    ws.velocity[i] = vi;
+    ws.bias_acceleration[i] = cross(vi, vj);
+    ws.inertia[i] = c.body_spatial_inertia(i);
+    ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
+  }
+  for (CouplingBlock<S>& block : ws.coupling) block = CouplingBlock<S>::zero();
+
+  // ---- The loops (Alg. 1 lines 6-12; eq. 25, 35): rows, right-hand sides (a side on the world
+  // moves its known K a_0 to the right), penalty terms.
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    LoopConstraintTerms<S>& t = ws.terms[j];
+    loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t);
+    for (int r = 0; r < k.dim; ++r) {
+      S kappa = t.rhs[r];
+      if (k.body1 == 0) kappa -= dot(t.columns[0][r], c.base_acceleration);
+      if (k.body2 == 0) kappa -= dot(t.columns[1][r], c.base_acceleration);
+      ws.rhs[6 * j + static_cast<size_t>(r)] = kappa;
+    }
+  }
+  add_penalty_terms(c, plan, ws, mu, lambda);
+
+  // ---- Backward sweep (Alg. 1 lines 13-28) in the elimination order S^E.
+  for (const int i : plan.elimination_order) {
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv, parent = body.parent;
+    Force<S>* U = ws.U.data() + body.idx_v;
+    Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    S* u = ws.u.data() + body.idx_v;
+    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)];
+    eliminate_joint(c, i, ws.inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)]);
+    for (int k = 0; k < nv; ++k) {
+      const int dof = body.idx_v + k;
+      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
+    }
+    times_Dinv(nv, U, Dinv, U_Dinv);
+    const Transform<S>& X = ws.parent_from_body[i];
+
+    // The neighbours (eq. 30c-e, 34).
+    const int first = plan.neighbour_begin[static_cast<size_t>(i)], count = plan.neighbour_begin[static_cast<size_t>(i) + 1] - first;
+    if (count > 0) {
+      // a-bar_i: the acceleration of link i at qdd_i = 0 that is not a decision variable.
+      Motion<S> known = ws.bias_acceleration[i];
+      if (parent == 0) known += X.act_inv(c.base_acceleration);
+      S rhs[6], w0[6];  // w0 = D^-1 (u - U^T a-bar)
+      for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], known);
+      Dinv_times(nv, Dinv, rhs, w0);
+      for (int t = 0; t < count; ++t) {
+        const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(first + t)];
+        const CouplingBlock<S>& H_ij = ws.coupling[static_cast<size_t>(nb.coupling.slot)];
+        Force<S>* B = ws.coupling_columns.data() + nb.column_offset;  // B_{j,i} = H_{j,i} S_i
+        for (int k = 0; k < nv; ++k) B[k] = neighbour_force(H_ij, nb.coupling.transposed, subspace_column(c, i, k));
+        Force<S> p = neighbour_force(H_ij, nb.coupling.transposed, known);
+        for (int k = 0; k < nv; ++k) p += B[k] * w0[k];
+        ws.bias[static_cast<size_t>(nb.body)] += p;
+      }
+      // H_{j,k} -= B_{j,i} D^-1 B_{k,i}^T for the pairs of N_i (eq. 30d).
+      const int* pair = plan.pair_slot.data() + plan.pair_begin[static_cast<size_t>(i)];
+      for (int a = 0; a < count; ++a) {
+        const LcabaPlan::Neighbour& na = plan.neighbours[static_cast<size_t>(first + a)];
+        const Force<S>* Ba = ws.coupling_columns.data() + na.column_offset;
+        for (int b = a; b < count; ++b, ++pair) {
+          const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(first + b)];
+          const Force<S>* Bb = ws.coupling_columns.data() + nb.column_offset;
+          for (int r = 0; r < nv; ++r) {
+            Force<S> z = Bb[0] * Dinv[r * nv];  // (D^-1 B_b^T)_r as a force on b
+            for (int s = 1; s < nv; ++s) z += Bb[s] * Dinv[r * nv + s];
+            if (*pair < 0) ws.inertia[static_cast<size_t>(na.body)].subtract_outer(Ba[r], z);
+            else ws.coupling[static_cast<size_t>(*pair)].add_outer(Ba[r], z, S(-1));
+          }
+        }
+      }
+      // H_{π,j} += X* P_i H_{i,j} (eq. 30c); for j = π(i), H_{π,π} += that and its transpose (eq. 34).
+      if (parent != 0)
+        for (int t = 0; t < count; ++t) {
+          const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(first + t)];
+          const CouplingBlock<S>& H_ij = ws.coupling[static_cast<size_t>(nb.coupling.slot)];
+          const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+          Force<S> N[6];
+          for (int col = 0; col < 6; ++col) {
+            Force<S> m = block_column(H_ij, nb.coupling.transposed, col);  // column of H_{i,j}
+            for (int k = 0; k < nv; ++k) m -= U_Dinv[k] * B[k][col];       // P_i: - U D^-1 (S^T H_{i,j})
+            N[col] = X.act(m);
+          }
+          if (nb.body == parent) add_symmetrised(ws.inertia[static_cast<size_t>(parent)], N);
+          else add_block(ws.coupling[static_cast<size_t>(nb.parent_coupling.slot)], nb.parent_coupling.transposed, N);
+        }
+    }
+    if (parent == 0) continue;  // the world absorbs nothing
+
+    // ABA's part: H^a_i and p^a_i into the parent.
+    ArticulatedInertia<S>& Ha = ws.inertia[i];
+    project_out_joint(nv, U, U_Dinv, Ha);
+    Force<S> pa = ws.bias[i];
+    for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
+    pa += Ha * ws.bias_acceleration[i];
+    ws.inertia[parent] += Ha.transformed(X);
+    ws.bias[parent] += X.act(pa);
+  }
+
+  // ---- Second forward sweep, the roll-out (Alg. 1 lines 30-33), in reverse S^E (eq. 29).
+  for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
+    const int i = *it;
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv;
+    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
+    const Force<S>* U = ws.U.data() + body.idx_v;
+    const S* u = ws.u.data() + body.idx_v;
+    S rhs[6], x[6];
+    for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
+    const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
+    for (int t = first; t < last; ++t) {
+      const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
+      const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+      for (int k = 0; k < nv; ++k) rhs[k] -= dot(B[k], ws.acceleration[static_cast<size_t>(nb.body)]);
+    }
+    Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], rhs, x);
+    for (int r = 0; r < nv; ++r) qdd[body.idx_v + r] = x[r];
+    ws.acceleration[i] = a + subspace_times(c, i, x);
+  }
+
+  // ---- Augmented-Lagrangian iterations (Alg. 3) with the reduced two sweeps (Alg. 2).
+  auto active = S(0) == S(0);  // lanes still iterating
+  S iterations(1), step(0);
+  S rhs_scale(1);
+  for (size_t j = 0; j < c.constraints.size(); ++j)
+    for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale = max(rhs_scale, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
+  for (int it = 1; it < settings.max_iterations; ++it) {
+    const S residual = constraint_violation(c, ws, violation);
+    S qdd_scale(1);
+    for (size_t k = 0; k < ws.u.size(); ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
+    auto done = residual <= tolerance * rhs_scale;
+    if (it > 1) done = done || step <= tolerance * qdd_scale;
+    active = active && !done;
+    if (!any_lane(active)) break;
+    iterations += select(active, S(1), S(0));
+
+    // Multiplier update lambda^{k+1} = lambda^k + mu (K a - kappa) (eq. 33; dense convention:
+    // minus), and the force change it makes, Δp_t = K^t^T Δlambda_ALM (Alg. 3 lines 4-7).
+    for (size_t i = 0; i < ws.delta_bias.size(); ++i) ws.delta_bias[i] = Force<S>::zero();
+    for (size_t j = 0; j < c.constraints.size(); ++j) {
+      const ConstraintConstants<S>& k = c.constraints[j];
+      const LoopConstraintTerms<S>& t = ws.terms[j];
+      for (int r = 0; r < k.dim; ++r) {
+        const S change = select(active, mu * violation[k.row + r], S(0));
+        lambda[k.row + r] -= change;
+        if (k.body1 != 0) ws.delta_bias[static_cast<size_t>(k.body1)] += t.columns[0][r] * change;
+        if (k.body2 != 0) ws.delta_bias[static_cast<size_t>(k.body2)] += t.columns[1][r] * change;
+      }
+    }
+
+    // Reduced backward sweep (Alg. 2 lines 1-5): only forces change.
+    for (const int i : plan.elimination_order) {
+      const BodyPlan& body = c.tree[i];
+      const int nv = body.nv;
+      S* du = ws.delta_u.data() + body.idx_v;
+      for (int k = 0; k < nv; ++k) du[k] = -subspace_transpose_times(c, i, ws.delta_bias[i], k);
+      const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
+      if (first < last) {
+        S x[6];
+        Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], du, x);
+        for (int t = first; t < last; ++t) {
+          const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
+          const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+          Force<S> p = B[0] * x[0];
+          for (int k = 1; k < nv; ++k) p += B[k] * x[k];
+          ws.delta_bias[static_cast<size_t>(nb.body)] += p;
+        }
+      }
+      if (body.parent == 0) continue;
+      Force<S> dp = ws.delta_bias[i];
+      const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+      for (int k = 0; k < nv; ++k) dp += U_Dinv[k] * du[k];
+      ws.delta_bias[body.parent] += ws.parent_from_body[i].act(dp);
+    }
+    // Reduced roll-out (Alg. 2 lines 7-12).
+    step = S(0);
+    for (auto rit = plan.elimination_order.rbegin(); rit != plan.elimination_order.rend(); ++rit) {
+      const int i = *rit;
+      const BodyPlan& body = c.tree[i];
+      const int nv = body.nv;
+      const Motion<S> da = ws.parent_from_body[i].act_inv(ws.delta_acceleration[body.parent]);
+      const Force<S>* U = ws.U.data() + body.idx_v;
+      const S* du = ws.delta_u.data() + body.idx_v;
+      S rhs[6], x[6];
+      for (int k = 0; k < nv; ++k) rhs[k] = du[k] - dot(U[k], da);
+      const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
+      for (int t = first; t < last; ++t) {
+        const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
+        const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+        for (int k = 0; k < nv; ++k) rhs[k] -= dot(B[k], ws.delta_acceleration[static_cast<size_t>(nb.body)]);
+      }
+      Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], rhs, x);
+      for (int r = 0; r < nv; ++r) {
+        qdd[body.idx_v + r] += x[r];
+        step = max(step, abs(x[r]));
+      }
+      ws.delta_acceleration[i] = da + subspace_times(c, i, x);
+      ws.acceleration[i] += ws.delta_acceleration[i];
+    }
+  }
+  return {iterations, constraint_violation(c, ws, violation)};
+}
+
+}  // namespace batchdyn
+
+namespace batchdyn {
+
+// Everything the reference entry point needs for one model: the plan, the constants, the
+// workspace and the outputs. Construct once per model.
+template <class S>
+struct LcabaData {
+  explicit LcabaData(const Model& model)
+      : plan(plan_lcaba(model)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
+        lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
+  LcabaPlan plan;
+  ModelConstants<S> constants;
+  LcabaWorkspace<S> workspace;
+  VectorX<S> qdd;
+  VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
+  VectorX<S> violation;  // J qdd + drift - k at exit
+  int iterations = 0;
+  S residual = S(0);     // ||violation||_inf
+};
+
+// Reference entry point on Eigen vectors (scalar S): constrained forward dynamics by LCABA,
+// returns data.qdd. data.lambda is used as the warm start (zero it for a cold start). Throws
+// Error for a model with singular joints.
+template <class S>
+const VectorX<S>& lcaba(const Model& model, LcabaData<S>& data, const VectorX<S>& q, const VectorX<S>& v,
+                        const VectorX<S>& tau, const ProximalSettings& settings = {}) {
+  model.require_regular("lcaba");
+  const LcabaLaneResult<S> r = lcaba_kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(),
+                                            settings, data.qdd.data(), data.lambda.data(), data.violation.data());
+  data.iterations = static_cast<int>(r.iterations);
+  data.residual = r.residual;
+  return data.qdd;
+}
+
+}  // namespace batchdyn

@@ -1,0 +1,63 @@
+// A loop constraint as the recursive kernels see it (lcaba-proxbbo eq. 1c): rows on the
+// spatial accelerations of its two bodies,
+//     K^1 a_{body1} + K^2 a_{body2} = kappa,
+// with a_i the body accelerations of ABA's sweeps (body frames, the base acceleration a_0 = -g
+// included; the world's own acceleration is a_0). The rows K^t are the terminal rows of
+// kernels/constraint_rows.hpp (kept as their force columns K^t^T e_r), so sum_t K^t J_t = J,
+// and kappa is chosen so that the equation is exactly the dense oracle's J qdd + drift = k
+// (kernels/constraints.hpp): kappa = k - Kdot v, where Kdot v = drift - sum_t K^t a_t(qdd = 0)
+// is the part of the drift the rows do not see:
+//   weld:      v1 x (^1X_2 v2)                          (frame velocities v1, v2)
+//   revolute:  the weld's 3 linear rows and its angular rows along the two normals
+//   connect:   w1 x v1.lin - ^1R_2 (w2 x v2.lin)
+// The a_0 terms cancel between the two sides (a rigid-body motion of the whole system meets
+// every constraint), so a side on the world is written with a_0 like any body. Lane-generic,
+// no branches on values; O(1) per constraint.
+#pragma once
+
+#include "kernels/constraint_rows.hpp"
+#include "layout/lie_group.hpp"
+
+namespace batchdyn {
+
+template <class S>
+struct LoopConstraintTerms {
+  Force<S> columns[2][6];  // K^t^T e_r for side t (0: body1, 1: body2), in that body's frame
+  S rhs[6];                // kappa
+  S velocity_error[6];     // nu = J v (the Baumgarte velocity term)
+};
+
+// Terms of constraint k from the bodies' world placements and velocities (world_from_body[0]
+// = identity, velocity[0] = 0).
+template <class S>
+void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* world_from_body, const Motion<S>* velocity,
+                           LoopConstraintTerms<S>& out) {
+  const Transform<S> world_from_c1 = world_from_body[k.body1] * k.placement1;
+  const Transform<S> world_from_c2 = world_from_body[k.body2] * k.placement2;
+  const Transform<S> c1_from_c2 = world_from_c1.inverse() * world_from_c2;
+  terminal_force_columns(k, +1, k.placement1, out.columns[0]);
+  terminal_force_columns(k, -1, world_from_body[k.body2].inverse() * world_from_c1, out.columns[1]);
+  const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]), v2 = k.placement2.act_inv(velocity[k.body2]);
+
+  S velocity_product[6], position_error[6];
+  if (k.type == ConstraintType::Connect) {
+    const Vec3<S> kdot = cross(v1.angular, v1.linear) - c1_from_c2.rotation * cross(v2.angular, v2.linear);
+    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot[r], position_error[r] = -c1_from_c2.translation[r];
+  } else {
+    const Motion<S> kdot = cross(v1, c1_from_c2.act(v2));
+    const Motion<S> error = k.uses_position_error ? -log6_lanes(c1_from_c2) : Motion<S>::zero();
+    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot.linear[r], position_error[r] = error.linear[r];
+    if (k.type == ConstraintType::Weld) {
+      for (int r = 0; r < 3; ++r) velocity_product[3 + r] = kdot.angular[r], position_error[3 + r] = error.angular[r];
+    } else {  // revolute: the angular rows along the normals of the axis
+      velocity_product[3] = dot(k.normal1, kdot.angular), position_error[3] = dot(k.normal1, error.angular);
+      velocity_product[4] = dot(k.normal2, kdot.angular), position_error[4] = dot(k.normal2, error.angular);
+    }
+  }
+  for (int r = 0; r < k.dim; ++r) {
+    out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
+    out.rhs[r] = -k.kp * position_error[r] - k.kd * out.velocity_error[r] - velocity_product[r];
+  }
+}
+
+}  // namespace batchdyn

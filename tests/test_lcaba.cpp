@@ -1,0 +1,193 @@
+// LCABA (kernels/lcaba.hpp) and its plan (topology/lcaba_plan.hpp) against the dense oracle of
+// kernels/constrained_dynamics.hpp (CRBA, RNEA, constraint Jacobians, proximal KKT solve): the
+// shipped loop models, random trees with random internal and external constraints of all
+// three types, redundant rows and singular poses.
+#include "helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+
+struct Outcome {
+  Eigen::VectorXd qdd, lambda;
+  int iterations = 0;
+  double residual = 0;
+};
+
+Outcome dense_solution(const Model& m, const State& s, const ProximalSettings& settings = {}) {
+  Data<double> data(m);
+  ConstrainedData<double> cd(m);
+  Outcome o;
+  o.qdd = constrained_forward_dynamics(m, data, cd, s.q, s.v, s.tau, settings);
+  o.lambda = cd.lambda;
+  o.iterations = cd.iterations;
+  o.residual = cd.residual_norm;
+  return o;
+}
+
+// The penalty the comparisons use. LCABA's accuracy falls as mu grows (lcaba-proxbbo §VI-D:
+// mu K^T K swamps light links' inertia in the recursion); 1e4 keeps every model but the
+// light-fingered hand within 1e-8 in a few iterations (see the hand's own test below).
+ProximalSettings lcaba_settings(double mu = 1e4) {
+  ProximalSettings s;
+  s.mu = mu;
+  return s;
+}
+
+Outcome lcaba_solution(const Model& m, const State& s, const ProximalSettings& settings = lcaba_settings()) {
+  LcabaData<double> data(m);
+  Outcome o;
+  o.qdd = lcaba(m, data, s.q, s.v, s.tau, settings);
+  o.lambda = data.lambda;
+  o.iterations = data.iterations;
+  o.residual = data.residual;
+  return o;
+}
+
+// Unconstrained acceleration of the tree (ABA), to show the constraints act.
+Eigen::VectorXd tree_acceleration(const Model& m, const State& s) {
+  Data<double> data(m);
+  return aba(m, data, s.q, s.v, s.tau);
+}
+
+}  // namespace
+
+TEST_CASE("lcaba plan: without loops the elimination order is ABA's (n-1 down to 1) and nothing couples") {
+  for (const NamedModel& nm : tree_models()) {
+    CAPTURE(nm.name);
+    const LcabaPlan plan = plan_lcaba(nm.model);
+    std::vector<int> expected;
+    for (int i = nm.model.num_bodies() - 1; i >= 1; --i) expected.push_back(i);
+    CHECK(plan.elimination_order == expected);
+    CHECK(plan.max_neighbours == 0);
+    CHECK(plan.num_slots() == 0);
+  }
+}
+
+TEST_CASE("lcaba plan: the paper's Fig. 4 mechanism eliminates by minimum degree and couples at most two links") {
+  // Eleven links: 1-2-3-4-5-6, 3-7-8, 1-9-10-11 (a tree), cut joints 6&8 and 8&11.
+  const int parent_of[12] = {0, 0, 1, 2, 3, 4, 5, 3, 7, 1, 9, 10};
+  std::ostringstream x;
+  x << "<robot name=\"fig4\"><link name=\"base\"/>";
+  for (int i = 1; i <= 11; ++i)
+    x << "<link name=\"l" << i << "\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" ixy=\"0\" ixz=\"0\" iyy=\"0.1\" "
+      << "iyz=\"0\" izz=\"0.1\"/></inertial></link><joint name=\"j" << i << "\" type=\"continuous\"><parent link=\""
+      << (parent_of[i] == 0 ? std::string("base") : "l" + std::to_string(parent_of[i])) << "\"/><child link=\"l" << i
+      << "\"/><origin xyz=\"0.1 0 0\"/><axis xyz=\"0 0 1\"/></joint>";
+  x << "</robot>";
+  Model m = load_urdf_string(x.str(), RootJoint::Fixed, "fig4");
+  add_constraint(m, ConstraintSpec{"c68", ConstraintType::Connect, "l6", "l8", {}, {}, {0, 0, 1}, 0, 0});
+  add_constraint(m, ConstraintSpec{"c811", ConstraintType::Connect, "l8", "l11", {}, {}, {0, 0, 1}, 0, 0});
+  auto body = [&](int link) { return m.body_index("l" + std::to_string(link)); };
+  const LcabaPlan plan = plan_lcaba(m);
+  // The first link eliminated is a leaf with one neighbour (6 or 11), never 8 (two).
+  const int first = plan.elimination_order.front();
+  CHECK((first == body(6) || first == body(11)));
+  CHECK(plan.max_neighbours == 2);
+  // Every link appears once, after all of its children.
+  for (int i = 1; i <= 11; ++i)
+    if (parent_of[i] != 0) CHECK(plan.step_of_body[static_cast<size_t>(body(i))] < plan.step_of_body[static_cast<size_t>(body(parent_of[i]))]);
+  CHECK(plan.elimination_order.size() == 11);
+}
+
+TEST_CASE("lcaba plan: a constraint to the world couples nothing") {
+  Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("quadruped_feet.json"));
+  const LcabaPlan plan = plan_lcaba(m);
+  CHECK(plan.max_neighbours == 0);
+  CHECK(plan.num_slots() == 0);
+}
+
+TEST_CASE("lcaba without constraints equals ABA") {
+  std::mt19937 rng(3);
+  for (const NamedModel& nm : tree_models()) {
+    CAPTURE(nm.name);
+    const State s = random_state(nm.model, rng);
+    CHECK(relative_error(lcaba_solution(nm.model, s).qdd, tree_acceleration(nm.model, s)) <= 1e-12);
+  }
+}
+
+TEST_CASE("lcaba equals the dense oracle on every shipped and generated loop model") {
+  std::mt19937 rng(11);
+  for (const NamedModel& nm : constrained_models()) {
+    CAPTURE(nm.name);
+    // The hand's 10-gram finger links reach 1e6 rad/s^2 under the random torques: see below.
+    const double tolerance = nm.name == "scene hand_cube" ? 1e-5 : 1e-8;
+    for (int k = 0; k < 3; ++k) {
+      const State s = random_state(nm.model, rng);
+      const Outcome dense = dense_solution(nm.model, s), recursive = lcaba_solution(nm.model, s);
+      CHECK(relative_error(recursive.qdd, dense.qdd) <= tolerance);
+      CHECK(recursive.residual <= 1e-9 * (1 + dense.qdd.cwiseAbs().maxCoeff()));
+      CHECK(relative_error(recursive.qdd, tree_acceleration(nm.model, s)) > 1e-6);  // the constraints act
+    }
+  }
+}
+
+TEST_CASE("lcaba equals the dense oracle on random trees with random internal and external constraints") {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int links = std::uniform_int_distribution<int>(3, 14)(rng);
+    Model m = random_tree(rng, links, trial % 3 == 0 ? RootJoint::FreeFlyer : RootJoint::Fixed);
+    add_random_constraints(m, rng, std::uniform_int_distribution<int>(1, 4)(rng));
+    const State s = random_state(m, rng);
+    const Outcome dense = dense_solution(m, s), recursive = lcaba_solution(m, s);
+    CHECK(relative_error(recursive.qdd, dense.qdd) <= 1e-7);
+  }
+}
+
+TEST_CASE("lcaba loses accuracy as the penalty grows on light links, and is exact for a moderate one (paper §VI-D)") {
+  const Model m = load_scene_file(model_path("scenes/hand_cube.json"));
+  std::mt19937 rng(2);
+  const State s = random_state(m, rng);
+  const Eigen::VectorXd expected = dense_solution(m, s).qdd;
+  const double moderate = relative_error(lcaba_solution(m, s, lcaba_settings(1e2)).qdd, expected);
+  const double stiff = relative_error(lcaba_solution(m, s, lcaba_settings(1e6)).qdd, expected);
+  CHECK(moderate <= 1e-9);
+  CHECK(stiff > 100 * moderate);
+}
+
+TEST_CASE("lcaba converges to the least-squares acceleration for redundant and inconsistent rows") {
+  // The same weld twice (redundant rows), and the planar four-bar closed by a 6D weld (rows
+  // without a solution away from the loop's manifold): the dense oracle's least-squares qdd.
+  std::mt19937 rng(8);
+  Model twice = build_generated(generate_from_spec("cycle:5"));
+  ConstraintSpec copy = twice.constraints.front().spec;
+  copy.name += "_again";
+  add_constraint(twice, copy, "test");
+  Model four_bar = load_urdf_file(model_path("four_bar.urdf"));
+  // Both solvers reach the least-squares qdd only to ~1e-9..1e-7 on inconsistent rows (the
+  // oracle's own accuracy there, kernels/constrained_dynamics.hpp), hence 1e-7.
+  for (const Model* m : {&twice, &four_bar}) {
+    for (int k = 0; k < 3; ++k) {
+      const State s = random_state(*m, rng);
+      CHECK(relative_error(lcaba_solution(*m, s).qdd, dense_solution(*m, s, lcaba_settings()).qdd) <= 1e-7);
+    }
+  }
+}
+
+TEST_CASE("lcaba with Baumgarte gains matches the dense oracle's stabilised rows") {
+  std::mt19937 rng(4);
+  Model m = build_generated(generate_from_spec("loop_chain:3:4"));
+  for (Constraint& c : m.constraints) c.kp = 100.0, c.kd = 20.0;
+  for (int k = 0; k < 3; ++k) {
+    const State s = random_state(m, rng);  // random q: the loops are open, the position errors large
+    CHECK(relative_error(lcaba_solution(m, s).qdd, dense_solution(m, s).qdd) <= 1e-8);
+  }
+}
+
+TEST_CASE("lcaba's multipliers are the dense oracle's for independent rows, and warm-starting from them takes one pass") {
+  std::mt19937 rng(6);
+  Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("quadruped_feet.json"));
+  const State s = random_state(m, rng);
+  const Outcome dense = dense_solution(m, s);
+  LcabaData<double> data(m);
+  lcaba(m, data, s.q, s.v, s.tau, lcaba_settings());
+  CHECK(relative_error(data.lambda, dense.lambda) <= 1e-7);
+  const int cold = data.iterations;
+  lcaba(m, data, s.q, s.v, s.tau, lcaba_settings());  // warm start from the converged lambda
+  CHECK(data.iterations < cold);
+  CHECK(data.iterations <= 2);
+}
