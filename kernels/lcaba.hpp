@@ -100,26 +100,6 @@ void add_penalty_terms(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaW
   }
 }
 
-// The rows' violation K a - kappa per constraint row (m values), and its largest magnitude.
-template <class S>
-S constraint_violation(const ModelConstants<S>& c, const LcabaWorkspace<S>& ws, S* violation) {
-  using std::abs;
-  using std::max;
-  S largest(0);
-  for (size_t j = 0; j < c.constraints.size(); ++j) {
-    const ConstraintConstants<S>& k = c.constraints[j];
-    const LoopConstraintTerms<S>& t = ws.terms[j];
-    for (int r = 0; r < k.dim; ++r) {
-      S value = -ws.rhs[6 * j + static_cast<size_t>(r)];
-      if (k.body1 != 0) value += dot(t.columns[0][r], ws.acceleration[static_cast<size_t>(k.body1)]);
-      if (k.body2 != 0) value += dot(t.columns[1][r], ws.acceleration[static_cast<size_t>(k.body2)]);
-      violation[k.row + r] = value;
-      largest = max(largest, abs(value));
-    }
-  }
-  return largest;
-}
-
 }  // namespace lcaba_detail
 
 // Per-lane outcome of lcaba_kernel.
@@ -142,41 +122,14 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
   using std::abs;
   using std::max;
   using Scalar = lane_scalar<S>;
-  const int n = static_cast<int>(c.tree.size());
   const S mu(static_cast<Scalar>(settings.mu));
   const S tolerance(static_cast<Scalar>(std::max(settings.tolerance, 16.0 * std::numeric_limits<Scalar>::epsilon())));
 
-  // ---- First forward sweep (Alg. 1 lines 1-5): kinematics, H_{i,i} = I_i, p_i = v_i x* I_i v_i.
-  ws.velocity[0] = Motion<S>::zero();
-  ws.world_from_body[0] = Transform<S>::identity();
-  ws.acceleration[0] = c.base_acceleration;
-  ws.delta_acceleration[0] = Motion<S>::zero();
-  for (int i = 1; i < n; ++i) {
-    const Transform<S> X = body_placement(c, i, q);
-    ws.parent_from_body[i] = X;
-    ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * X;
-    Motion<S> vj;
-    const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
-    ws.velocity[i] = vi;
-    ws.bias_acceleration[i] = cross(vi, vj);
-    ws.inertia[i] = c.body_spatial_inertia(i);
-    ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
-  }
+  // ---- First forward sweep (Alg. 1 lines 1-5): kinematics, H_{i,i} = I_i, p_i = v_i x* I_i v_i;
+  // the loops' rows and right-hand sides (a side on the world moves its known K a_0 to the
+  // right, eq. 35); then their penalty terms (lines 6-12, eq. 25).
+  loop_first_forward_sweep(c, ws, q, v);
   for (CouplingBlock<S>& block : ws.coupling) block = CouplingBlock<S>::zero();
-
-  // ---- The loops (Alg. 1 lines 6-12; eq. 25, 35): rows, right-hand sides (a side on the world
-  // moves its known K a_0 to the right), penalty terms.
-  for (size_t j = 0; j < c.constraints.size(); ++j) {
-    const ConstraintConstants<S>& k = c.constraints[j];
-    LoopConstraintTerms<S>& t = ws.terms[j];
-    loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t);
-    for (int r = 0; r < k.dim; ++r) {
-      S kappa = t.rhs[r];
-      if (k.body1 == 0) kappa -= dot(t.columns[0][r], c.base_acceleration);
-      if (k.body2 == 0) kappa -= dot(t.columns[1][r], c.base_acceleration);
-      ws.rhs[6 * j + static_cast<size_t>(r)] = kappa;
-    }
-  }
   add_penalty_terms(c, plan, ws, mu, lambda);
 
   // ---- Backward sweep (Alg. 1 lines 13-28) in the elimination order S^E.
@@ -285,7 +238,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
   for (size_t j = 0; j < c.constraints.size(); ++j)
     for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale = max(rhs_scale, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
   for (int it = 1; it < settings.max_iterations; ++it) {
-    const S residual = constraint_violation(c, ws, violation);
+    const S residual = loop_constraint_violation(c, ws, violation);
     S qdd_scale(1);
     for (size_t k = 0; k < ws.u.size(); ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
     auto done = residual <= tolerance * rhs_scale;
@@ -358,7 +311,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
       ws.acceleration[i] += ws.delta_acceleration[i];
     }
   }
-  return {iterations, constraint_violation(c, ws, violation)};
+  return {iterations, loop_constraint_violation(c, ws, violation)};
 }
 
 }  // namespace batchdyn

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "kernels/constraint_rows.hpp"
+#include "kernels/kinematics.hpp"
 #include "layout/lie_group.hpp"
 
 namespace batchdyn {
@@ -58,6 +59,63 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
     out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
     out.rhs[r] = -k.kp * position_error[r] - k.kd * out.velocity_error[r] - velocity_product[r];
   }
+}
+
+// The first forward sweep of the loop kernels (LCABA Alg. 1 and proxBBO Alg. 4, lines 1-5),
+// and their loops' rows: placements, velocities v_i, bias accelerations c_i = v_i x S_i qd_i,
+// H_{i,i} = I_i, bias forces p_i = v_i x* I_i v_i; per constraint its rows and rhs[6 j + r] =
+// kappa with a side on the world's known K a_0 moved to the right (eq. 35). `ws` is a kernel
+// workspace with those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp).
+template <class S, class Workspace>
+void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v) {
+  const int n = static_cast<int>(c.tree.size());
+  ws.velocity[0] = Motion<S>::zero();
+  ws.world_from_body[0] = Transform<S>::identity();
+  ws.acceleration[0] = c.base_acceleration;
+  ws.delta_acceleration[0] = Motion<S>::zero();
+  for (int i = 1; i < n; ++i) {
+    const Transform<S> X = body_placement(c, i, q);
+    ws.parent_from_body[i] = X;
+    ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * X;
+    Motion<S> vj;
+    const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
+    ws.velocity[i] = vi;
+    ws.bias_acceleration[i] = cross(vi, vj);
+    ws.inertia[i] = c.body_spatial_inertia(i);
+    ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
+  }
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    LoopConstraintTerms<S>& t = ws.terms[j];
+    loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t);
+    for (int r = 0; r < k.dim; ++r) {
+      S kappa = t.rhs[r];
+      if (k.body1 == 0) kappa -= dot(t.columns[0][r], c.base_acceleration);
+      if (k.body2 == 0) kappa -= dot(t.columns[1][r], c.base_acceleration);
+      ws.rhs[6 * j + static_cast<size_t>(r)] = kappa;
+    }
+  }
+}
+
+// The rows' violation K a - kappa per constraint row (m values, at the constraint's row), and
+// its largest magnitude per lane.
+template <class S, class Workspace>
+S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* violation) {
+  using std::abs;
+  using std::max;
+  S largest(0);
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    const LoopConstraintTerms<S>& t = ws.terms[j];
+    for (int r = 0; r < k.dim; ++r) {
+      S value = -ws.rhs[6 * j + static_cast<size_t>(r)];
+      if (k.body1 != 0) value += dot(t.columns[0][r], ws.acceleration[static_cast<size_t>(k.body1)]);
+      if (k.body2 != 0) value += dot(t.columns[1][r], ws.acceleration[static_cast<size_t>(k.body2)]);
+      violation[k.row + r] = value;
+      largest = max(largest, abs(value));
+    }
+  }
+  return largest;
 }
 
 }  // namespace batchdyn

@@ -1,7 +1,7 @@
-// LCABA (kernels/lcaba.hpp) and its plan (topology/lcaba_plan.hpp) against the dense oracle of
-// kernels/constrained_dynamics.hpp (CRBA, RNEA, constraint Jacobians, proximal KKT solve): the
-// shipped loop models, random trees with random internal and external constraints of all
-// three types, redundant rows and singular poses.
+// The loop kernels, LCABA (kernels/lcaba.hpp) and proxBBO (kernels/proxbbo.hpp), and their
+// plans, against the dense oracle of kernels/constrained_dynamics.hpp (CRBA, RNEA, constraint
+// Jacobians, proximal KKT solve): the shipped loop models, random trees with random internal
+// and external constraints of all three types, redundant rows and singular poses.
 #include "helpers.hpp"
 
 using namespace batchdyn;
@@ -39,6 +39,16 @@ Outcome lcaba_solution(const Model& m, const State& s, const ProximalSettings& s
   LcabaData<double> data(m);
   Outcome o;
   o.qdd = lcaba(m, data, s.q, s.v, s.tau, settings);
+  o.lambda = data.lambda;
+  o.iterations = data.iterations;
+  o.residual = data.residual;
+  return o;
+}
+
+Outcome proxbbo_solution(const Model& m, const State& s, const ProximalSettings& settings = {}) {
+  ProxBboData<double> data(m);
+  Outcome o;
+  o.qdd = proxbbo(m, data, s.q, s.v, s.tau, settings);
   o.lambda = data.lambda;
   o.iterations = data.iterations;
   o.residual = data.residual;
@@ -190,4 +200,80 @@ TEST_CASE("lcaba's multipliers are the dense oracle's for independent rows, and 
   lcaba(m, data, s.q, s.v, s.tau, lcaba_settings());  // warm start from the converged lambda
   CHECK(data.iterations < cold);
   CHECK(data.iterations <= 2);
+}
+
+TEST_CASE("proxbbo plan: every loop's multipliers are eliminated once, at its root (or with the world's)") {
+  for (const NamedModel& nm : constrained_models()) {
+    CAPTURE(nm.name);
+    const Model& m = nm.model;
+    const ProxBboPlan plan = plan_proxbbo(m);
+    const LoopAnalysis loops = analyze_loops(m);
+    std::vector<int> eliminated(m.constraints.size(), 0);
+    for (int i = 1; i < m.num_bodies(); ++i)
+      for (int t = plan.entry_begin[static_cast<size_t>(i)]; t < plan.entry_begin[static_cast<size_t>(i)] + plan.r_count[static_cast<size_t>(i)]; ++t) {
+        const int j = plan.entries[static_cast<size_t>(t)].loop;
+        CHECK(loops.loops[static_cast<size_t>(j)].root == i);
+        ++eliminated[static_cast<size_t>(j)];
+      }
+    for (int j : plan.world_loops) {
+      CHECK(loops.loops[static_cast<size_t>(j)].root == 0);
+      ++eliminated[static_cast<size_t>(j)];
+    }
+    for (int count : eliminated) CHECK(count == 1);
+    // A link carries exactly the loops it supports (LS(i)) past its own elimination.
+    for (int i = 1; i < m.num_bodies(); ++i) {
+      std::vector<int> passed;
+      for (int t = plan.entry_begin[static_cast<size_t>(i)] + plan.r_count[static_cast<size_t>(i)]; t < plan.entry_begin[static_cast<size_t>(i) + 1]; ++t)
+        passed.push_back(plan.entries[static_cast<size_t>(t)].loop);
+      CHECK(passed == loops.loops_of_body[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+TEST_CASE("proxbbo equals the dense oracle on every shipped and generated loop model, at the stiff default mu") {
+  std::mt19937 rng(21);
+  for (const NamedModel& nm : constrained_models()) {
+    CAPTURE(nm.name);
+    for (int k = 0; k < 3; ++k) {
+      const State s = random_state(nm.model, rng);
+      const Outcome dense = dense_solution(nm.model, s), recursive = proxbbo_solution(nm.model, s);
+      CHECK(relative_error(recursive.qdd, dense.qdd) <= 1e-8);
+      CHECK(recursive.residual <= 1e-8 * (1 + dense.qdd.cwiseAbs().maxCoeff()));
+    }
+  }
+}
+
+TEST_CASE("proxbbo equals the dense oracle on random trees with random internal and external constraints") {
+  std::mt19937 rng(25);
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int links = std::uniform_int_distribution<int>(3, 14)(rng);
+    Model m = random_tree(rng, links, trial % 3 == 0 ? RootJoint::FreeFlyer : RootJoint::Fixed);
+    add_random_constraints(m, rng, std::uniform_int_distribution<int>(1, 4)(rng));
+    const State s = random_state(m, rng);
+    CHECK(relative_error(proxbbo_solution(m, s).qdd, dense_solution(m, s).qdd) <= 1e-7);
+  }
+}
+
+TEST_CASE("proxbbo keeps its accuracy where a stiff penalty ruins LCABA's (paper §VI-D)") {
+  const Model m = load_scene_file(model_path("scenes/hand_cube.json"));
+  std::mt19937 rng(2);
+  const State s = random_state(m, rng);
+  const Eigen::VectorXd expected = dense_solution(m, s).qdd;
+  CHECK(relative_error(proxbbo_solution(m, s, lcaba_settings(1e6)).qdd, expected) <= 1e-8);
+  CHECK(relative_error(lcaba_solution(m, s, lcaba_settings(1e6)).qdd, expected) > 1e-4);
+}
+
+TEST_CASE("lcaba, proxbbo and the dense oracle agree with each other, multipliers included, for independent rows") {
+  std::mt19937 rng(26);
+  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("humanoid_feet_hands.json"));
+  for (int k = 0; k < 3; ++k) {
+    const State s = random_state(m, rng);
+    const Outcome dense = dense_solution(m, s), a = lcaba_solution(m, s), b = proxbbo_solution(m, s);
+    CHECK(relative_error(a.qdd, b.qdd) <= 1e-8);
+    CHECK(relative_error(b.qdd, dense.qdd) <= 1e-8);
+    CHECK(relative_error(b.lambda, dense.lambda) <= 1e-6);
+    CHECK(relative_error(a.lambda, b.lambda) <= 1e-6);
+  }
 }

@@ -1,0 +1,407 @@
+// proxBBO: constrained forward dynamics of a mechanism with kinematic loops by the dual
+// proximal point method, each iteration solved by dynamic programming over the spanning tree
+// in which the loops' multipliers are eliminated at their roots (lcaba-proxbbo §V, Alg. 4-6).
+//
+// Each iteration maximises over lambda, minimises over qdd
+//     Gauss(qdd) + lambda^T (K a - kappa) - 1/(2 mu) |lambda - lambda^k|^2,
+// so the cost-to-go of link i carries, next to ABA's H_{i,i} and p_i (p = -f, as in
+// kernels/aba.hpp), the rows K_{j,i} of the loops j it supports, their dual coupling L and
+// dual linear terms e (eq. 40-42: L_{j,j} = I/mu, e_j = lambda^k_j / mu - kappa_j):
+//     ... + sum_j lambda_j^T K_{j,i} a_i - 1/2 lambda^T L lambda + e^T lambda.
+// Eliminating qdd_i (a_i = ^iX_π a_π + c_i + S_i qdd_i, a-bar_i = c_i, plus ^iX_0 a_0 under the
+// world) adds, with w0 = D_i^{-1}(u_i - U_i^T a-bar_i) and P_i = I - U_i D_i^{-1} S_i^T,
+//     K_{j,π} += K_{j,i} P_i^T X                    (as force columns: X* P_i K_{j,i}^T, eq. 46c)
+//     L_{j,k} += K_{j,i} S_i D_i^{-1} S_i^T K_{k,i}^T                                  (eq. 46d)
+//     e_j     += K_{j,i} (a-bar_i + S_i w0)                                          (eq. 46e)
+// and ABA's H^a_i, p^a_i to the parent. At a loop root (R_i, before qdd_i) the multipliers
+// are eliminated (eq. 51-53): lambda_R = L_RR^{-1} (K_{R,i} a_i - L_RU lambda_U + e_R), and
+//     H_{i,i} += K_R^T L_RR^-1 K_R,   p_i += K_R^T L_RR^-1 e_R,
+//     K_{U,i} -= L_UR L_RR^-1 K_R,    L_UU -= L_UR L_RR^-1 L_RU,    e_U -= L_UR L_RR^-1 e_R.
+// L_RR is positive definite by construction (I/mu plus semi-definite terms): a Cholesky
+// factorisation without pivoting, cached for the reduced sweeps. Loops rooted at the world are
+// solved after the backward sweep, together. The roll-out then gives qdd, a and lambda root
+// first (eq. 45, 51). Later iterations change only e (by Δlambda / mu): two reduced sweeps
+// (Alg. 5). (The signs here are derived for p = -f; tests check them against the dense oracle.)
+//
+// Lanes: as LCABA (kernels/lcaba.hpp): converged lanes are frozen, so a lane's result does not
+// depend on its block mates. No allocation; branches only on the plan.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/constrained_dynamics.hpp"
+#include "kernels/delassus_operations.hpp"
+#include "kernels/lcaba.hpp"
+#include "kernels/proxbbo_workspace.hpp"
+
+namespace batchdyn {
+
+namespace proxbbo_detail {
+
+// Element (r, c) of L_{j,k} (rows of loop j, columns of loop k) in the pool.
+template <class S>
+BATCHDYN_INLINE S& dual_coupling(const ProxBboPlan& plan, std::vector<S>& pool, int j, int k, int r, int c) {
+  const int slot = plan.l_slot(j, k);
+  return j <= k ? pool[static_cast<size_t>(slot + r * plan.loop_dim[static_cast<size_t>(k)] + c)]
+                : pool[static_cast<size_t>(slot + c * plan.loop_dim[static_cast<size_t>(j)] + r)];
+}
+
+// Visits the rows of entries [first, last) of the plan: f(row_in_set, entry, r).
+template <class F>
+BATCHDYN_INLINE void for_rows(const ProxBboPlan& plan, int first, int last, F&& f) {
+  int row = 0;
+  for (int t = first; t < last; ++t) {
+    const ProxBboPlan::Entry& entry = plan.entries[static_cast<size_t>(t)];
+    for (int r = 0; r < plan.loop_dim[static_cast<size_t>(entry.loop)]; ++r, ++row) f(row, entry, r);
+  }
+}
+
+}  // namespace proxbbo_detail
+
+// proxBBO on raw lane arrays, with the interface of lcaba_kernel (kernels/lcaba.hpp): q, v,
+// tau in; qdd out; lambda (m lanes, M qdd + b = tau + J^T lambda) the warm start in and the
+// multipliers out; `violation` m lanes of scratch. mu is ProximalSettings' penalty (the dual
+// regularisation is 1/mu, eq. 42b). Cost: O(n + m_b^2 n + m_b^3) for the first pass.
+template <class S>
+LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan& plan, ProxBboWorkspace<S>& ws, const S* q,
+                                  const S* v, const S* tau, const ProximalSettings& settings, S* qdd, S* lambda, S* violation) {
+  using namespace proxbbo_detail;
+  using std::abs;
+  using std::max;
+  using Scalar = lane_scalar<S>;
+  const S inverse_mu(static_cast<Scalar>(1.0 / settings.mu));
+  const S tolerance(static_cast<Scalar>(std::max(settings.tolerance, 16.0 * std::numeric_limits<Scalar>::epsilon())));
+  const int m = static_cast<int>(ws.e.size());
+  const auto loop_row = [&](const ProxBboPlan::Entry& entry) { return plan.loop_row[static_cast<size_t>(entry.loop)]; };
+
+  // ---- First forward sweep (Alg. 4 lines 1-5) and the loops' rows.
+  loop_first_forward_sweep(c, ws, q, v);
+
+  // ---- The dual terms (eq. 42): K_{j,side} = K^side_j, L_{j,j} = I/mu, e_j = lambda^k_j/mu - kappa_j.
+  for (Force<S>& column : ws.K) column = Force<S>::zero();
+  for (S& x : ws.L) x = S(0);
+  for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = -lambda[k];  // to the Lagrangian's sign
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    for (int r = 0; r < k.dim; ++r) {
+      dual_coupling(plan, ws.L, static_cast<int>(j), static_cast<int>(j), r, r) = inverse_mu;
+      ws.e[static_cast<size_t>(k.row + r)] = ws.lambda[static_cast<size_t>(k.row + r)] * inverse_mu - ws.rhs[6 * j + static_cast<size_t>(r)];
+    }
+  }
+  for (int i = 1; i < static_cast<int>(c.tree.size()); ++i)
+    for (int t = plan.entry_begin[static_cast<size_t>(i)]; t < plan.entry_begin[static_cast<size_t>(i) + 1]; ++t) {
+      const ProxBboPlan::Entry& entry = plan.entries[static_cast<size_t>(t)];
+      const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(entry.loop)];
+      for (int side = 0; side < 2; ++side)
+        if ((side == 0 ? k.body1 : k.body2) == i)
+          for (int r = 0; r < k.dim; ++r) ws.K[static_cast<size_t>(entry.k_block + r)] += ws.terms[static_cast<size_t>(entry.loop)].columns[side][r];
+    }
+
+  // ---- Backward sweep (Alg. 4), ABA's order.
+  for (const int i : plan.elimination_order) {
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv, parent = body.parent;
+    const int first = plan.entry_begin[static_cast<size_t>(i)], last = plan.entry_begin[static_cast<size_t>(i) + 1];
+    const int split = first + plan.r_count[static_cast<size_t>(i)];  // R-entries [first, split), U-entries [split, last)
+    const int r_rows = plan.r_rows[static_cast<size_t>(i)];
+    int u_rows = 0;
+    for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry&, int) { ++u_rows; });
+
+    // The multipliers of the loops rooted here (eq. 49-53).
+    if (r_rows > 0) {
+      S* factor = ws.factor.data() + plan.factor_begin[static_cast<size_t>(i)];
+      for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+        for_rows(plan, first, split, [&](int col, const ProxBboPlan::Entry& b, int cc) {
+          ws.gathered[static_cast<size_t>(row * r_rows + col)] = dual_coupling(plan, ws.L, a.loop, b.loop, r, cc);
+        });
+      });
+      damped_cholesky(ws.gathered.data(), r_rows, S(0), factor);
+      // L_RR^-1 K_R (r_rows x 6), and L_RR^-1 e_R.
+      for (int axis = 0; axis < 6; ++axis) {
+        for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+          ws.solve[static_cast<size_t>(row)] = ws.K[static_cast<size_t>(a.k_block + r)][axis];
+        });
+        cholesky_solve(factor, r_rows, ws.solve.data());
+        for (int row = 0; row < r_rows; ++row) ws.solved_rows[static_cast<size_t>(row * 6 + axis)] = ws.solve[static_cast<size_t>(row)];
+      }
+      for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+        ws.solve[static_cast<size_t>(row)] = ws.e[static_cast<size_t>(loop_row(a) + r)];
+      });
+      cholesky_solve(factor, r_rows, ws.solve.data());  // ws.solve = L_RR^-1 e_R
+      for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+        const Force<S>& k_row = ws.K[static_cast<size_t>(a.k_block + r)];
+        Force<S> z;
+        for (int axis = 0; axis < 6; ++axis) z[axis] = ws.solved_rows[static_cast<size_t>(row * 6 + axis)];
+        ws.inertia[i].subtract_outer(k_row, z * S(-1));  // H += K_R^T L_RR^-1 K_R
+        ws.bias[i] += k_row * ws.solve[static_cast<size_t>(row)];  // p += K_R^T L_RR^-1 e_R
+      });
+      if (u_rows > 0) {
+        // L_RU (r_rows x u_rows) and L_RR^-1 L_RU.
+        for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+          for_rows(plan, split, last, [&](int col, const ProxBboPlan::Entry& b, int cc) {
+            ws.gathered[static_cast<size_t>(row * u_rows + col)] = dual_coupling(plan, ws.L, a.loop, b.loop, r, cc);
+          });
+        });
+        for (int col = 0; col < u_rows; ++col) {
+          for (int row = 0; row < r_rows; ++row) ws.solve[static_cast<size_t>(row)] = ws.gathered[static_cast<size_t>(row * u_rows + col)];
+          cholesky_solve(factor, r_rows, ws.solve.data());
+          for (int row = 0; row < r_rows; ++row) ws.solved_coupling[static_cast<size_t>(row * u_rows + col)] = ws.solve[static_cast<size_t>(row)];
+        }
+        // K_U -= (L_RR^-1 L_RU)^T K_R; e_U -= (L_RR^-1 L_RU)^T e_R.
+        for_rows(plan, split, last, [&](int col, const ProxBboPlan::Entry& b, int cc) {
+          Force<S>& k_u = ws.K[static_cast<size_t>(b.k_block + cc)];
+          S& e_u = ws.e[static_cast<size_t>(loop_row(b) + cc)];
+          for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+            const S y = ws.solved_coupling[static_cast<size_t>(row * u_rows + col)];
+            k_u -= ws.K[static_cast<size_t>(a.k_block + r)] * y;
+            e_u -= ws.e[static_cast<size_t>(loop_row(a) + r)] * y;
+          });
+        });
+        // L_UU -= L_UR (L_RR^-1 L_RU), both triangles of a diagonal block, one of the others.
+        for_rows(plan, split, last, [&](int col_a, const ProxBboPlan::Entry& a, int ra) {
+          for_rows(plan, split, last, [&](int col_b, const ProxBboPlan::Entry& b, int rb) {
+            if (a.loop > b.loop) return;
+            S sum(0);
+            for (int row = 0; row < r_rows; ++row)
+              sum += ws.gathered[static_cast<size_t>(row * u_rows + col_a)] * ws.solved_coupling[static_cast<size_t>(row * u_rows + col_b)];
+            dual_coupling(plan, ws.L, a.loop, b.loop, ra, rb) -= sum;
+          });
+        });
+      }
+    }
+
+    // The joint (Alg. 4 lines 13-28), with the loops passed on (U_i).
+    Force<S>* U = ws.U.data() + body.idx_v;
+    Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    S* u = ws.u.data() + body.idx_v;
+    S* Dinv = ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)];
+    eliminate_joint(c, i, ws.inertia[i], U, Dinv);
+    for (int k = 0; k < nv; ++k) {
+      const int dof = body.idx_v + k;
+      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
+    }
+    times_Dinv(nv, U, Dinv, U_Dinv);
+    const Transform<S>& X = ws.parent_from_body[i];
+    if (u_rows > 0) {
+      Motion<S> known = ws.bias_acceleration[i];
+      if (parent == 0) known += X.act_inv(c.base_acceleration);
+      S rhs[6], w0[6];
+      for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], known);
+      Dinv_times(nv, Dinv, rhs, w0);
+      // S_i^T K_{j,i}^T per U row (solved_rows: u_rows x nv), then e, L and the parent's K.
+      for_rows(plan, split, last, [&](int row, const ProxBboPlan::Entry& b, int r) {
+        const Force<S>& k_row = ws.K[static_cast<size_t>(b.k_block + r)];
+        S* sk = ws.solved_rows.data() + row * 6;
+        S e_change = dot(k_row, known);
+        for (int k = 0; k < nv; ++k) {
+          sk[k] = subspace_transpose_times(c, i, k_row, k);
+          e_change += sk[k] * w0[k];
+        }
+        ws.e[static_cast<size_t>(loop_row(b) + r)] += e_change;
+        if (parent != 0) {
+          Force<S> moved = k_row;
+          for (int k = 0; k < nv; ++k) moved -= U_Dinv[k] * sk[k];
+          ws.K[static_cast<size_t>(b.parent_k_block + r)] += X.act(moved);
+        }
+      });
+      for_rows(plan, split, last, [&](int row_a, const ProxBboPlan::Entry& a, int ra) {
+        const S* sk_a = ws.solved_rows.data() + row_a * 6;
+        for_rows(plan, split, last, [&](int row_b, const ProxBboPlan::Entry& b, int rb) {
+          if (a.loop > b.loop) return;
+          S dinv_sk_b[6];
+          Dinv_times(nv, Dinv, ws.solved_rows.data() + row_b * 6, dinv_sk_b);
+          S sum = sk_a[0] * dinv_sk_b[0];
+          for (int k = 1; k < nv; ++k) sum += sk_a[k] * dinv_sk_b[k];
+          dual_coupling(plan, ws.L, a.loop, b.loop, ra, rb) += sum;
+        });
+      });
+    }
+    if (parent == 0) continue;
+    ArticulatedInertia<S>& Ha = ws.inertia[i];
+    project_out_joint(nv, U, U_Dinv, Ha);
+    Force<S> pa = ws.bias[i];
+    for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
+    pa += Ha * ws.bias_acceleration[i];
+    ws.inertia[parent] += Ha.transformed(X);
+    ws.bias[parent] += X.act(pa);
+  }
+
+  // ---- The loops rooted at the world, together (after every link).
+  const auto solve_world = [&](const std::vector<S>& e, std::vector<S>& out) {
+    if (plan.world_rows == 0) return;
+    S* factor = ws.factor.data() + plan.world_factor_begin;
+    int row = 0;
+    for (int j : plan.world_loops)
+      for (int r = 0; r < plan.loop_dim[static_cast<size_t>(j)]; ++r, ++row)
+        ws.solve[static_cast<size_t>(row)] = e[static_cast<size_t>(plan.loop_row[static_cast<size_t>(j)] + r)];
+    cholesky_solve(factor, plan.world_rows, ws.solve.data());
+    row = 0;
+    for (int j : plan.world_loops)
+      for (int r = 0; r < plan.loop_dim[static_cast<size_t>(j)]; ++r, ++row)
+        out[static_cast<size_t>(plan.loop_row[static_cast<size_t>(j)] + r)] = ws.solve[static_cast<size_t>(row)];
+  };
+  if (plan.world_rows > 0) {
+    int row = 0;
+    for (int a : plan.world_loops)
+      for (int r = 0; r < plan.loop_dim[static_cast<size_t>(a)]; ++r, ++row) {
+        int col = 0;
+        for (int b : plan.world_loops)
+          for (int cc = 0; cc < plan.loop_dim[static_cast<size_t>(b)]; ++cc, ++col)
+            ws.gathered[static_cast<size_t>(row * plan.world_rows + col)] = dual_coupling(plan, ws.L, a, b, r, cc);
+      }
+    damped_cholesky(ws.gathered.data(), plan.world_rows, S(0), ws.factor.data() + plan.world_factor_begin);
+  }
+
+  // ---- Roll-out (eq. 45, 51), root first; `e` the dual terms, `lambda_out` the multipliers,
+  // `a` the accelerations, `x` the joint accelerations, `u_in` the joint forces, and a0 the
+  // base acceleration (the reduced sweeps pass the changes, with a zero base acceleration).
+  const auto roll_out = [&](const std::vector<S>& e, std::vector<S>& lambda_out, std::vector<Motion<S>>& a, const std::vector<S>& u_in,
+                            S* x_out, bool accumulate) {
+    solve_world(e, lambda_out);
+    for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
+      const int i = *it;
+      const BodyPlan& body = c.tree[i];
+      const int nv = body.nv;
+      const int first = plan.entry_begin[static_cast<size_t>(i)], last = plan.entry_begin[static_cast<size_t>(i) + 1];
+      const int split = first + plan.r_count[static_cast<size_t>(i)];
+      Motion<S> a_i = ws.parent_from_body[i].act_inv(a[body.parent]);
+      if (!accumulate) a_i += ws.bias_acceleration[i];
+      const Force<S>* U = ws.U.data() + body.idx_v;
+      S rhs[6], x[6];
+      for (int k = 0; k < nv; ++k) rhs[k] = u_in[static_cast<size_t>(body.idx_v + k)] - dot(U[k], a_i);
+      for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry& b, int r) {
+        const Force<S>& k_row = ws.K[static_cast<size_t>(b.k_block + r)];
+        const S l = lambda_out[static_cast<size_t>(loop_row(b) + r)];
+        for (int k = 0; k < nv; ++k) rhs[k] -= subspace_transpose_times(c, i, k_row, k) * l;
+      });
+      Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], rhs, x);
+      for (int k = 0; k < nv; ++k) x_out[body.idx_v + k] = x[k];
+      a_i += subspace_times(c, i, x);
+      a[i] = a_i;
+      const int r_rows = plan.r_rows[static_cast<size_t>(i)];
+      if (r_rows == 0) continue;
+      for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a_entry, int r) {
+        S value = dot(ws.K[static_cast<size_t>(a_entry.k_block + r)], a_i) + e[static_cast<size_t>(loop_row(a_entry) + r)];
+        for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry& b, int cc) {
+          value -= dual_coupling(plan, ws.L, a_entry.loop, b.loop, r, cc) * lambda_out[static_cast<size_t>(loop_row(b) + cc)];
+        });
+        ws.solve[static_cast<size_t>(row)] = value;
+      });
+      cholesky_solve(ws.factor.data() + plan.factor_begin[static_cast<size_t>(i)], r_rows, ws.solve.data());
+      for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a_entry, int r) {
+        lambda_out[static_cast<size_t>(loop_row(a_entry) + r)] = ws.solve[static_cast<size_t>(row)];
+      });
+    }
+  };
+  for (int k = 0; k < m; ++k) ws.lambda_previous[static_cast<size_t>(k)] = ws.lambda[static_cast<size_t>(k)];
+  roll_out(ws.e, ws.lambda, ws.acceleration, ws.u, qdd, false);
+
+  // ---- Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes.
+  auto active = S(0) == S(0);
+  S iterations(1), step(0);
+  S rhs_scale(1);
+  for (size_t j = 0; j < c.constraints.size(); ++j)
+    for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale = max(rhs_scale, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
+  std::vector<S>& delta_u = ws.delta_u;  // Δu_i in the reduced backward sweep, Δqdd after the roll-out
+  for (int it = 1; it < settings.max_iterations; ++it) {
+    const S residual = loop_constraint_violation(c, ws, violation);
+    S qdd_scale(1);
+    for (size_t k = 0; k < ws.u.size(); ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
+    auto done = residual <= tolerance * rhs_scale;
+    if (it > 1) done = done || step <= tolerance * qdd_scale;
+    active = active && !done;
+    if (!any_lane(active)) break;
+    iterations += select(active, S(1), S(0));
+
+    // Δe_j = (lambda^k - lambda^{k-1}) / mu (eq. 42c), zero in frozen lanes.
+    for (int k = 0; k < m; ++k) {
+      const size_t row = static_cast<size_t>(k);
+      ws.delta_e[row] = select(active, (ws.lambda[row] - ws.lambda_previous[row]) * inverse_mu, S(0));
+      ws.lambda_previous[row] = ws.lambda[row];
+    }
+    for (Force<S>& p : ws.delta_bias) p = Force<S>::zero();
+    // Reduced backward sweep.
+    for (const int i : plan.elimination_order) {
+      const BodyPlan& body = c.tree[i];
+      const int nv = body.nv;
+      const int first = plan.entry_begin[static_cast<size_t>(i)], last = plan.entry_begin[static_cast<size_t>(i) + 1];
+      const int split = first + plan.r_count[static_cast<size_t>(i)];
+      const int r_rows = plan.r_rows[static_cast<size_t>(i)];
+      if (r_rows > 0) {
+        for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+          ws.solve[static_cast<size_t>(row)] = ws.delta_e[static_cast<size_t>(loop_row(a) + r)];
+        });
+        cholesky_solve(ws.factor.data() + plan.factor_begin[static_cast<size_t>(i)], r_rows, ws.solve.data());
+        for_rows(plan, first, split, [&](int row, const ProxBboPlan::Entry& a, int r) {
+          const S z = ws.solve[static_cast<size_t>(row)];
+          ws.delta_bias[i] += ws.K[static_cast<size_t>(a.k_block + r)] * z;
+          for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry& b, int cc) {
+            ws.delta_e[static_cast<size_t>(loop_row(b) + cc)] -= dual_coupling(plan, ws.L, a.loop, b.loop, r, cc) * z;
+          });
+        });
+      }
+      S du[6], x[6];
+      for (int k = 0; k < nv; ++k) du[k] = -subspace_transpose_times(c, i, ws.delta_bias[i], k);
+      Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], du, x);
+      for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry& b, int r) {
+        const Force<S>& k_row = ws.K[static_cast<size_t>(b.k_block + r)];
+        S change(0);
+        for (int k = 0; k < nv; ++k) change += subspace_transpose_times(c, i, k_row, k) * x[k];
+        ws.delta_e[static_cast<size_t>(loop_row(b) + r)] += change;
+      });
+      for (int k = 0; k < nv; ++k) delta_u[static_cast<size_t>(body.idx_v + k)] = du[k];
+      if (body.parent == 0) continue;
+      Force<S> dp = ws.delta_bias[i];
+      const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+      for (int k = 0; k < nv; ++k) dp += U_Dinv[k] * du[k];
+      ws.delta_bias[body.parent] += ws.parent_from_body[i].act(dp);
+    }
+    // Reduced roll-out: the changes of lambda, a and qdd. It reads body i's Δu before writing
+    // its Δqdd over it, so one array serves both.
+    ws.delta_acceleration[0] = Motion<S>::zero();
+    roll_out(ws.delta_e, ws.delta_lambda, ws.delta_acceleration, delta_u, delta_u.data(), true);
+    step = S(0);
+    for (size_t k = 0; k < ws.u.size(); ++k) {
+      qdd[k] += delta_u[k];
+      step = max(step, abs(delta_u[k]));
+    }
+    for (size_t i = 1; i < ws.acceleration.size(); ++i) ws.acceleration[i] += ws.delta_acceleration[i];
+    for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] += ws.delta_lambda[static_cast<size_t>(k)];
+  }
+  for (int k = 0; k < m; ++k) lambda[k] = -ws.lambda[static_cast<size_t>(k)];
+  return {iterations, loop_constraint_violation(c, ws, violation)};
+}
+
+
+// The reference entry point's data, as LcabaData (kernels/lcaba.hpp).
+template <class S>
+struct ProxBboData {
+  explicit ProxBboData(const Model& model)
+      : plan(plan_proxbbo(model)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
+        lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
+  ProxBboPlan plan;
+  ModelConstants<S> constants;
+  ProxBboWorkspace<S> workspace;
+  VectorX<S> qdd;
+  VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
+  VectorX<S> violation;  // J qdd + drift - k at exit
+  int iterations = 0;
+  S residual = S(0);
+};
+
+// Reference entry point on Eigen vectors (scalar S): constrained forward dynamics by proxBBO,
+// returns data.qdd; data.lambda is the warm start. Throws Error for singular joints.
+template <class S>
+const VectorX<S>& proxbbo(const Model& model, ProxBboData<S>& data, const VectorX<S>& q, const VectorX<S>& v,
+                          const VectorX<S>& tau, const ProximalSettings& settings = {}) {
+  model.require_regular("proxbbo");
+  const LcabaLaneResult<S> r = proxbbo_kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(),
+                                              settings, data.qdd.data(), data.lambda.data(), data.violation.data());
+  data.iterations = static_cast<int>(r.iterations);
+  data.residual = r.residual;
+  return data.qdd;
+}
+
+}  // namespace batchdyn
