@@ -46,6 +46,7 @@
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/frame_observation.hpp"
 #include "kernels/lcaba.hpp"
+#include "kernels/proxbbo.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
@@ -79,13 +80,17 @@ inline const char* env_status_name(EnvStatus s) {
 enum class ControlMode : std::uint8_t { Torque, PositionPD };
 
 // The solver of constrained forward dynamics in forward_dynamics() and step():
-//   Lcaba:  the recursive LCABA on the lanes (kernels/lcaba.hpp), O(n + m_c^2 n) per environment;
-//           warm-started from each environment's multipliers of the previous call
-//   Dense:  the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
-//           environment at a time in double whatever the lane type: the oracle
-enum class ConstraintSolver : std::uint8_t { Lcaba, Dense };
+//   Lcaba:    the recursive LCABA on the lanes (kernels/lcaba.hpp), O(n + m_c^2 n) per
+//             environment; warm-started from each environment's multipliers of the previous call
+//   ProxBbo:  the recursive proxBBO on the lanes (kernels/proxbbo.hpp), O(n + m_b^2 n + m_b^3);
+//             accurate at stiff penalties where LCABA is not; warm-started likewise
+//   Dense:    the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
+//             environment at a time in double whatever the lane type: the oracle
+enum class ConstraintSolver : std::uint8_t { Lcaba, ProxBbo, Dense };
 
-inline const char* constraint_solver_name(ConstraintSolver s) { return s == ConstraintSolver::Lcaba ? "lcaba" : "dense"; }
+inline const char* constraint_solver_name(ConstraintSolver s) {
+  return s == ConstraintSolver::Lcaba ? "lcaba" : s == ConstraintSolver::ProxBbo ? "proxbbo" : "dense";
+}
 
 // Aligned, lane-typed storage that std::vector provides for over-aligned types (C++17).
 template <class L>
@@ -102,6 +107,7 @@ class BatchEngine {
   // threads = 0 uses every core oneTBB sees. Throws Error for a model with singular joints.
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(model), n_(num_envs), constants_(model), delassus_plan_(plan_delassus(model)), lcaba_plan_(plan_lcaba(model)),
+        proxbbo_plan_(plan_proxbbo(model)),
         workspaces_([this] { return BlockWorkspace(*this); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
     model.require_regular("Batch");
@@ -260,7 +266,8 @@ class BatchEngine {
   // mu (the augmented-Lagrangian penalty; ProximalSettings), iteration cap, tolerance. The
   // engine's default mu is 1e4 in double and 1e2 in float lanes: LCABA's primal solves lose
   // accuracy as mu grows (mu K^T K swamps light links' inertia; lcaba-proxbbo §VI-D,
-  // tests/test_lcaba.cpp), and float has seven digits to lose from. Smaller mu costs iterations.
+  // tests/test_loop_dynamics.cpp), and float has seven digits to lose from. Smaller mu costs
+  // iterations. proxBBO keeps its accuracy at stiff penalties (1e6 and more).
   void set_constraint_settings(const ProximalSettings& settings) { constraint_settings_ = settings; }
   const ProximalSettings& constraint_settings() const { return constraint_settings_; }
   static constexpr double kDefaultLcabaPenalty = 1e4;
@@ -275,6 +282,7 @@ class BatchEngine {
   // for the next. Zeroed by reset().
   const T* constraint_forces() const { return owned_lambda_.data(); }
   const LcabaPlan& lcaba_plan() const { return lcaba_plan_; }
+  const ProxBboPlan& proxbbo_plan() const { return proxbbo_plan_; }
 
   // --- Per-environment parameters (domain randomisation; batch/env_parameters.hpp) ---
   // Each call sets the listed environments, one value (row) per listed environment, and
@@ -542,6 +550,7 @@ class BatchEngine {
       if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
         delassus.emplace(m, engine.delassus_plan_);
         lcaba.emplace(m, engine.lcaba_plan_);
+        proxbbo.emplace(m, engine.proxbbo_plan_);
         dense.emplace(m);
         dense_constrained.emplace(m);
         dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
@@ -554,6 +563,7 @@ class BatchEngine {
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
     std::optional<LcabaWorkspace<L>> lcaba;
+    std::optional<ProxBboWorkspace<L>> proxbbo;
     std::optional<FrameObservationWorkspace<L>> observation;
     std::optional<Data<double>> dense;  // the dense constrained solver, one environment at a time
     std::optional<ConstrainedData<double>> dense_constrained;
@@ -561,7 +571,7 @@ class BatchEngine {
     LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, lambda, violation, observation_out;  // one lane per environment
     std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd, stage_lambda;
     size_t bytes() const {
-      return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (observation ? observation->bytes() : 0) +
+      return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) + (observation ? observation->bytes() : 0) +
              (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() +
               G.size() + factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
              (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
@@ -774,9 +784,13 @@ class BatchEngine {
       aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
       return;
     }
-    if (constraint_solver_ == ConstraintSolver::Lcaba) {
-      const LcabaLaneResult<L> r = lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(),
-                                                constraint_settings_, ws.qdd.data(), ws.lambda.data(), ws.violation.data());
+    if (constraint_solver_ != ConstraintSolver::Dense) {
+      const LcabaLaneResult<L> r =
+          constraint_solver_ == ConstraintSolver::Lcaba
+              ? lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), constraint_settings_,
+                             ws.qdd.data(), ws.lambda.data(), ws.violation.data())
+              : proxbbo_kernel(c, proxbbo_plan_, *ws.proxbbo, ws.q.data(), ws.v.data(), ws.tau_applied.data(), constraint_settings_,
+                               ws.qdd.data(), ws.lambda.data(), ws.violation.data());
       using Traits = LaneTraits<L>;
       alignas(64) T iterations[W], residual[W];
       Traits::store(r.iterations, iterations);
@@ -888,6 +902,7 @@ class BatchEngine {
   ModelConstants<L> constants_;
   DelassusPlan delassus_plan_;
   LcabaPlan lcaba_plan_;
+  ProxBboPlan proxbbo_plan_;
   std::vector<T> neutral_, reference_q_;
   // Actuation
   struct PdDof { int v, q; };  // a 1-dof joint's dof and coordinate

@@ -12,6 +12,7 @@
 #include "kernels/aba.hpp"
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/lcaba.hpp"
+#include "kernels/proxbbo.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 
@@ -19,10 +20,13 @@ namespace batchdyn {
 
 // Delassus: the dense J M^{-1} J^T (CRBA + Cholesky); PvOsimr / PvOsim: the same matrix by the
 // recursive kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp). Constrained: the dense
-// proximal solver (the oracle); Lcaba: the recursive LCABA (kernels/lcaba.hpp), cold-started.
-enum class Algorithm { Aba, Constrained, Lcaba, Delassus, PvOsimr, PvOsim };
+// proximal solver (the oracle); Lcaba / ProxBbo: the recursive kernels (kernels/lcaba.hpp,
+// kernels/proxbbo.hpp), cold-started.
+enum class Algorithm { Aba, Constrained, Lcaba, ProxBbo, Delassus, PvOsimr, PvOsim };
 
-inline bool solves_constraints(Algorithm a) { return a == Algorithm::Constrained || a == Algorithm::Lcaba; }
+inline bool solves_constraints(Algorithm a) {
+  return a == Algorithm::Constrained || a == Algorithm::Lcaba || a == Algorithm::ProxBbo;
+}
 
 inline bool computes_delassus(Algorithm a) { return a == Algorithm::Delassus || a == Algorithm::PvOsimr || a == Algorithm::PvOsim; }
 
@@ -57,6 +61,8 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
   if (algorithm == Algorithm::PvOsimr || algorithm == Algorithm::PvOsim) ddata.emplace(model);
   std::optional<LcabaData<double>> ldata;
   if (algorithm == Algorithm::Lcaba) ldata.emplace(model);
+  std::optional<ProxBboData<double>> pdata;
+  if (algorithm == Algorithm::ProxBbo) pdata.emplace(model);
   std::vector<EnvironmentResult> results(n);
   for (size_t e = 0; e < n; ++e) {
     EnvironmentResult& r = results[e];
@@ -82,6 +88,14 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
           r.iterations = ldata->iterations;
           r.residual = ldata->residual;
           r.converged = ldata->iterations < settings.max_iterations;
+          break;
+        case Algorithm::ProxBbo:
+          pdata->lambda.setZero();
+          r.qdd = proxbbo(model, *pdata, states.q[e], states.v[e], states.tau[e], settings);
+          r.lambda = pdata->lambda;
+          r.iterations = pdata->iterations;
+          r.residual = pdata->residual;
+          r.converged = pdata->iterations < settings.max_iterations;
           break;
         case Algorithm::Delassus:
           r.delassus = delassus(model, data, cdata, states.q[e]);

@@ -28,8 +28,10 @@ std::string default_model_path() {
 }
 
 // What a bench run times.
-enum class BenchAlgorithm { Aba, Lcaba, DenseConstrained, PvOsimr, PvOsim, DenseDelassus };
-bool solves_constraints(BenchAlgorithm a) { return a == BenchAlgorithm::Lcaba || a == BenchAlgorithm::DenseConstrained; }
+enum class BenchAlgorithm { Aba, Lcaba, ProxBbo, DenseConstrained, PvOsimr, PvOsim, DenseDelassus };
+bool solves_constraints(BenchAlgorithm a) {
+  return a == BenchAlgorithm::Lcaba || a == BenchAlgorithm::ProxBbo || a == BenchAlgorithm::DenseConstrained;
+}
 
 struct BenchSettings {
   BenchAlgorithm algorithm = BenchAlgorithm::Aba;
@@ -60,9 +62,12 @@ std::string mode_name(const BenchSettings& s) {
       return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
              (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
     case BenchAlgorithm::Lcaba:
+    case BenchAlgorithm::ProxBbo:
     case BenchAlgorithm::DenseConstrained:
       return std::string(s.step ? "constrained step" : "constrained forward dynamics") + " by " +
-             (s.algorithm == BenchAlgorithm::Lcaba ? "LCABA" : "the dense proximal solver") +
+             (s.algorithm == BenchAlgorithm::Lcaba     ? "LCABA"
+              : s.algorithm == BenchAlgorithm::ProxBbo ? "proxBBO"
+                                                       : "the dense proximal solver") +
              (s.iterations > 0 ? " (" + std::to_string(s.iterations) + " iterations)" : "");
     case BenchAlgorithm::PvOsimr: return "Delassus by PV-OSIMr";
     case BenchAlgorithm::PvOsim: return "Delassus by PV-OSIM";
@@ -168,6 +173,12 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   Engine batch(model, s.envs, s.threads);
   batch.set_use_constraints(solves_constraints(s.algorithm));
   if (s.algorithm == BenchAlgorithm::DenseConstrained) batch.set_constraint_solver(ConstraintSolver::Dense);
+  if (s.algorithm == BenchAlgorithm::ProxBbo) {
+    batch.set_constraint_solver(ConstraintSolver::ProxBbo);
+    ProximalSettings settings = batch.constraint_settings();
+    settings.mu = ProximalSettings{}.mu;  // proxBBO keeps its accuracy at the stiff default
+    batch.set_constraint_settings(settings);
+  }
   if (s.iterations > 0) {
     ProximalSettings settings = batch.constraint_settings();
     settings.max_iterations = s.iterations;
@@ -181,6 +192,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
     switch (s.algorithm) {
       case BenchAlgorithm::Aba:
       case BenchAlgorithm::Lcaba:
+      case BenchAlgorithm::ProxBbo:
       case BenchAlgorithm::DenseConstrained: s.step ? batch.step(static_cast<T>(s.dt), s.substeps) : batch.forward_dynamics(); break;
       case BenchAlgorithm::PvOsimr: batch.delassus(Engine::DelassusAlgorithm::PvOsimr); break;
       case BenchAlgorithm::PvOsim: batch.delassus(Engine::DelassusAlgorithm::PvOsim); break;
@@ -231,17 +243,18 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     BenchSettings s;
     if (algo == "aba") s.algorithm = BenchAlgorithm::Aba;
     else if (algo == "lcaba") s.algorithm = BenchAlgorithm::Lcaba;
+    else if (algo == "proxbbo") s.algorithm = BenchAlgorithm::ProxBbo;
     else if (algo == "constrained") s.algorithm = BenchAlgorithm::DenseConstrained;
     else if (algo == "pv-osimr") s.algorithm = BenchAlgorithm::PvOsimr;
     else if (algo == "pv-osim") s.algorithm = BenchAlgorithm::PvOsim;
     else if (algo == "delassus") s.algorithm = BenchAlgorithm::DenseDelassus;
-    else throw Error("--algo must be aba, lcaba, constrained, pv-osimr, pv-osim or delassus (got '" + algo + "')");
+    else throw Error("--algo must be aba, lcaba, proxbbo, constrained, pv-osimr, pv-osim or delassus (got '" + algo + "')");
     const bool delassus_algorithm = s.algorithm != BenchAlgorithm::Aba && !solves_constraints(s.algorithm);
     if (solves_constraints(s.algorithm) && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.iterations = std::stoi(o.get("--iterations").value_or("0"));
     if (s.iterations < 0 || (s.iterations > 0 && !solves_constraints(s.algorithm)))
-      throw Error("--iterations K (K >= 1) is for --algo lcaba and constrained");
+      throw Error("--iterations K (K >= 1) is for --algo lcaba, proxbbo and constrained");
     if (delassus_algorithm && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.envs = std::stoi(o.get("--envs").value_or("4096"));
@@ -255,7 +268,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.randomize = o.has_flag("--randomize");
     if (s.substeps < 1) throw Error("--substeps must be >= 1");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
-    if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba and lcaba");
+    if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == BenchAlgorithm::DenseConstrained)
       throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");
     const std::string precision = o.get("--precision").value_or("double");

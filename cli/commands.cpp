@@ -15,6 +15,7 @@
 #include "topology/constraints_io.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
+#include "topology/proxbbo_plan.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
@@ -26,9 +27,9 @@ using nlohmann::json;
 int usage(std::ostream& out) {
   out << "usage:\n"
          "  batchdyn info MODEL [MODEL OPTIONS] [--json]\n"
-         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|lcaba|delassus|pv-osimr|pv-osim\n"
+         "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|lcaba|proxbbo|delassus|pv-osimr|pv-osim\n"
          "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
-         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
+         "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|proxbbo|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
          "                 [--randomize] [--iterations K] [--scalar] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
@@ -36,10 +37,11 @@ int usage(std::ostream& out) {
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
          "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
-         "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates aba, constrained, lcaba,\n"
-         "pv-osimr or pv-osim with the SIMD batch engine. lcaba's default --mu is 1e4 (constrained's 1e6). bench --algo aba\n"
-         "times the tree alone (constraints ignored); lcaba and constrained solve with them. bench without MODEL uses the shipped humanoid (free-flyer root); --scalar\n"
-         "runs the W = 1 lanes for comparison; bench --algo delassus times the dense J M^-1 J^T (CRBA + Cholesky).\n"
+         "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates with the SIMD batch\n"
+         "engine (all but delassus). lcaba's default --mu is 1e4, constrained's and proxbbo's 1e6. bench --algo aba times\n"
+         "the tree alone (constraints ignored); lcaba, proxbbo and constrained solve with them. bench without MODEL uses\n"
+         "the shipped humanoid (free-flyer root); --scalar runs the W = 1 lanes for comparison; bench --algo delassus times\n"
+         "the dense J M^-1 J^T (CRBA + Cholesky).\n"
          "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
 }
@@ -101,6 +103,20 @@ void print_model_text(const Model& model, std::ostream& out) {
       if (lcaba_plan.neighbour_count[static_cast<size_t>(i)] > 0) out << "[" << lcaba_plan.neighbour_count[static_cast<size_t>(i)] << "]";
     }
     out << "\n  m_c (largest neighbour count) = " << lcaba_plan.max_neighbours << ", coupling blocks = " << lcaba_plan.num_slots() << "\n";
+    const ProxBboPlan prox = plan_proxbbo(model);
+    out << "proxBBO plan: multipliers eliminated at their loop roots:";
+    for (int i = 1; i < model.num_bodies(); ++i) {
+      const int count = prox.r_count[static_cast<size_t>(i)];
+      if (count == 0) continue;
+      out << " " << body_name(model, i) << " (";
+      for (int t = 0; t < count; ++t)
+        out << (t ? ", " : "") << model.constraints[static_cast<size_t>(prox.entries[static_cast<size_t>(prox.entry_begin[static_cast<size_t>(i)] + t)].loop)].name;
+      out << "; " << prox.r_rows[static_cast<size_t>(i)] << " rows)";
+    }
+    out << (prox.world_loops.empty() ? "" : " world (") ;
+    for (size_t t = 0; t < prox.world_loops.size(); ++t) out << (t ? ", " : "") << model.constraints[static_cast<size_t>(prox.world_loops[t])].name;
+    if (!prox.world_loops.empty()) out << "; " << prox.world_rows << " rows)";
+    out << "\n  m_b (largest multiplier block) = " << prox.max_block_rows << " rows\n";
     const DelassusPlan plan = plan_delassus(model);
     out << "\nDelassus plan (PV-OSIMr): end-effectors (" << plan.num_end_effectors() << "):";
     for (int e : plan.end_effectors) out << " " << body_name(model, e);
@@ -162,7 +178,9 @@ std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm al
   std::vector<EnvironmentResult> results(static_cast<size_t>(n));
   Batch<double> batch(model, n);
   batch.set_use_constraints(solves_constraints(algorithm));
-  batch.set_constraint_solver(algorithm == Algorithm::Constrained ? ConstraintSolver::Dense : ConstraintSolver::Lcaba);
+  batch.set_constraint_solver(algorithm == Algorithm::Constrained ? ConstraintSolver::Dense
+                              : algorithm == Algorithm::ProxBbo   ? ConstraintSolver::ProxBbo
+                                                                  : ConstraintSolver::Lcaba);
   batch.set_constraint_settings(settings);
   auto check_length = [](const char* name, const Eigen::VectorXd& x, int expected, const char* what) {
     return x.size() == expected ? std::string()
@@ -237,12 +255,13 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (algo == "aba") algorithm = Algorithm::Aba;
     else if (algo == "constrained") algorithm = Algorithm::Constrained;
     else if (algo == "lcaba") algorithm = Algorithm::Lcaba;
+    else if (algo == "proxbbo") algorithm = Algorithm::ProxBbo;
     else if (algo == "delassus") algorithm = Algorithm::Delassus;
     else if (algo == "pv-osimr") algorithm = Algorithm::PvOsimr;
     else if (algo == "pv-osim") algorithm = Algorithm::PvOsim;
-    else throw Error("--algo must be aba, constrained, lcaba, delassus, pv-osimr or pv-osim (got '" + algo + "')");
+    else throw Error("--algo must be aba, constrained, lcaba, proxbbo, delassus, pv-osimr or pv-osim (got '" + algo + "')");
     if (batched && algorithm == Algorithm::Delassus)
-      throw Error("--batched is available for --algo aba, constrained, lcaba, pv-osimr and pv-osim");
+      throw Error("--batched is available for --algo aba, constrained, lcaba, proxbbo, pv-osimr and pv-osim");
     if (algorithm == Algorithm::Lcaba) settings.mu = Batch<double>::kDefaultLcabaPenalty;  // unless --mu
     if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
@@ -308,6 +327,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
         break;
       case Algorithm::Constrained:
       case Algorithm::Lcaba:
+      case Algorithm::ProxBbo:
         result["qdd"].push_back(r.ok() ? to_json(r.qdd) : json());
         result["lambda"].push_back(r.ok() ? to_json(r.lambda) : json());
         result["iterations"].push_back(r.iterations);

@@ -212,9 +212,11 @@ void bind_batch(py::module_& m, const char* name) {
       .def_property("constraint_solver", [](B& b) { return std::string(constraint_solver_name(b.batch.constraint_solver())); },
                     [](B& b, const std::string& name) {
                       if (name == "lcaba") b.batch.set_constraint_solver(ConstraintSolver::Lcaba);
+                      else if (name == "proxbbo") b.batch.set_constraint_solver(ConstraintSolver::ProxBbo);
                       else if (name == "dense") b.batch.set_constraint_solver(ConstraintSolver::Dense);
-                      else throw Error("constraint_solver: unknown solver '" + name + "' (lcaba or dense)");
-                    }, "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default) or \"dense\" (the oracle).")
+                      else throw Error("constraint_solver: unknown solver '" + name + "' (lcaba, proxbbo or dense)");
+                    }, "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default), \"proxbbo\" "
+                       "(recursive, accurate at stiff mu) or \"dense\" (the oracle).")
       .def_property("constraint_mu", [](B& b) { return b.batch.constraint_settings().mu; },
                     [](B& b, double mu) {
                       if (!(mu > 0) || !std::isfinite(mu)) throw Error("constraint_mu must be finite and > 0");
@@ -347,6 +349,25 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = BatchEngine<double>::kDefaultLcabaPenalty,
         py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
         "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
+  m.def("proxbbo",
+        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
+           int max_iterations, double tolerance) {
+          ProxBboData<double> data(model);
+          ProximalSettings settings;
+          settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+          proxbbo(model, data, vector_arg(q, model.nq, "q", "proxbbo"), vector_arg(v, model.nv, "v", "proxbbo"),
+                  vector_arg(tau, model.nv, "tau", "proxbbo"), settings);
+          py::dict out;
+          out["qdd"] = Eigen::VectorXd(data.qdd);
+          out["lambda"] = Eigen::VectorXd(data.lambda);
+          out["iterations"] = data.iterations;
+          out["residual"] = static_cast<double>(data.residual);
+          return out;
+        },
+        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
+        py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
+        "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
+        "iterations, residual).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     Data<double> data(model);
     ConstrainedData<double> cdata(model);

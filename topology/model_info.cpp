@@ -4,6 +4,7 @@
 
 #include "topology/delassus_plan.hpp"
 #include "topology/lcaba_plan.hpp"
+#include "topology/proxbbo_plan.hpp"
 #include "topology/loops.hpp"
 
 namespace batchdyn {
@@ -75,6 +76,22 @@ json model_json(const Model& model) {
     l["max_neighbours"] = lcaba_plan.max_neighbours;
     l["coupling_blocks"] = lcaba_plan.num_slots();
     j["lcaba_plan"] = l;
+    const ProxBboPlan prox = plan_proxbbo(model);
+    json x;
+    x["roots"] = json::array();
+    for (int i = 1; i < model.num_bodies(); ++i) {
+      if (prox.r_count[static_cast<size_t>(i)] == 0) continue;
+      json names = json::array();
+      for (int t = 0; t < prox.r_count[static_cast<size_t>(i)]; ++t)
+        names.push_back(model.constraints[static_cast<size_t>(prox.entries[static_cast<size_t>(prox.entry_begin[static_cast<size_t>(i)] + t)].loop)].name);
+      x["roots"].push_back({{"body", body_name(model, i)}, {"loops", names}, {"rows", prox.r_rows[static_cast<size_t>(i)]}});
+    }
+    json world = json::array();
+    for (int j : prox.world_loops) world.push_back(model.constraints[static_cast<size_t>(j)].name);
+    x["world_loops"] = world;
+    x["world_rows"] = prox.world_rows;
+    x["max_block_rows"] = prox.max_block_rows;
+    j["proxbbo_plan"] = x;
     const DelassusPlan plan = plan_delassus(model);
     json p;
     p["end_effectors"] = json::array();

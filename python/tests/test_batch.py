@@ -111,7 +111,12 @@ def test_a_constrained_model_steps_with_lcaba_or_the_dense_constrained_solver(mo
         np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(batch.constraint_forces[e], ref["lambda"], rtol=1e-12, atol=1e-12)
         assert batch.constraint_iterations[e] == ref["iterations"]
-    with pytest.raises(ValueError, match="lcaba"):
+    batch.constraint_solver = "proxbbo"
+    batch.forward_dynamics()
+    for e in range(5):
+        ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e], mu=mu)
+        np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-8, atol=1e-8)
+    with pytest.raises(ValueError, match="lcaba, proxbbo or dense"):
         batch.constraint_solver = "qr"
     assert batchdyn.delassus(model, batch.q[0]).shape == (model.constraint_rows,) * 2
 
@@ -234,6 +239,6 @@ def test_lcaba_reference_function_matches_the_dense_solver(models_dir):
     rng = np.random.default_rng(3)
     q, v, tau = rng.uniform(-1, 1, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
     ref = batchdyn.constrained_forward_dynamics(model, q, v, tau, mu=1e4)
-    out = batchdyn.lcaba(model, q, v, tau)
-    np.testing.assert_allclose(out["qdd"], ref["qdd"], rtol=1e-8, atol=1e-8)
-    assert out["iterations"] >= 1 and out["residual"] <= 1e-8
+    for out in (batchdyn.lcaba(model, q, v, tau), batchdyn.proxbbo(model, q, v, tau, mu=1e4)):
+        np.testing.assert_allclose(out["qdd"], ref["qdd"], rtol=1e-8, atol=1e-8)
+        assert out["iterations"] >= 1 and out["residual"] <= 1e-8
