@@ -22,14 +22,16 @@ from ._batchdyn import (  # noqa: F401
     constrained_forward_dynamics,
     crba,
     delassus,
+    lcaba,
+    proxbbo,
     rnea,
     simd_width_float32,
     simd_width_float64,
 )
 from ._batchdyn import load as _load
 
-__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "delassus",
-           "STATUS_NAMES"]
+__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo",
+           "delassus", "STATUS_NAMES"]
 
 # Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
 STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}

@@ -1,0 +1,115 @@
+// Constrained forward dynamics of mechanisms with loops through the batch engine
+// (lcaba-proxbbo §VI-B): batched LCABA and proxBBO with 1 and 3 outer iterations, the dense
+// joint-space proximal solver (the baseline: CRBA, Jacobians, Cholesky, per environment), and
+// batched ABA on the same spanning tree, per model, float and double, N = 1024, one thread.
+// LCABA also on W = 1 lanes (ScalarBatch), for the SIMD speed-up. Counters as in
+// bench/batched_aba.cpp (flops are not counted here: 0).
+//
+//   ./build.sh bench --benchmark_filter='^Loops/'
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <random>
+
+#include "batch/batch.hpp"
+#include "bench/bench_common.hpp"
+#include "models/generators.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/scene.hpp"
+#include "topology/urdf.hpp"
+
+namespace {
+using namespace batchdyn;
+using bench::Case;
+using bench::model_path;
+
+const std::vector<Case>& loop_models() {
+  static const std::vector<Case> all = [] {
+    std::vector<Case> c;
+    c.push_back({"hand_cube", load_scene_file(model_path("scenes/hand_cube.json"))});
+    c.push_back({"two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
+    Model humanoid = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(humanoid, model_path("humanoid_feet.json"));
+    c.push_back({"humanoid_feet", humanoid});
+    Model humanoid_hands = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(humanoid_hands, model_path("humanoid_feet_hands.json"));
+    c.push_back({"humanoid_feet_hands", humanoid_hands});
+    Model biped = load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(biped, model_path("biped_fourbar_feet.json"));
+    c.push_back({"biped_fourbar_feet", biped});
+    Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(quadruped, model_path("quadruped_feet.json"));
+    c.push_back({"quadruped_feet", quadruped});
+    c.push_back({"loop_chain_4x4", build_generated(generate_from_spec("loop_chain:4:4"))});
+    c.push_back({"ladder_8", build_generated(generate_from_spec("ladder:8"))});
+    return c;
+  }();
+  return all;
+}
+
+enum class Solver { Aba, Lcaba, ProxBbo, Dense };
+
+template <class Engine>
+void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int iterations) {
+  using T = typename Engine::T;
+  const int n = static_cast<int>(state.range(0));
+  Engine batch(*model, n, 1);
+  batch.set_use_constraints(solver != Solver::Aba);
+  if (solver == Solver::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
+  if (solver == Solver::Dense) batch.set_constraint_solver(ConstraintSolver::Dense);
+  ProximalSettings settings = batch.constraint_settings();
+  if (solver == Solver::ProxBbo) settings.mu = ProximalSettings{}.mu;
+  if (iterations > 0) settings.max_iterations = iterations, settings.tolerance = 0.0;  // exactly `iterations` sweeps
+  batch.set_constraint_settings(settings);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 1);
+  for (int e = 0; e < n; ++e) {
+    const Eigen::VectorXd q = random_configuration<double>(*model, rng);
+    for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(q[k]);
+    for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = static_cast<T>(normal(rng));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.forward_dynamics();
+    benchmark::DoNotOptimize(batch.qdd());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, 0.0);
+  if (solver == Solver::Lcaba || solver == Solver::ProxBbo) {
+    const std::vector<int>& it = batch.constraint_iterations();
+    state.counters["iterations"] = *std::max_element(it.begin(), it.end());
+  }
+  state.counters["constraint_rows"] = model->constraint_rows;
+}
+
+void add(const std::string& name, const Case& c, Solver solver, int iterations, auto bm) {
+  benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c.model, solver, iterations)
+      ->ArgNames({"N"})
+      ->Arg(1024)
+      ->UseRealTime()
+      ->MinTime(0.2);
+}
+
+template <class T>
+void register_precision(const std::string& p, const Case& c) {
+  add("Aba" + p, c, Solver::Aba, 0, BM_Loops<Batch<T>>);
+  for (int k : {1, 3}) {
+    add("Lcaba" + std::to_string(k) + p, c, Solver::Lcaba, k, BM_Loops<Batch<T>>);
+    add("ProxBbo" + std::to_string(k) + p, c, Solver::ProxBbo, k, BM_Loops<Batch<T>>);
+  }
+  add("Lcaba1Scalar" + p, c, Solver::Lcaba, 1, BM_Loops<ScalarBatch<T>>);
+  add("LcabaConverged" + p, c, Solver::Lcaba, 0, BM_Loops<Batch<T>>);
+  add("ProxBboConverged" + p, c, Solver::ProxBbo, 0, BM_Loops<Batch<T>>);
+}
+
+const bool registered = [] {
+  for (const Case& c : loop_models()) {
+    register_precision<double>("<double>", c);
+    register_precision<float>("<float>", c);
+    add("Dense<double>", c, Solver::Dense, 0, BM_Loops<Batch<double>>);
+  }
+  return true;
+}();
+
+}  // namespace
