@@ -2,8 +2,11 @@
 // (lcaba-proxbbo §VI-B): batched LCABA and proxBBO with 1 and 3 outer iterations, the dense
 // joint-space proximal solver (the baseline: CRBA, Jacobians, Cholesky, per environment), and
 // batched ABA on the same spanning tree, per model, float and double, N = 1024, one thread.
-// LCABA also on W = 1 lanes (ScalarBatch), for the SIMD speed-up. Counters as in
-// bench/batched_aba.cpp (flops are not counted here: 0).
+// LCABA also on W = 1 lanes (ScalarBatch), for the SIMD speed-up. "Converged" runs iterate to
+// the tolerance inside step() (dt = 1 ms, warm-started from the previous step's multipliers, as
+// in a rollout); the others time forward_dynamics() with a fixed iteration count. Every solver
+// uses the engine's default mu (1e4 double, 1e2 float). Counters as in bench/batched_aba.cpp
+// (flops are not counted here: 0), plus the largest iteration count of the last call.
 //
 //   ./build.sh bench --benchmark_filter='^Loops/'
 #include <benchmark/benchmark.h>
@@ -50,7 +53,7 @@ const std::vector<Case>& loop_models() {
 enum class Solver { Aba, Lcaba, ProxBbo, Dense };
 
 template <class Engine>
-void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int iterations) {
+void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int iterations, bool step) {
   using T = typename Engine::T;
   const int n = static_cast<int>(state.range(0));
   Engine batch(*model, n, 1);
@@ -58,7 +61,6 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
   if (solver == Solver::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
   if (solver == Solver::Dense) batch.set_constraint_solver(ConstraintSolver::Dense);
   ProximalSettings settings = batch.constraint_settings();
-  if (solver == Solver::ProxBbo) settings.mu = ProximalSettings{}.mu;
   if (iterations > 0) settings.max_iterations = iterations, settings.tolerance = 0.0;  // exactly `iterations` sweeps
   batch.set_constraint_settings(settings);
   std::mt19937 rng(5);
@@ -68,12 +70,27 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
     for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(q[k]);
     for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = static_cast<T>(normal(rng));
   }
+  const std::vector<T> q0(batch.q(), batch.q() + static_cast<long>(n) * model->nq);
+  long calls = 0;
+  double paused = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    batch.forward_dynamics();
+    if (step) {
+      batch.step(T(1e-3));
+      if (++calls % 200 == 0) {  // back to the start before the states drift far
+        state.PauseTiming();
+        const auto pause = std::chrono::steady_clock::now();
+        std::copy(q0.begin(), q0.end(), batch.q());
+        std::fill(batch.v(), batch.v() + static_cast<long>(n) * model->nv, T(0));
+        paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+        state.ResumeTiming();
+      }
+    } else {
+      batch.forward_dynamics();
+    }
     benchmark::DoNotOptimize(batch.qdd());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
   bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, 0.0);
   if (solver == Solver::Lcaba || solver == Solver::ProxBbo) {
@@ -83,8 +100,8 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
   state.counters["constraint_rows"] = model->constraint_rows;
 }
 
-void add(const std::string& name, const Case& c, Solver solver, int iterations, auto bm) {
-  benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c.model, solver, iterations)
+void add(const std::string& name, const Case& c, Solver solver, int iterations, auto bm, bool step = false) {
+  benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c.model, solver, iterations, step)
       ->ArgNames({"N"})
       ->Arg(1024)
       ->UseRealTime()
@@ -99,8 +116,8 @@ void register_precision(const std::string& p, const Case& c) {
     add("ProxBbo" + std::to_string(k) + p, c, Solver::ProxBbo, k, BM_Loops<Batch<T>>);
   }
   add("Lcaba1Scalar" + p, c, Solver::Lcaba, 1, BM_Loops<ScalarBatch<T>>);
-  add("LcabaConverged" + p, c, Solver::Lcaba, 0, BM_Loops<Batch<T>>);
-  add("ProxBboConverged" + p, c, Solver::ProxBbo, 0, BM_Loops<Batch<T>>);
+  add("LcabaConvergedStep" + p, c, Solver::Lcaba, 0, BM_Loops<Batch<T>>, true);
+  add("ProxBboConvergedStep" + p, c, Solver::ProxBbo, 0, BM_Loops<Batch<T>>, true);
 }
 
 const bool registered = [] {

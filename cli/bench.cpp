@@ -173,12 +173,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   Engine batch(model, s.envs, s.threads);
   batch.set_use_constraints(solves_constraints(s.algorithm));
   if (s.algorithm == BenchAlgorithm::DenseConstrained) batch.set_constraint_solver(ConstraintSolver::Dense);
-  if (s.algorithm == BenchAlgorithm::ProxBbo) {
-    batch.set_constraint_solver(ConstraintSolver::ProxBbo);
-    ProximalSettings settings = batch.constraint_settings();
-    settings.mu = ProximalSettings{}.mu;  // proxBBO keeps its accuracy at the stiff default
-    batch.set_constraint_settings(settings);
-  }
+  if (s.algorithm == BenchAlgorithm::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
   if (s.iterations > 0) {
     ProximalSettings settings = batch.constraint_settings();
     settings.max_iterations = s.iterations;
