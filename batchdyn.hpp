@@ -8,6 +8,7 @@
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
 #include "kernels/constrained_dynamics.hpp"
+#include "kernels/constraint_projection.hpp"
 #include "kernels/constraints.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/delassus_operations.hpp"

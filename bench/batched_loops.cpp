@@ -3,8 +3,8 @@
 // joint-space proximal solver (the baseline: CRBA, Jacobians, Cholesky, per environment), and
 // batched ABA on the same spanning tree, per model, float and double, N = 1024, one thread.
 // LCABA also on W = 1 lanes (ScalarBatch), for the SIMD speed-up. "Converged" runs iterate to
-// the tolerance inside step() (dt = 1 ms, warm-started from the previous step's multipliers, as
-// in a rollout); the others time forward_dynamics() with a fixed iteration count. Every solver
+// the tolerance inside step() (dt = 1 ms, from rest without torque, warm-started from the
+// previous step's multipliers, as in a rollout); the others time forward_dynamics() with a fixed iteration count. Every solver
 // uses the engine's default mu (1e4 double, 1e2 float). Counters as in bench/batched_aba.cpp
 // (flops are not counted here: 0), plus the largest iteration count of the last call.
 //
@@ -68,7 +68,9 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
   for (int e = 0; e < n; ++e) {
     const Eigen::VectorXd q = random_configuration<double>(*model, rng);
     for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(q[k]);
-    for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = static_cast<T>(normal(rng));
+    // Random torques for the one-call timings; the rollouts start at rest without torque (random
+    // torques on the hand's 10-gram finger links blow a 1 ms step up within a few steps).
+    for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = step ? T(0) : static_cast<T>(normal(rng));
   }
   const std::vector<T> q0(batch.q(), batch.q() + static_cast<long>(n) * model->nq);
   long calls = 0;

@@ -368,6 +368,21 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
         "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
         "iterations, residual).");
+  m.def("project_to_constraints",
+        [](const Model& model, const Eigen::VectorXd& q, int max_iterations, double tolerance) {
+          Eigen::VectorXd projected = vector_arg(q, model.nq, "q", "project_to_constraints");
+          ProjectionSettings settings;
+          settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+          const ProjectionReport report = project_to_constraints(model, projected, settings);
+          py::dict info;
+          info["iterations"] = report.iterations;
+          info["residual"] = report.residual;
+          info["converged"] = report.converged;
+          return py::make_tuple(projected, info);
+        },
+        py::arg("model"), py::arg("q"), py::arg("max_iterations") = ProjectionSettings{}.max_iterations,
+        py::arg("tolerance") = ProjectionSettings{}.tolerance,
+        "The configuration nearest q at which every loop closes (damped Gauss-Newton): (q, dict(iterations, residual, converged)).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     Data<double> data(model);
     ConstrainedData<double> cdata(model);

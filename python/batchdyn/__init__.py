@@ -23,6 +23,7 @@ from ._batchdyn import (  # noqa: F401
     crba,
     delassus,
     lcaba,
+    project_to_constraints,
     proxbbo,
     rnea,
     simd_width_float32,
@@ -30,7 +31,7 @@ from ._batchdyn import (  # noqa: F401
 )
 from ._batchdyn import load as _load
 
-__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo",
+__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
            "delassus", "STATUS_NAMES"]
 
 # Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.

@@ -242,3 +242,13 @@ def test_lcaba_reference_function_matches_the_dense_solver(models_dir):
     for out in (batchdyn.lcaba(model, q, v, tau), batchdyn.proxbbo(model, q, v, tau, mu=1e4)):
         np.testing.assert_allclose(out["qdd"], ref["qdd"], rtol=1e-8, atol=1e-8)
         assert out["iterations"] >= 1 and out["residual"] <= 1e-8
+
+
+def test_project_to_constraints_closes_the_loop(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "four_bar.urdf"))
+    q0 = np.array([0.3, -0.2, 0.4])
+    q, info = batchdyn.project_to_constraints(model, q0)
+    assert info["converged"] and info["residual"] <= 1e-10
+    assert not np.allclose(q, q0)
+    with pytest.raises(ValueError, match="'q' has 4 values"):
+        batchdyn.project_to_constraints(model, np.zeros(model.nq + 1))

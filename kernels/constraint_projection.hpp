@@ -1,0 +1,82 @@
+// Projecting a configuration onto the constraint manifold: the nearest q (in the joint-space
+// metric, to first order) at which every loop closes, by damped Gauss-Newton on the position
+// errors e(q) of kernels/constraints.hpp,
+//     q <- q ⊕ t delta,   delta = -E^T (E E^T + damping I)^{-1} e(q),
+// with E = de/d(q ⊕ .) by central differences on the manifold (the constraint Jacobian J is
+// de/dt only at e = 0: a weld's log6 error bends away from it, and Gauss-Newton on J alone
+// crawls), and t halved until the largest error decreases (backtracking). RL code needs this
+// to build valid initial states for models with loops (random joint angles open the loops).
+// Redundant rows are fine (the damping); inconsistent ones end at a local least-squares
+// compromise with converged = false. A setup utility, not a kernel: it allocates, and costs
+// O(nv) constraint evaluations per iteration.
+#pragma once
+
+#include <Eigen/Cholesky>
+
+#include "kernels/configuration.hpp"
+#include "kernels/constraints.hpp"
+
+namespace batchdyn {
+
+struct ProjectionSettings {
+  int max_iterations = 100;
+  double tolerance = 1e-10;  // on max |position error| (m, rad)
+  double damping = 1e-10;    // Levenberg term: keeps J J^T invertible for redundant rows
+};
+
+struct ProjectionReport {
+  int iterations = 0;
+  double residual = 0;  // max |position error| at the returned q
+  bool converged = false;
+};
+
+// Moves q (nq values, unit quaternions) onto the model's constraints. Joint limits are not
+// enforced. Throws Error for a wrong size of q.
+inline ProjectionReport project_to_constraints(const Model& model, Eigen::VectorXd& q, const ProjectionSettings& settings = {}) {
+  if (q.size() != model.nq)
+    throw Error("project_to_constraints: q has " + std::to_string(q.size()) + " values, expected nq = " + std::to_string(model.nq));
+  ProjectionReport report;
+  if (model.constraint_rows == 0) {
+    report.converged = true;
+    return report;
+  }
+  Data<double> data(model);
+  ConstraintData<double> rows(model);
+  const Eigen::VectorXd at_rest = Eigen::VectorXd::Zero(model.nv);
+  auto error = [&](const Eigen::VectorXd& x) {
+    constraint_kinematics(model, data, rows, x, at_rest);
+    return Eigen::VectorXd(rows.position_error);
+  };
+  const double h = 1e-6;
+  Eigen::VectorXd e = error(q), delta(model.nv), step(model.nv), plus(model.nq), minus(model.nq), trial(model.nq);
+  Eigen::MatrixXd E(model.constraint_rows, model.nv), EEt(model.constraint_rows, model.constraint_rows);
+  for (;;) {
+    report.residual = e.cwiseAbs().maxCoeff();
+    report.converged = report.residual <= settings.tolerance;
+    if (report.converged || report.iterations == settings.max_iterations) return report;
+    for (int k = 0; k < model.nv; ++k) {
+      step.setZero();
+      step[k] = h;
+      integrate(model, q, step, plus);
+      step[k] = -h;
+      integrate(model, q, step, minus);
+      E.col(k) = (error(plus) - error(minus)) / (2 * h);
+    }
+    EEt.noalias() = E * E.transpose();
+    EEt.diagonal().array() += settings.damping;
+    delta.noalias() = -E.transpose() * EEt.llt().solve(e);
+    ++report.iterations;
+    double t = 1.0;
+    for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
+      integrate(model, q, Eigen::VectorXd(t * delta), trial);
+      const Eigen::VectorXd trial_error = error(trial);
+      if (trial_error.cwiseAbs().maxCoeff() < report.residual || halvings == 29) {
+        q = trial;
+        e = trial_error;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace batchdyn
