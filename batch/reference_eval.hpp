@@ -59,6 +59,15 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
   ConstrainedData<double> cdata(model);
   std::optional<DelassusData<double>> ddata;
   if (algorithm == Algorithm::PvOsimr || algorithm == Algorithm::PvOsim) ddata.emplace(model);
+  // The loop kernels are cold-started: every environment from lambda = 0.
+  const auto record_loop_solution = [](EnvironmentResult& r, const Eigen::VectorXd& qdd, auto& data, const ProximalSettings& s) {
+    r.qdd = qdd;
+    r.lambda = data.lambda;
+    r.iterations = data.iterations;
+    r.residual = data.residual;
+    r.converged = data.iterations < s.max_iterations;
+    data.lambda.setZero();
+  };
   std::optional<LcabaData<double>> ldata;
   if (algorithm == Algorithm::Lcaba) ldata.emplace(model);
   std::optional<ProxBboData<double>> pdata;
@@ -82,20 +91,10 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
           r.converged = cdata.converged;
           break;
         case Algorithm::Lcaba:
-          ldata->lambda.setZero();
-          r.qdd = lcaba(model, *ldata, states.q[e], states.v[e], states.tau[e], settings);
-          r.lambda = ldata->lambda;
-          r.iterations = ldata->iterations;
-          r.residual = ldata->residual;
-          r.converged = ldata->iterations < settings.max_iterations;
+          record_loop_solution(r, lcaba(model, *ldata, states.q[e], states.v[e], states.tau[e], settings), *ldata, settings);
           break;
         case Algorithm::ProxBbo:
-          pdata->lambda.setZero();
-          r.qdd = proxbbo(model, *pdata, states.q[e], states.v[e], states.tau[e], settings);
-          r.lambda = pdata->lambda;
-          r.iterations = pdata->iterations;
-          r.residual = pdata->residual;
-          r.converged = pdata->iterations < settings.max_iterations;
+          record_loop_solution(r, proxbbo(model, *pdata, states.q[e], states.v[e], states.tau[e], settings), *pdata, settings);
           break;
         case Algorithm::Delassus:
           r.delassus = delassus(model, data, cdata, states.q[e]);

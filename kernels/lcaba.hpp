@@ -318,21 +318,10 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
 
 namespace batchdyn {
 
-// Everything the reference entry point needs for one model: the plan, the constants, the
-// workspace and the outputs. Construct once per model.
+// The reference entry point's data (kernels/loop_constraints.hpp): construct once per model.
 template <class S>
-struct LcabaData {
-  explicit LcabaData(const Model& model)
-      : plan(plan_lcaba(model)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
-        lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
-  LcabaPlan plan;
-  ModelConstants<S> constants;
-  LcabaWorkspace<S> workspace;
-  VectorX<S> qdd;
-  VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
-  VectorX<S> violation;  // J qdd + drift - k at exit
-  int iterations = 0;
-  S residual = S(0);     // ||violation||_inf
+struct LcabaData : LoopDynamicsData<S, LcabaPlan, LcabaWorkspace<S>> {
+  explicit LcabaData(const Model& model) : LoopDynamicsData<S, LcabaPlan, LcabaWorkspace<S>>(model, plan_lcaba(model)) {}
 };
 
 // Reference entry point on Eigen vectors (scalar S): constrained forward dynamics by LCABA,
@@ -341,12 +330,7 @@ struct LcabaData {
 template <class S>
 const VectorX<S>& lcaba(const Model& model, LcabaData<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                         const VectorX<S>& tau, const ProximalSettings& settings = {}) {
-  model.require_regular("lcaba");
-  const LcabaLaneResult<S> r = lcaba_kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(),
-                                            settings, data.qdd.data(), data.lambda.data(), data.violation.data());
-  data.iterations = static_cast<int>(r.iterations);
-  data.residual = r.residual;
-  return data.qdd;
+  return run_loop_kernel("lcaba", model, data, q, v, tau, settings, [](auto&&... args) { return lcaba_kernel(args...); });
 }
 
 }  // namespace batchdyn

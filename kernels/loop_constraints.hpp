@@ -19,6 +19,8 @@
 #include "kernels/kinematics.hpp"
 #include "layout/lie_group.hpp"
 
+#include <utility>
+
 namespace batchdyn {
 
 template <class S>
@@ -116,6 +118,35 @@ S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* 
     }
   }
   return largest;
+}
+
+// What the reference entry points of the loop kernels (lcaba(), proxbbo()) keep for one
+// model: the plan, the constants, the workspace and the outputs. Construct once per model.
+template <class S, class Plan, class Workspace>
+struct LoopDynamicsData {
+  LoopDynamicsData(const Model& model, Plan model_plan)
+      : plan(std::move(model_plan)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
+        lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
+  Plan plan;
+  ModelConstants<S> constants;
+  Workspace workspace;
+  VectorX<S> qdd;
+  VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
+  VectorX<S> violation;  // J qdd + drift - k at exit
+  int iterations = 0;
+  S residual = S(0);     // ||violation||_inf
+};
+
+// Runs `kernel` (lcaba_kernel, proxbbo_kernel) on Eigen vectors into `data`; returns data.qdd.
+template <class S, class Data, class Kernel>
+const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& data, const VectorX<S>& q, const VectorX<S>& v,
+                                  const VectorX<S>& tau, const ProximalSettings& settings, Kernel kernel) {
+  model.require_regular(name);
+  const auto r = kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(), settings, data.qdd.data(),
+                        data.lambda.data(), data.violation.data());
+  data.iterations = static_cast<int>(r.iterations);
+  data.residual = r.residual;
+  return data.qdd;
 }
 
 }  // namespace batchdyn

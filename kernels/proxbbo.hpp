@@ -375,20 +375,10 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
 }
 
 
-// The reference entry point's data, as LcabaData (kernels/lcaba.hpp).
+// The reference entry point's data (kernels/loop_constraints.hpp): construct once per model.
 template <class S>
-struct ProxBboData {
-  explicit ProxBboData(const Model& model)
-      : plan(plan_proxbbo(model)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
-        lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
-  ProxBboPlan plan;
-  ModelConstants<S> constants;
-  ProxBboWorkspace<S> workspace;
-  VectorX<S> qdd;
-  VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
-  VectorX<S> violation;  // J qdd + drift - k at exit
-  int iterations = 0;
-  S residual = S(0);
+struct ProxBboData : LoopDynamicsData<S, ProxBboPlan, ProxBboWorkspace<S>> {
+  explicit ProxBboData(const Model& model) : LoopDynamicsData<S, ProxBboPlan, ProxBboWorkspace<S>>(model, plan_proxbbo(model)) {}
 };
 
 // Reference entry point on Eigen vectors (scalar S): constrained forward dynamics by proxBBO,
@@ -396,12 +386,7 @@ struct ProxBboData {
 template <class S>
 const VectorX<S>& proxbbo(const Model& model, ProxBboData<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                           const VectorX<S>& tau, const ProximalSettings& settings = {}) {
-  model.require_regular("proxbbo");
-  const LcabaLaneResult<S> r = proxbbo_kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(),
-                                              settings, data.qdd.data(), data.lambda.data(), data.violation.data());
-  data.iterations = static_cast<int>(r.iterations);
-  data.residual = r.residual;
-  return data.qdd;
+  return run_loop_kernel("proxbbo", model, data, q, v, tau, settings, [](auto&&... args) { return proxbbo_kernel(args...); });
 }
 
 }  // namespace batchdyn

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -331,43 +332,40 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
         py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
         "Dense proximal constrained forward dynamics: dict(qdd, lambda, iterations, residual).");
-  m.def("lcaba",
-        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
-           int max_iterations, double tolerance) {
-          LcabaData<double> data(model);
-          ProximalSettings settings;
-          settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
-          lcaba(model, data, vector_arg(q, model.nq, "q", "lcaba"), vector_arg(v, model.nv, "v", "lcaba"),
-                vector_arg(tau, model.nv, "tau", "lcaba"), settings);
-          py::dict out;
-          out["qdd"] = Eigen::VectorXd(data.qdd);
-          out["lambda"] = Eigen::VectorXd(data.lambda);
-          out["iterations"] = data.iterations;
-          out["residual"] = static_cast<double>(data.residual);
-          return out;
-        },
-        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = BatchEngine<double>::kDefaultLcabaPenalty,
-        py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
-        "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
-  m.def("proxbbo",
-        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
-           int max_iterations, double tolerance) {
-          ProxBboData<double> data(model);
-          ProximalSettings settings;
-          settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
-          proxbbo(model, data, vector_arg(q, model.nq, "q", "proxbbo"), vector_arg(v, model.nv, "v", "proxbbo"),
-                  vector_arg(tau, model.nv, "tau", "proxbbo"), settings);
-          py::dict out;
-          out["qdd"] = Eigen::VectorXd(data.qdd);
-          out["lambda"] = Eigen::VectorXd(data.lambda);
-          out["iterations"] = data.iterations;
-          out["residual"] = static_cast<double>(data.residual);
-          return out;
-        },
-        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
-        py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
-        "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
-        "iterations, residual).");
+  // The loop kernels' reference entry points share their signature and result.
+  auto bind_loop_solver = [&m](const char* name, auto solve, double default_mu, const char* doc) {
+    m.def(name,
+          [name, solve](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
+                        int max_iterations, double tolerance) {
+            ProximalSettings settings;
+            settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+            const auto data = solve(model, vector_arg(q, model.nq, "q", name), vector_arg(v, model.nv, "v", name),
+                                    vector_arg(tau, model.nv, "tau", name), settings);
+            py::dict out;
+            out["qdd"] = Eigen::VectorXd(data->qdd);
+            out["lambda"] = Eigen::VectorXd(data->lambda);
+            out["iterations"] = data->iterations;
+            out["residual"] = static_cast<double>(data->residual);
+            return out;
+          },
+          py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = default_mu,
+          py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance, doc);
+  };
+  bind_loop_solver("lcaba", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
+                               const ProximalSettings& settings) {
+    auto data = std::make_unique<LcabaData<double>>(model);
+    lcaba(model, *data, q, v, tau, settings);
+    return data;
+  }, BatchEngine<double>::kDefaultLcabaPenalty,
+  "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
+  bind_loop_solver("proxbbo", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
+                                 const ProximalSettings& settings) {
+    auto data = std::make_unique<ProxBboData<double>>(model);
+    proxbbo(model, *data, q, v, tau, settings);
+    return data;
+  }, ProximalSettings{}.mu,
+  "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
+  "iterations, residual).");
   m.def("project_to_constraints",
         [](const Model& model, const Eigen::VectorXd& q, int max_iterations, double tolerance) {
           Eigen::VectorXd projected = vector_arg(q, model.nq, "q", "project_to_constraints");
