@@ -58,6 +58,10 @@ TEST_CASE("reference kernels do not allocate once their workspace exists") {
     CHECK(allocations_in([&] { crba(m.model, data, s.q); }) == 0);
     CHECK(allocations_in([&] { constraint_kinematics(m.model, data, cd.constraints, s.q, s.v); }) == 0);
     CHECK(allocations_in([&] { constrained_forward_dynamics(m.model, data, cd, s.q, s.v, s.tau); }) == 0);
+    LcabaData<double> lcaba_data(m.model);
+    ProxBboData<double> proxbbo_data(m.model);
+    CHECK(allocations_in([&] { lcaba(m.model, lcaba_data, s.q, s.v, s.tau); }) == 0);
+    CHECK(allocations_in([&] { proxbbo(m.model, proxbbo_data, s.q, s.v, s.tau); }) == 0);
     CHECK(allocations_in([&] { delassus(m.model, data, cd, s.q); }) == 0);
     DelassusData<double> dd(m.model);
     Eigen::VectorXd x = Eigen::VectorXd::Ones(m.model.constraint_rows), y(m.model.constraint_rows);
@@ -125,6 +129,22 @@ TEST_CASE_TEMPLATE("batch delassus does not allocate once the engine has run", E
     REQUIRE(batch.threads_used() == 2);
     CHECK(allocations_in([&] { batch.delassus(); }) == 0);
     CHECK(allocations_in([&] { batch.delassus(Engine::DelassusAlgorithm::PvOsim); }) == 0);
+  }
+}
+
+TEST_CASE_TEMPLATE("constrained steps by LCABA and proxBBO do not allocate once the engine has run", Engine, Batch<double>,
+                   Batch<float>, ScalarBatch<double>) {
+  using T = typename Engine::T;
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    for (ConstraintSolver solver : {ConstraintSolver::Lcaba, ConstraintSolver::ProxBbo}) {
+      Engine batch(m.model, 67, 2);
+      batch.set_constraint_solver(solver);
+      for (int k = 0; k < 20 || (batch.threads_used() < 2 && k < 100000); ++k) batch.forward_dynamics();
+      REQUIRE(batch.threads_used() == 2);
+      CHECK(allocations_in([&] { batch.forward_dynamics(); }) == 0);
+      CHECK(allocations_in([&] { batch.step(T(1e-3), 2); }) == 0);
+    }
   }
 }
 
