@@ -121,9 +121,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
   using namespace lcaba_detail;
   using std::abs;
   using std::max;
-  using Scalar = lane_scalar<S>;
-  const S mu(static_cast<Scalar>(settings.mu));
-  const S tolerance(static_cast<Scalar>(std::max(settings.tolerance, 16.0 * std::numeric_limits<Scalar>::epsilon())));
+  const S mu(static_cast<lane_scalar<S>>(settings.mu));
 
   // ---- First forward sweep (Alg. 1 lines 1-5): kinematics, H_{i,i} = I_i, p_i = v_i x* I_i v_i;
   // the loops' rows and right-hand sides (a side on the world moves its known K a_0 to the
@@ -232,20 +230,10 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
   }
 
   // ---- Augmented-Lagrangian iterations (Alg. 3) with the reduced two sweeps (Alg. 2).
-  auto active = S(0) == S(0);  // lanes still iterating
-  S iterations(1), step(0);
-  S rhs_scale(1);
-  for (size_t j = 0; j < c.constraints.size(); ++j)
-    for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale = max(rhs_scale, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
+  LoopConvergence<S> convergence(c, ws, settings);
+  S step(0);
   for (int it = 1; it < settings.max_iterations; ++it) {
-    const S residual = loop_constraint_violation(c, ws, violation);
-    S qdd_scale(1);
-    for (size_t k = 0; k < ws.u.size(); ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
-    auto done = residual <= tolerance * rhs_scale;
-    if (it > 1) done = done || step <= tolerance * qdd_scale;
-    active = active && !done;
-    if (!any_lane(active)) break;
-    iterations += select(active, S(1), S(0));
+    if (!convergence.go_on(it, loop_constraint_violation(c, ws, violation), step, qdd, ws.u.size())) break;
 
     // Multiplier update lambda^{k+1} = lambda^k + mu (K a - kappa) (eq. 33; dense convention:
     // minus), and the force change it makes, Δp_t = K^t^T Δlambda_ALM (Alg. 3 lines 4-7).
@@ -254,7 +242,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
       const ConstraintConstants<S>& k = c.constraints[j];
       const LoopConstraintTerms<S>& t = ws.terms[j];
       for (int r = 0; r < k.dim; ++r) {
-        const S change = select(active, mu * violation[k.row + r], S(0));
+        const S change = select(convergence.active(), mu * violation[k.row + r], S(0));
         lambda[k.row + r] -= change;
         if (k.body1 != 0) ws.delta_bias[static_cast<size_t>(k.body1)] += t.columns[0][r] * change;
         if (k.body2 != 0) ws.delta_bias[static_cast<size_t>(k.body2)] += t.columns[1][r] * change;
@@ -311,7 +299,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
       ws.acceleration[i] += ws.delta_acceleration[i];
     }
   }
-  return {iterations, loop_constraint_violation(c, ws, violation)};
+  return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
 }
 
 }  // namespace batchdyn

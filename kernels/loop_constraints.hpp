@@ -19,6 +19,8 @@
 #include "kernels/kinematics.hpp"
 #include "layout/lie_group.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace batchdyn {
@@ -148,5 +150,48 @@ const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& da
   data.residual = r.residual;
   return data.qdd;
 }
+
+// The outer iterations' stopping test of LCABA and proxBBO, per lane: the rows' violation
+// within tolerance * (1 + max |kappa|), or, after the first correction, the last change of qdd
+// within tolerance * (1 + max |qdd|). A lane that stops stays stopped (frozen, so its result does
+// not depend on its block mates). The tolerance is raised to 16 epsilon of the lane's scalar.
+template <class S>
+class LoopConvergence {
+ public:
+  using Mask = decltype(S(0) == S(0));
+
+  template <class Workspace>
+  LoopConvergence(const ModelConstants<S>& c, const Workspace& ws, const ProximalSettings& settings)
+      : tolerance_(static_cast<lane_scalar<S>>(
+            std::max(settings.tolerance, 16.0 * std::numeric_limits<lane_scalar<S>>::epsilon()))) {
+    using std::abs;
+    using std::max;
+    for (size_t j = 0; j < c.constraints.size(); ++j)
+      for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale_ = max(rhs_scale_, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
+  }
+
+  // Before correction `it` (1, 2, ...): stops the lanes that have converged; counts the
+  // correction in the others. Returns whether any lane goes on.
+  bool go_on(int it, const S& residual, const S& step, const S* qdd, size_t nv) {
+    using std::abs;
+    using std::max;
+    S qdd_scale(1);
+    for (size_t k = 0; k < nv; ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
+    auto done = residual <= tolerance_ * rhs_scale_;
+    if (it > 1) done = done || step <= tolerance_ * qdd_scale;
+    active_ = active_ && !done;
+    if (!any_lane(active_)) return false;
+    iterations_ += select(active_, S(1), S(0));
+    return true;
+  }
+  const Mask& active() const { return active_; }
+  const S& iterations() const { return iterations_; }  // sweeps run: 1 + the corrections
+
+ private:
+  S tolerance_;
+  S rhs_scale_ = S(1);
+  Mask active_ = S(0) == S(0);
+  S iterations_ = S(1);
+};
 
 }  // namespace batchdyn

@@ -72,7 +72,6 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
   using std::max;
   using Scalar = lane_scalar<S>;
   const S inverse_mu(static_cast<Scalar>(1.0 / settings.mu));
-  const S tolerance(static_cast<Scalar>(std::max(settings.tolerance, 16.0 * std::numeric_limits<Scalar>::epsilon())));
   const int m = static_cast<int>(ws.e.size());
   const auto loop_row = [&](const ProxBboPlan::Entry& entry) { return plan.loop_row[static_cast<size_t>(entry.loop)]; };
 
@@ -90,13 +89,11 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
       ws.e[static_cast<size_t>(k.row + r)] = ws.lambda[static_cast<size_t>(k.row + r)] * inverse_mu - ws.rhs[6 * j + static_cast<size_t>(r)];
     }
   }
-  for (int i = 1; i < static_cast<int>(c.tree.size()); ++i)
-    for (int t = plan.entry_begin[static_cast<size_t>(i)]; t < plan.entry_begin[static_cast<size_t>(i) + 1]; ++t) {
-      const ProxBboPlan::Entry& entry = plan.entries[static_cast<size_t>(t)];
-      const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(entry.loop)];
-      for (int side = 0; side < 2; ++side)
-        if ((side == 0 ? k.body1 : k.body2) == i)
-          for (int r = 0; r < k.dim; ++r) ws.K[static_cast<size_t>(entry.k_block + r)] += ws.terms[static_cast<size_t>(entry.loop)].columns[side][r];
+  for (size_t j = 0; j < c.constraints.size(); ++j)
+    for (int side = 0; side < 2; ++side) {
+      const int block = plan.side_k_block[2 * j + static_cast<size_t>(side)];
+      if (block < 0) continue;  // the world's side
+      for (int r = 0; r < c.constraints[j].dim; ++r) ws.K[static_cast<size_t>(block + r)] += ws.terms[j].columns[side][r];
     }
 
   // ---- Backward sweep (Alg. 4), ABA's order.
@@ -106,8 +103,7 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
     const int first = plan.entry_begin[static_cast<size_t>(i)], last = plan.entry_begin[static_cast<size_t>(i) + 1];
     const int split = first + plan.r_count[static_cast<size_t>(i)];  // R-entries [first, split), U-entries [split, last)
     const int r_rows = plan.r_rows[static_cast<size_t>(i)];
-    int u_rows = 0;
-    for_rows(plan, split, last, [&](int, const ProxBboPlan::Entry&, int) { ++u_rows; });
+    const int u_rows = plan.u_rows[static_cast<size_t>(i)];
 
     // The multipliers of the loops rooted here (eq. 49-53).
     if (r_rows > 0) {
@@ -299,26 +295,16 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
   roll_out(ws.e, ws.lambda, ws.acceleration, ws.u, qdd, false);
 
   // ---- Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes.
-  auto active = S(0) == S(0);
-  S iterations(1), step(0);
-  S rhs_scale(1);
-  for (size_t j = 0; j < c.constraints.size(); ++j)
-    for (int r = 0; r < c.constraints[j].dim; ++r) rhs_scale = max(rhs_scale, S(1) + abs(ws.rhs[6 * j + static_cast<size_t>(r)]));
+  LoopConvergence<S> convergence(c, ws, settings);
+  S step(0);
   std::vector<S>& delta_u = ws.delta_u;  // Δu_i in the reduced backward sweep, Δqdd after the roll-out
   for (int it = 1; it < settings.max_iterations; ++it) {
-    const S residual = loop_constraint_violation(c, ws, violation);
-    S qdd_scale(1);
-    for (size_t k = 0; k < ws.u.size(); ++k) qdd_scale = max(qdd_scale, S(1) + abs(qdd[k]));
-    auto done = residual <= tolerance * rhs_scale;
-    if (it > 1) done = done || step <= tolerance * qdd_scale;
-    active = active && !done;
-    if (!any_lane(active)) break;
-    iterations += select(active, S(1), S(0));
+    if (!convergence.go_on(it, loop_constraint_violation(c, ws, violation), step, qdd, ws.u.size())) break;
 
     // Δe_j = (lambda^k - lambda^{k-1}) / mu (eq. 42c), zero in frozen lanes.
     for (int k = 0; k < m; ++k) {
       const size_t row = static_cast<size_t>(k);
-      ws.delta_e[row] = select(active, (ws.lambda[row] - ws.lambda_previous[row]) * inverse_mu, S(0));
+      ws.delta_e[row] = select(convergence.active(), (ws.lambda[row] - ws.lambda_previous[row]) * inverse_mu, S(0));
       ws.lambda_previous[row] = ws.lambda[row];
     }
     for (Force<S>& p : ws.delta_bias) p = Force<S>::zero();
@@ -371,7 +357,7 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
     for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] += ws.delta_lambda[static_cast<size_t>(k)];
   }
   for (int k = 0; k < m; ++k) lambda[k] = -ws.lambda[static_cast<size_t>(k)];
-  return {iterations, loop_constraint_violation(c, ws, violation)};
+  return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
 }
 
 

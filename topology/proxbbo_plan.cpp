@@ -46,6 +46,7 @@ ProxBboPlan plan_proxbbo(const Model& model) {
   std::map<std::pair<int, int>, int> k_block_of;  // (body, loop) -> K pool offset
   plan.r_count.assign(static_cast<size_t>(n), 0);
   plan.r_rows.assign(static_cast<size_t>(n), 0);
+  plan.u_rows.assign(static_cast<size_t>(n), 0);
   plan.factor_begin.assign(static_cast<size_t>(n), 0);
 
   for (int i = n - 1; i >= 1; --i) {
@@ -58,6 +59,7 @@ ProxBboPlan plan_proxbbo(const Model& model) {
     plan.max_block_rows = std::max(plan.max_block_rows, rows_of(N));
     plan.r_count[static_cast<size_t>(i)] = static_cast<int>(R.size());
     plan.r_rows[static_cast<size_t>(i)] = rows_of(R);
+    plan.u_rows[static_cast<size_t>(i)] = rows_of(U);
     plan.factor_begin[static_cast<size_t>(i)] = plan.factor_pool;
     plan.factor_pool += plan.r_rows[static_cast<size_t>(i)] * plan.r_rows[static_cast<size_t>(i)];
     for (int j : N) {
@@ -89,6 +91,12 @@ ProxBboPlan plan_proxbbo(const Model& model) {
     plan.entries.insert(plan.entries.end(), list.begin(), list.end());
   }
   plan.entry_begin[static_cast<size_t>(n)] = static_cast<int>(plan.entries.size());
+  plan.side_k_block.assign(2 * static_cast<size_t>(m), -1);
+  for (int j = 0; j < m; ++j) {
+    const Constraint& c = model.constraints[static_cast<size_t>(j)];
+    if (c.body1 != 0) plan.side_k_block[2 * static_cast<size_t>(j)] = k_block_of.at({c.body1, j});
+    if (c.body2 != 0) plan.side_k_block[2 * static_cast<size_t>(j) + 1] = k_block_of.at({c.body2, j});
+  }
   return plan;
 }
 

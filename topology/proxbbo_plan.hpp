@@ -39,6 +39,7 @@ struct ProxBboPlan {
   std::vector<int> r_count;
   std::vector<Entry> entries;
   std::vector<int> r_rows;       // per body: sum of dim over R_i (the size of L_{R,R})
+  std::vector<int> u_rows;       // per body: sum of dim over U_i
   std::vector<int> factor_begin;  // per body: where the Cholesky factor of L_{R,R} starts (r_rows^2 scalars)
 
   // The world's set: loops rooted at the world, solved after the backward sweep.
@@ -53,6 +54,9 @@ struct ProxBboPlan {
   int l_slot(int j, int k) const { return j <= k ? l_slot_table[static_cast<size_t>(j * num_loops + k)] : l_slot_table[static_cast<size_t>(k * num_loops + j)]; }
 
   std::vector<int> loop_dim, loop_row, loop_root;  // per loop
+  // Per loop and side (body1, body2): the K block its rows K^side start in (at the side's own
+  // body), or -1 for a side on the world. [2 * loop + side]
+  std::vector<int> side_k_block;
   int k_pool = 0;       // force columns
   int l_pool = 0;       // scalars
   int factor_pool = 0;  // scalars
