@@ -30,4 +30,5 @@
 #include "topology/model.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
+#include "topology/sdf.hpp"
 #include "topology/urdf.hpp"

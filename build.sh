@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 what="${1:-demo}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
-packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev doctest-dev
+packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
           libbenchmark-dev nlohmann-json3-dev
           # the Python module (for Debian's /usr/bin/python3), its tests and the PPO example
           pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib)

@@ -58,7 +58,7 @@ namespace batchdyn {
 enum class EnvStatus : std::uint8_t {
   Ok = 0,
   NonFiniteState,     // NaN or infinity in q, v, tau (or the PD target)
-  InvalidQuaternion,  // free-flyer quaternion with | |q| - 1 | > kQuaternionNormTolerance (validation.hpp)
+  InvalidQuaternion,  // free-flyer or ball-joint quaternion with | |q| - 1 | > kQuaternionNormTolerance (validation.hpp)
   NonFiniteResult,    // the dynamics produced NaN / infinity from a finite state
 };
 
@@ -66,7 +66,7 @@ inline const char* env_status_name(EnvStatus s) {
   switch (s) {
     case EnvStatus::Ok: return "ok";
     case EnvStatus::NonFiniteState: return "NaN or infinity in q, v or tau";
-    case EnvStatus::InvalidQuaternion: return "free-flyer quaternion is not of unit norm";
+    case EnvStatus::InvalidQuaternion: return "a quaternion (free flyer or ball joint) is not of unit norm";
     case EnvStatus::NonFiniteResult: return "dynamics produced a non-finite result";
   }
   return "?";
@@ -129,7 +129,7 @@ class BatchEngine {
     kd_values_ = kp_values_;
     set_effort_limits(model.effort_limit);
     for (int i = 1; i < model.num_bodies(); ++i)
-      if (model.bodies[i].joint_type != JointType::FreeFlyer) pd_dofs_.push_back({model.bodies[i].idx_v, model.bodies[i].idx_q});
+      if (is_single_dof(model.bodies[i].joint_type)) pd_dofs_.push_back({model.bodies[i].idx_v, model.bodies[i].idx_q});
     constraint_iterations_.assign(static_cast<size_t>(n_), 0);
     constraint_residual_.assign(static_cast<size_t>(n_), T(0));
     owned_lambda_.assign(static_cast<size_t>(n_) * model.constraint_rows, T(0));
@@ -203,16 +203,18 @@ class BatchEngine {
   void set_control_mode(ControlMode mode) { control_mode_ = mode; }
   ControlMode control_mode() const { return control_mode_; }
   // PD gains per dof (nv values each, >= 0; N m/rad and N m s/rad for revolute dofs). The
-  // free-flyer's dofs are not actuated: their gains must be 0. Throws Error otherwise.
+  // dofs of free-flyer and spherical joints are not actuated: their gains must be 0. Throws
+  // Error otherwise.
   void set_pd_gains(std::span<const double> kp, std::span<const double> kd) {
     check_dof_values("set_pd_gains: kp", kp, /*allow_infinity=*/false);
     check_dof_values("set_pd_gains: kd", kd, false);
     for (int i = 1; i < model_.num_bodies(); ++i) {
       const Body& b = model_.bodies[i];
-      if (b.joint_type != JointType::FreeFlyer) continue;
+      if (is_single_dof(b.joint_type)) continue;
       for (int k = 0; k < b.nv; ++k)
         if (kp[static_cast<size_t>(b.idx_v + k)] != 0 || kd[static_cast<size_t>(b.idx_v + k)] != 0)
-          throw Error("set_pd_gains: dof " + std::to_string(b.idx_v + k) + " belongs to the free-flyer joint '" + b.joint_name +
+          throw Error("set_pd_gains: dof " + std::to_string(b.idx_v + k) + " belongs to the " +
+                      (b.joint_type == JointType::FreeFlyer ? "free-flyer" : "ball") + " joint '" + b.joint_name +
                       "', which has no actuator: its gains must be 0");
     }
     for (int k = 0; k < model_.nv; ++k) {
@@ -480,7 +482,7 @@ class BatchEngine {
       }
       for (int i = 1; i < model_.num_bodies(); ++i) {
         const Body& b = model_.bodies[i];
-        if (b.joint_type == JointType::FreeFlyer) continue;
+        if (!is_single_dof(b.joint_type)) continue;
         double lo = model_.lower_position_limit[static_cast<size_t>(b.idx_q)], hi = model_.upper_position_limit[static_cast<size_t>(b.idx_q)];
         if (!noise) {
           if (!std::isfinite(lo) || !std::isfinite(hi)) lo = -M_PI, hi = M_PI;
@@ -681,9 +683,10 @@ class BatchEngine {
       ws.stage_target[static_cast<size_t>(dof * W + l)] = target_row[dof];
     }
     for (int i = 1; i < model_.num_bodies(); ++i) {
-      if (model_.bodies[i].joint_type != JointType::FreeFlyer) continue;
+      const int offset = quaternion_offset(model_.bodies[i].joint_type);
+      if (offset < 0) continue;
       T* quat[4];
-      for (int k = 0; k < 4; ++k) quat[k] = &ws.stage_q[static_cast<size_t>((model_.bodies[i].idx_q + 3 + k) * W + l)];
+      for (int k = 0; k < 4; ++k) quat[k] = &ws.stage_q[static_cast<size_t>((model_.bodies[i].idx_q + offset + k) * W + l)];
       const T norm = std::sqrt(*quat[0] * *quat[0] + *quat[1] * *quat[1] + *quat[2] * *quat[2] + *quat[3] * *quat[3]);
       if (!(std::abs(norm - T(1)) <= T(kQuaternionNormTolerance))) return EnvStatus::InvalidQuaternion;
       for (T* c : quat) *c /= norm;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/aba.hpp"
+#include "kernels/configuration.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "layout/counting_lane.hpp"
@@ -20,8 +21,7 @@ inline FlopCount aba_flops(const Model& model) {
   AbaWorkspace<CountingLane> workspace(model);
   std::vector<CountingLane> q(static_cast<size_t>(model.nq)), v(static_cast<size_t>(model.nv)),
       tau(static_cast<size_t>(model.nv)), qdd(static_cast<size_t>(model.nv));
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type == JointType::FreeFlyer) q[static_cast<size_t>(model.bodies[i].idx_q + 6)] = 1.0;
+  set_identity_quaternions(model, q.data());
   flop_counter() = {};
   aba_kernel(constants, workspace, q.data(), v.data(), tau.data(), qdd.data());
   return flop_counter();
@@ -35,8 +35,7 @@ inline FlopCount delassus_flops(const Model& model, bool pv_osim = false) {
   DelassusWorkspace<CountingLane> workspace(model, plan);
   std::vector<CountingLane> q(static_cast<size_t>(model.nq)),
       G(static_cast<size_t>(model.constraint_rows) * model.constraint_rows);
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type == JointType::FreeFlyer) q[static_cast<size_t>(model.bodies[i].idx_q + 6)] = 1.0;
+  set_identity_quaternions(model, q.data());
   flop_counter() = {};
   if (pv_osim) pv_osim_kernel(constants, plan, workspace, q.data(), G.data());
   else pv_osimr_kernel(constants, plan, workspace, q.data(), G.data());

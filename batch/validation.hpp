@@ -36,11 +36,11 @@ inline std::string validate_state(const Model& model, Eigen::VectorXd& q, const 
       if (tau && !std::isfinite((*tau)[b.idx_v + k]))
         return "tau[" + std::to_string(b.idx_v + k) + "] (joint '" + b.joint_name + "') is not finite";
     }
-    if (b.joint_type == JointType::FreeFlyer) {
-      auto quat = q.segment<4>(b.idx_q + 3);
+    if (const int offset = quaternion_offset(b.joint_type); offset >= 0) {
+      auto quat = q.segment<4>(b.idx_q + offset);
       const double norm = quat.norm();
       if (std::abs(norm - 1.0) > kQuaternionNormTolerance)
-        return "quaternion q[" + std::to_string(b.idx_q + 3) + ".." + std::to_string(b.idx_q + 6) + "] (joint '" +
+        return "quaternion q[" + std::to_string(b.idx_q + offset) + ".." + std::to_string(b.idx_q + offset + 3) + "] (joint '" +
                b.joint_name + "') has norm " + std::to_string(norm) + ", expected 1";
       quat /= norm;
     }

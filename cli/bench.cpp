@@ -128,13 +128,13 @@ template <class Engine>
 void configure_pd(Engine& batch, const Model& model) {
   std::vector<double> kp(static_cast<size_t>(model.nv), 0.0), kd(kp);
   for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type != JointType::FreeFlyer)
+    if (is_single_dof(model.bodies[i].joint_type))
       kp[static_cast<size_t>(model.bodies[i].idx_v)] = 100.0, kd[static_cast<size_t>(model.bodies[i].idx_v)] = 5.0;
   batch.set_pd_gains(kp, kd);
   batch.set_control_mode(ControlMode::PositionPD);
   for (int e = 0; e < batch.num_envs(); ++e)
     for (int i = 1; i < model.num_bodies(); ++i)
-      if (model.bodies[i].joint_type != JointType::FreeFlyer)
+      if (is_single_dof(model.bodies[i].joint_type))
         batch.target()[static_cast<long>(e) * model.nv + model.bodies[i].idx_v] = batch.q()[static_cast<long>(e) * model.nq + model.bodies[i].idx_q];
 }
 

@@ -18,6 +18,7 @@
 #include "topology/proxbbo_plan.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
+#include "topology/sdf.hpp"
 #include "topology/urdf.hpp"
 
 namespace batchdyn::cli {
@@ -33,9 +34,10 @@ int usage(std::ostream& out) {
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
          "                 [--randomize] [--iterations K] [--scalar] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
+         "  --closure duplicate|cut (SDF loops: Pinocchio's duplicate link + weld, default, or cut joints),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
-         "MODEL is a URDF file, a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
+         "MODEL is a URDF file, an SDF file (*.sdf), a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
          "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates with the SIMD batch\n"
          "engine (all but delassus). lcaba's default --mu is 1e4, constrained's and proxbbo's 1e6. bench --algo aba times\n"
@@ -228,8 +230,27 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   try {
     const Options o = parse_options(args, kModelOptions, with_model_options({"--json"}, kModelFlags));
     const Model model = load_model(o);
-    if (o.has_flag("--json")) out << model_info_json(model, 2) << "\n";
-    else print_model_text(model, out);
+    const bool sdf = o.positional.size() == 1 && o.positional[0].size() > 4 &&
+                     o.positional[0].substr(o.positional[0].size() - 4) == ".sdf";
+    const std::vector<MultiParentLink> multi = sdf ? sdf_multi_parent_links(o.positional[0]) : std::vector<MultiParentLink>{};
+    if (o.has_flag("--json")) {
+      json doc = json::parse(model_info_json(model));
+      if (sdf) {
+        doc["multi_parent_links"] = json::array();
+        for (const MultiParentLink& l : multi) doc["multi_parent_links"].push_back({{"link", l.link}, {"parent_joints", l.parent_joints}});
+      }
+      out << doc.dump(2) << "\n";
+      return 0;
+    }
+    print_model_text(model, out);
+    if (sdf) {
+      out << "\nlinks with several parent joints (" << multi.size() << "; the first joint is in the tree, the others close loops):\n";
+      for (const MultiParentLink& l : multi) {
+        out << "  " << l.link << ":";
+        for (const std::string& j : l.parent_joints) out << " " << j;
+        out << "\n";
+      }
+    }
     return 0;
   } catch (const std::exception& e) {
     err << "batchdyn info: " << e.what() << "\n";

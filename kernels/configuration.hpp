@@ -1,7 +1,8 @@
-// Configuration-space helpers on the manifold Q = (R^3 x S^3)_root x R^k:
+// Configuration-space helpers on the manifold Q = (R^3 x S^3)_root x (S^3)^s x R^k:
 // integrate q ⊕ v, difference q1 ⊖ q0, normalise, neutral and random configurations.
 // Free-flyer: q = [x y z qx qy qz qw], v = [linear; angular] in the base frame; integration
 // follows the body twist for unit time: M(q ⊕ v) = M(q) exp6(v) (Pinocchio's convention).
+// Spherical: q = [qx qy qz qw], v = angular velocity in the child frame: R(q ⊕ v) = R(q) exp3(v).
 #pragma once
 
 #include <cmath>
@@ -27,6 +28,23 @@ template <class S> void normalize_quaternion(S* quat) {
   const S n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
   for (int k = 0; k < 4; ++k) quat[k] = quat[k] / n;
 }
+// out = quat ⊗ exp(w) (rotation by w in the rotated frame), normalised; out may alias quat.
+// Branch-free: below 1e-4 rad, sin(θ/2)/θ by its Taylor expansion.
+template <class L> void rotate_quaternion(const L* quat, const Vec3<L>& w, L* out) {
+  using std::cos;
+  using std::sin;
+  using std::sqrt;
+  const L theta2 = dot(w, w);
+  const L theta = sqrt(theta2);
+  const auto small = theta < L(1e-4);
+  const L safe_theta = select(small, L(1), theta);
+  const L half_sinc = select(small, L(0.5) - theta2 / L(48), sin(safe_theta * L(0.5)) / safe_theta);
+  const L increment[4] = {w.x * half_sinc, w.y * half_sinc, w.z * half_sinc, cos(theta * L(0.5))};
+  L product[4];
+  quaternion_multiply(quat, increment, product);
+  normalize_quaternion(product);
+  for (int k = 0; k < 4; ++k) out[k] = product[k];
+}
 }  // namespace detail
 
 // out = q ⊕ dv on raw lane arrays (dv is a displacement, e.g. velocity * dt); out may alias q.
@@ -38,34 +56,32 @@ void integrate_kernel(const Model& model, const L* q, const L* dv, L* out) {
   using std::sqrt;
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    if (b.joint_type != JointType::FreeFlyer) {
-      out[b.idx_q] = q[b.idx_q] + dv[b.idx_v];
-      continue;
-    }
     const L* qi = q + b.idx_q;
     const L* vi = dv + b.idx_v;
+    L* o = out + b.idx_q;
+    if (is_single_dof(b.joint_type)) {
+      o[0] = qi[0] + vi[0];
+      continue;
+    }
+    if (b.joint_type == JointType::Spherical) {
+      detail::rotate_quaternion(qi, Vec3<L>{vi[0], vi[1], vi[2]}, o);
+      continue;
+    }
+    // Free flyer: the translation moves along the body twist, p += R(q) V(w) lin, with the left
+    // Jacobian V(w) = I + a [w]x + b [w]x^2 (Taylor expansions below 1e-4 rad).
     const Vec3<L> lin{vi[0], vi[1], vi[2]}, w{vi[3], vi[4], vi[5]};
     const L theta2 = dot(w, w);
     const L theta = sqrt(theta2);
     const auto small = theta < L(1e-4);
-    // Left Jacobian V(w) = I + a [w]x + b [w]x^2 and the quaternion increment
-    // (sin(θ/2) w/θ, cos(θ/2)); Taylor expansions below 1e-4 rad.
     const L safe_theta = select(small, L(1), theta);
     const L a = select(small, L(0.5) - theta2 / L(24), (L(1) - cos(safe_theta)) / (safe_theta * safe_theta));
     const L bcoef = select(small, L(1) / L(6) - theta2 / L(120), (safe_theta - sin(safe_theta)) / (safe_theta * safe_theta * safe_theta));
-    const L half_sinc = select(small, L(0.5) - theta2 / L(48), sin(safe_theta * L(0.5)) / safe_theta);
     const Mat3<L> K = Mat3<L>::skew(w);
     const Vec3<L> body_displacement = lin + K * lin * a + K * (K * lin) * bcoef;
     const Vec3<L> dp = quaternion_rotation(qi[3], qi[4], qi[5], qi[6]) * body_displacement;
-    const L dq[4] = {w.x * half_sinc, w.y * half_sinc, w.z * half_sinc, cos(theta * L(0.5))};
-    L quat[4];
-    detail::quaternion_multiply(qi + 3, dq, quat);
-    detail::normalize_quaternion(quat);
-    L* o = out + b.idx_q;
-    o[0] = qi[0] + dp.x;
-    o[1] = qi[1] + dp.y;
-    o[2] = qi[2] + dp.z;
-    for (int k = 0; k < 4; ++k) o[3 + k] = quat[k];
+    const L p[3] = {qi[0] + dp.x, qi[1] + dp.y, qi[2] + dp.z};  // before o (which may alias qi) is written
+    detail::rotate_quaternion(qi + 3, w, o + 3);
+    for (int k = 0; k < 3; ++k) o[k] = p[k];
   }
 }
 
@@ -82,12 +98,17 @@ void difference(const Model& model, const VectorX<S>& q0, const VectorX<S>& q1, 
   v.resize(model.nv);
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    if (b.joint_type != JointType::FreeFlyer) {
+    if (is_single_dof(b.joint_type)) {
       v[b.idx_v] = q1[b.idx_q] - q0[b.idx_q];
       continue;
     }
     const S* a = q0.data() + b.idx_q;
     const S* c = q1.data() + b.idx_q;
+    if (b.joint_type == JointType::Spherical) {
+      const Vec3<S> w = log3(quaternion_rotation(a[0], a[1], a[2], a[3]).transpose() * quaternion_rotation(c[0], c[1], c[2], c[3]));
+      for (int k = 0; k < 3; ++k) v[b.idx_v + k] = w[k];
+      continue;
+    }
     const Transform<S> M0{quaternion_rotation(a[3], a[4], a[5], a[6]), {a[0], a[1], a[2]}};
     const Transform<S> M1{quaternion_rotation(c[3], c[4], c[5], c[6]), {c[0], c[1], c[2]}};
     const Motion<S> m = log6(M0.inverse() * M1);
@@ -95,24 +116,34 @@ void difference(const Model& model, const VectorX<S>& q0, const VectorX<S>& q1, 
   }
 }
 
-// Normalises the free-flyer quaternions in place.
+// Normalises the quaternions (free flyer, spherical joints) in place.
 template <class S>
 void normalize(const Model& model, VectorX<S>& q) {
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type == JointType::FreeFlyer) detail::normalize_quaternion(q.data() + model.bodies[i].idx_q + 3);
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const int offset = quaternion_offset(model.bodies[i].joint_type);
+    if (offset >= 0) detail::normalize_quaternion(q.data() + model.bodies[i].idx_q + offset);
+  }
 }
 
-// Zero joint positions, identity base orientation at the origin.
+// Sets every quaternion of a raw configuration (nq values) to the identity (0, 0, 0, 1).
+template <class S>
+void set_identity_quaternions(const Model& model, S* q) {
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const int offset = quaternion_offset(model.bodies[i].joint_type);
+    if (offset >= 0) q[model.bodies[i].idx_q + offset + 3] = S(1);
+  }
+}
+
+// Zero joint positions, identity orientations (base and ball joints), base at the origin.
 template <class S>
 VectorX<S> neutral_configuration(const Model& model) {
   VectorX<S> q = VectorX<S>::Zero(model.nq);
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (model.bodies[i].joint_type == JointType::FreeFlyer) q[model.bodies[i].idx_q + 6] = S(1);
+  set_identity_quaternions(model, q.data());
   return q;
 }
 
 // Uniform within joint limits; continuous joints in [-pi, pi]; free-flyer translation uniform in
-// [-translation_range, translation_range]^3 and a uniformly random unit quaternion.
+// [-translation_range, translation_range]^3; uniformly random unit quaternions.
 template <class S, class Rng>
 VectorX<S> random_configuration(const Model& model, Rng& rng, double translation_range = 1.0) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -120,11 +151,12 @@ VectorX<S> random_configuration(const Model& model, Rng& rng, double translation
   VectorX<S> q(model.nq);
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    if (b.joint_type == JointType::FreeFlyer) {
-      for (int k = 0; k < 3; ++k) q[b.idx_q + k] = S((2 * unit(rng) - 1) * translation_range);
+    const int offset = quaternion_offset(b.joint_type);
+    if (offset >= 0) {
+      for (int k = 0; k < offset; ++k) q[b.idx_q + k] = S((2 * unit(rng) - 1) * translation_range);
       double quat[4], n = 0;
       for (double& e : quat) { e = normal(rng); n += e * e; }
-      for (int k = 0; k < 4; ++k) q[b.idx_q + 3 + k] = S(quat[k] / std::sqrt(n));
+      for (int k = 0; k < 4; ++k) q[b.idx_q + offset + k] = S(quat[k] / std::sqrt(n));
     } else {
       double lo = model.lower_position_limit[b.idx_q], hi = model.upper_position_limit[b.idx_q];
       if (!std::isfinite(lo) || !std::isfinite(hi)) { lo = -M_PI; hi = M_PI; }

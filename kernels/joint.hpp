@@ -1,7 +1,7 @@
 // Joint models: the transform a joint adds for its coordinates and its motion subspace S_i
 // (columns expressed in the child body frame), for every kernel. The subspace of each joint
-// type is one angular axis (revolute, continuous), one linear axis (prismatic) or the identity
-// (free flyer), so I S_i, S_i^T f and S_i x never need a 6 x nv product. Branches here are on
+// type is one angular axis (revolute, continuous), one linear axis (prismatic), the angular
+// identity (spherical) or the identity (free flyer), so I S_i, S_i^T f and S_i x never need a 6 x nv product. Branches here are on
 // the joint *type*, a property of the model, never on state values.
 #pragma once
 
@@ -27,6 +27,8 @@ BATCHDYN_INLINE Transform<S> joint_transform(const ModelConstants<S>& c, int i, 
       return {Mat3<S>::identity(), c.axis[i] * q[0]};
     case JointType::FreeFlyer:
       return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
+    case JointType::Spherical:
+      return {quaternion_rotation(q[0], q[1], q[2], q[3]), Vec3<S>::zero()};
   }
   return Transform<S>::identity();
 }
@@ -40,6 +42,7 @@ BATCHDYN_INLINE Motion<S> subspace_times(const ModelConstants<S>& c, int i, cons
     case JointType::Continuous: return {Vec3<S>::zero(), c.axis[i] * x[0]};
     case JointType::Prismatic: return {c.axis[i] * x[0], Vec3<S>::zero()};
     case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
+    case JointType::Spherical: return {Vec3<S>::zero(), {x[0], x[1], x[2]}};
   }
   return Motion<S>::zero();
 }
@@ -56,6 +59,11 @@ BATCHDYN_INLINE Motion<S> subspace_column(const ModelConstants<S>& c, int i, int
       m[k] = S(1);
       return m;
     }
+    case JointType::Spherical: {
+      Motion<S> m = Motion<S>::zero();
+      m[3 + k] = S(1);
+      return m;
+    }
   }
   return Motion<S>::zero();
 }
@@ -68,6 +76,7 @@ BATCHDYN_INLINE S subspace_transpose_times(const ModelConstants<S>& c, int i, co
     case JointType::Continuous: return dot(c.axis[i], f.angular);
     case JointType::Prismatic: return dot(c.axis[i], f.linear);
     case JointType::FreeFlyer: return f[k];
+    case JointType::Spherical: return f[3 + k];
   }
   return S(0);
 }
@@ -80,6 +89,7 @@ BATCHDYN_INLINE Force<S> inertia_times_subspace(const ModelConstants<S>& c, int 
     case JointType::Continuous: return I.times_angular(c.axis[i]);
     case JointType::Prismatic: return I.times_linear(c.axis[i]);
     case JointType::FreeFlyer: return I.column(k);
+    case JointType::Spherical: return I.column(3 + k);
   }
   return Force<S>::zero();
 }

@@ -29,9 +29,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A URDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
-Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints) {
-  Model model = ends_with(path, ".json") ? load_scene_file(path) : load_urdf_file(path, root_of(root));
+// A URDF, an SDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
+Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints,
+           const std::string& closure) {
+  Model model = ends_with(path, ".json") ? load_scene_file(path) : load_robot_file(path, root_of(root), parse_loop_closure(closure));
   if (constraints) add_constraints_from_json_file(model, *constraints);
   return model;
 }
@@ -295,7 +296,9 @@ PYBIND11_MODULE(_batchdyn, m) {
       });
 
   m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
-        "Loads a URDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON.");
+        py::arg("closure") = "duplicate",
+        "Loads a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON. An SDF's "
+        "loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
 
   // Scalar reference functions (double), for checking and for single environments.
   m.def("aba", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau) {

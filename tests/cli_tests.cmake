@@ -58,6 +58,15 @@ expect_json("${info}" 7 joints 1 idx_q)
 expect_json("${info}" 6 joints 1 idx_v)
 expect_json("${info}" left_foot_contact loops 0 name)
 expect_json("${info}" world loops 0 root)
+
+# info on an SDF with loops: Pinocchio's duplicate-link model by default, cut joints on request
+run(0 "nq = 45, nv = 40.*constraint rows = 24.*left-hip-pitch: left-pitch-op left-pitch-rod-joint" info ${MODELS}/cassie_v2.sdf --root free)
+run(0 "nq = 29, nv = 28.*constraint rows = 12.*left-pitch-rod-joint: connect" info ${MODELS}/cassie_v2.sdf --root free --closure cut)
+run(0 "" info ${MODELS}/cassie_v2.sdf --root free --json)
+expect_json("${last_out}" left-foot multi_parent_links 1 link)
+expect_json("${last_out}" left-plantar-foot-joint multi_parent_links 1 parent_joints 1)
+run(1 "--closure applies to SDF files" info ${MODELS}/humanoid.urdf --closure cut)
+run(1 "neither 'duplicate'" info ${MODELS}/cassie_v2.sdf --closure weld)
 run(0 "internal, root left_thigh" info ${MODELS}/biped_fourbar.urdf --root free)
 run(0 "Delassus plan \\(PV-OSIMr\\): end-effectors \\(4\\)" info ${MODELS}/quadruped.urdf --root free --constraints ${MODELS}/quadruped_feet.json)
 run(0 "" info gen:stem:4:2:2 --json)
@@ -129,7 +138,7 @@ foreach(env 0 1)
     expect_same_digits("${reference}" "${batched}" 10 "eval --batched" qdd ${env} ${k})
   endforeach()
 endforeach()
-run(2 "environment 1: free-flyer quaternion is not of unit norm" eval ${WORK}/box.urdf --root free --algo aba --batched
+run(2 "environment 1: a quaternion \\(free flyer or ball joint\\) is not of unit norm" eval ${WORK}/box.urdf --root free --algo aba --batched
     --in ${WORK}/bad_quat2.json)
 # eval --algo lcaba, scalar and --batched, against the dense solver at the same mu; the dense
 # solver --batched gives its own numbers
@@ -164,7 +173,7 @@ foreach(variant "pv-osimr" "pv-osim" "pv-osimr;--batched" "pv-osim;--batched")
   endforeach()
 endforeach()
 file(WRITE ${WORK}/box_weld.json [=[{"constraints": [{"name": "hold", "type": "weld", "link1": "box", "link2": "world"}]}]=])
-run(2 "environment 1: free-flyer quaternion is not of unit norm" eval ${WORK}/box.urdf --root free --constraints ${WORK}/box_weld.json
+run(2 "environment 1: a quaternion \\(free flyer or ball joint\\) is not of unit norm" eval ${WORK}/box.urdf --root free --constraints ${WORK}/box_weld.json
     --algo pv-osimr --batched --in ${WORK}/bad_quat2.json)
 run(1 "needs constraints" eval ${MODELS}/quadruped.urdf --root free --algo pv-osimr --in ${WORK}/quad.json)
 

@@ -53,6 +53,8 @@ inline std::vector<NamedModel> tree_models() {
   models.push_back({"biped_fourbar", load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer)});
   models.push_back({"chain:9", build_generated(generate_chain(9))});
   models.push_back({"hand", load_urdf_file(model_path("hand.urdf"))});
+  // Ball joints (spherical, quaternion coordinates) deep in the tree.
+  models.push_back({"cassie_v2.sdf(tree)", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)});
   for (NamedModel& m : models) m.model.constraints.clear(), m.model.constraint_rows = 0;
   return models;
 }
@@ -74,6 +76,10 @@ inline std::vector<NamedModel> constrained_models() {
   models.push_back({"scene two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
   for (const char* spec : {"cycle:7", "loop_chain:3:4", "stem:8:3:2", "branching:3:4", "ladder:4"})
     models.push_back({std::string("gen:") + spec, build_generated(generate_from_spec(spec))});
+  // A real robot file with loops, closed by cut joints (connects). Its duplicate-link model
+  // (Pinocchio's) has welds that are redundant only where the loops close, so random states
+  // make its rows inconsistent: tests/test_sdf.cpp checks it at consistent states.
+  models.push_back({"cassie_v2.sdf(cut)", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint)});
   return models;
 }
 

@@ -160,7 +160,8 @@ TEST_CASE("each SIMD lane of batched double LCABA equals the scalar LCABA of its
       data.lambda.setZero();
       const Eigen::VectorXd expected = lcaba(m.model, data, row(batch.q(), e, m.model.nq), row(batch.v(), e, m.model.nv),
                                              row(batch.tau(), e, m.model.nv), batch.constraint_settings());
-      const double tolerance = m.name == "scene hand_cube" ? 1e-4 : 1e-10;  // 10-gram links: tests/test_lcaba.cpp
+      // 10-gram links: tests/test_loop_dynamics.cpp; Cassie's light rods: measured <= 3e-10.
+      const double tolerance = m.name == "scene hand_cube" ? 1e-4 : m.name == "cassie_v2.sdf(cut)" ? 1e-9 : 1e-10;
       CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= tolerance);
       CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows), data.lambda) <= 1e2 * tolerance);
     }

@@ -22,19 +22,7 @@ ConstraintSpec hold_at_configuration(const Model& model, ConstraintSpec spec, co
   const Transformd world_from_c1 = data.world_from_body[f1.body] * f1.placement * spec.placement1.transform();
   const Transformd world_from_link2 = data.world_from_body[f2.body] * f2.placement;
   const Transformd link2_from_c2 = world_from_link2.inverse() * world_from_c1;
-  // Back to xyz/rpy: rpy from R = Rz(y) Ry(p) Rx(r).
-  const Mat3d& R = link2_from_c2.rotation;
-  Placement p;
-  p.xyz = link2_from_c2.translation;
-  p.rpy.y = std::asin(std::clamp(-R(2, 0), -1.0, 1.0));
-  if (std::abs(R(2, 0)) < 1.0 - 1e-12) {
-    p.rpy.x = std::atan2(R(2, 1), R(2, 2));
-    p.rpy.z = std::atan2(R(1, 0), R(0, 0));
-  } else {  // gimbal lock: put the whole yaw/roll coupling into yaw
-    p.rpy.x = 0.0;
-    p.rpy.z = std::atan2(-R(0, 1), R(1, 1));
-  }
-  spec.placement2 = p;
+  spec.placement2 = placement_of(link2_from_c2);
   return spec;
 }
 
@@ -129,8 +117,9 @@ void apply_model_json(Model& model, const json& doc, const std::string& source) 
         if (!std::isfinite(reference_q[k])) throw Error(source + ": reference_q[" + std::to_string(k) + "] is not finite");
       }
       for (int i = 1; i < model.num_bodies(); ++i) {  // a quaternion must have a direction to normalise
-        if (model.bodies[i].joint_type != JointType::FreeFlyer) continue;
-        const int at = model.bodies[i].idx_q + 3;
+        const int offset = quaternion_offset(model.bodies[i].joint_type);
+        if (offset < 0) continue;
+        const int at = model.bodies[i].idx_q + offset;
         if (!(reference_q.segment(at, 4).norm() > 1e-6))
           throw Error(source + ": reference_q[" + std::to_string(at) + ".." + std::to_string(at + 3) +
                       "], the quaternion of joint '" + model.bodies[i].joint_name + "', is zero; give a unit quaternion [x, y, z, w]");

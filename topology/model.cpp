@@ -20,12 +20,14 @@ const char* joint_type_name(JointType t) {
     case JointType::Continuous: return "continuous";
     case JointType::Prismatic: return "prismatic";
     case JointType::FreeFlyer: return "free_flyer";
+    case JointType::Spherical: return "spherical";
   }
   return "?";
 }
 
-int joint_nq(JointType t) { return t == JointType::FreeFlyer ? 7 : 1; }
-int joint_nv(JointType t) { return t == JointType::FreeFlyer ? 6 : 1; }
+int joint_nq(JointType t) { return t == JointType::FreeFlyer ? 7 : t == JointType::Spherical ? 4 : 1; }
+int joint_nv(JointType t) { return t == JointType::FreeFlyer ? 6 : t == JointType::Spherical ? 3 : 1; }
+int quaternion_offset(JointType t) { return t == JointType::FreeFlyer ? 3 : t == JointType::Spherical ? 0 : -1; }
 
 const char* constraint_type_name(ConstraintType t) {
   switch (t) {
@@ -46,6 +48,21 @@ int constraint_dimension(ConstraintType t) {
 }
 
 Transformd Placement::transform() const { return {rpy_rotation(rpy.x, rpy.y, rpy.z), xyz}; }
+
+Placement placement_of(const Transformd& transform) {
+  const Mat3d& R = transform.rotation;
+  Placement p;
+  p.xyz = transform.translation;
+  p.rpy.y = std::asin(std::clamp(-R(2, 0), -1.0, 1.0));
+  if (std::abs(R(2, 0)) < 1.0 - 1e-12) {
+    p.rpy.x = std::atan2(R(2, 1), R(2, 2));
+    p.rpy.z = std::atan2(R(1, 0), R(0, 0));
+  } else {  // gimbal lock: put the whole yaw/roll coupling into yaw
+    p.rpy.x = 0.0;
+    p.rpy.z = std::atan2(-R(0, 1), R(1, 1));
+  }
+  return p;
+}
 
 int Model::max_depth() const {
   int d = 0;
@@ -150,7 +167,7 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
   }
   if (has_joint(joint_name)) throw Error(source + ": duplicate joint name '" + joint_name + "'");
   Vec3d unit_axis = axis;
-  if (type != JointType::FreeFlyer) {
+  if (is_single_dof(type)) {
     const double n = std::sqrt(dot(axis, axis));
     if (!(n > 1e-12) || !std::isfinite(n))
       throw Error(source + ": joint '" + joint_name + "' has a zero or non-finite axis");
@@ -180,6 +197,9 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
     for (int k = 0; k < 3; ++k) { model_.lower_position_limit.push_back(-inf); model_.upper_position_limit.push_back(inf); }
     for (int k = 0; k < 4; ++k) { model_.lower_position_limit.push_back(-1.0); model_.upper_position_limit.push_back(1.0); }
     for (int k = 0; k < 6; ++k) { model_.velocity_limit.push_back(inf); model_.effort_limit.push_back(inf); }
+  } else if (type == JointType::Spherical) {  // unlimited and passive (SDF ball joints are)
+    for (int k = 0; k < 4; ++k) { model_.lower_position_limit.push_back(-1.0); model_.upper_position_limit.push_back(1.0); }
+    for (int k = 0; k < 3; ++k) { model_.velocity_limit.push_back(inf); model_.effort_limit.push_back(inf); }
   } else {
     const bool limited = type != JointType::Continuous;
     model_.lower_position_limit.push_back(limited ? lower : -inf);
@@ -221,6 +241,12 @@ void ModelBuilder::add_frame(const std::string& n, FrameKind kind, int body, con
     throw Error(source + ": duplicate " + (link ? "link" : "joint") + " name '" + n + "'");
   (link ? model_.link_frames_ : model_.joint_frames_).emplace(n, static_cast<int>(model_.frames.size()));
   model_.frames.push_back({n, body, placement, kind});
+}
+
+void ModelBuilder::set_link_frame(const std::string& link, const Transformd& placement) {
+  const auto it = model_.link_frames_.find(link);
+  if (it == model_.link_frames_.end()) throw Error("set_link_frame: no link '" + link + "'");
+  model_.frames[static_cast<size_t>(it->second)].placement = placement;
 }
 
 void ModelBuilder::set_source(int body, const std::string& source) { body_source_[body] = source; }

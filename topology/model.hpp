@@ -32,6 +32,8 @@ enum class JointType {
   Continuous,  // 1 dof, unlimited revolute; q is the angle (not cos/sin, DESIGN.md §2)
   Prismatic,   // 1 dof, translation along `axis`
   FreeFlyer,   // root only: q = [x y z qx qy qz qw], v = [linear; angular] in the body frame
+  Spherical,   // ball joint, 3 dofs: q = [qx qy qz qw] (unit quaternion), v = angular velocity in
+               // the child frame (Pinocchio's JointModelSpherical); from SDF <joint type="ball">
 };
 
 enum class RootJoint { Fixed, FreeFlyer };
@@ -39,6 +41,12 @@ enum class RootJoint { Fixed, FreeFlyer };
 const char* joint_type_name(JointType t);
 int joint_nq(JointType t);
 int joint_nv(JointType t);
+// Where a joint's unit quaternion starts in its q (3 for the free flyer, 0 for a ball joint),
+// or -1 for joints without one.
+int quaternion_offset(JointType t);
+// One position and one velocity coordinate (revolute, continuous, prismatic): the joints that
+// take PD gains, limits and per-joint damping.
+inline bool is_single_dof(JointType t) { return t != JointType::FreeFlyer && t != JointType::Spherical; }
 
 // Placement of a frame given the way URDF writes it.
 struct Placement {
@@ -46,6 +54,9 @@ struct Placement {
   Vec3d rpy = Vec3d::zero();
   Transformd transform() const;
 };
+// The xyz/rpy of a transform (rpy from R = Rz(yaw) Ry(pitch) Rx(roll); at gimbal lock the
+// yaw/roll coupling goes into yaw).
+Placement placement_of(const Transformd& transform);
 
 struct Body {
   std::string name;        // the URDF link that owns the body (fixed children merged in)
@@ -180,6 +191,9 @@ class ModelBuilder {
   // Adds a named frame on a body; names are unique per namespace (links; joints).
   void add_frame(const std::string& name, FrameKind kind, int body, const Transformd& placement,
                  const std::string& source);
+  // Moves a link's frame on its body (add_body puts it at the joint frame; an SDF link frame
+  // may sit elsewhere). Throws Error for an unknown link.
+  void set_link_frame(const std::string& link, const Transformd& placement);
   bool has_link(const std::string& name) const;   // link name already used (or "world")
   bool has_joint(const std::string& name) const;  // joint name (moving or fixed) already used
   void set_mimic(int body, const std::string& mimicked_joint) { model_.bodies[body].mimic = mimicked_joint; }

@@ -41,6 +41,9 @@ int one_dof_joint(const Model& model, const std::string& joint, const char* what
   const int body = model.joint_index(joint);
   if (model.bodies[body].joint_type == JointType::FreeFlyer)
     throw Error(std::string(what) + ": joint '" + joint + "' is the free-flyer root (load the model with a fixed root instead)");
+  if (!is_single_dof(model.bodies[body].joint_type))
+    throw Error(std::string(what) + ": joint '" + joint + "' is a " + joint_type_name(model.bodies[body].joint_type) +
+                " joint with " + std::to_string(model.bodies[body].nv) + " dofs; only 1-dof joints take a single value");
   return body;
 }
 }  // namespace
@@ -87,8 +90,8 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
     const size_t q = static_cast<size_t>(b.idx_q), v = static_cast<size_t>(b.idx_v);
     const int index = builder.add_body(
         parent, b.name, b.joint_name, b.joint_type, joint_in_parent, b.axis, model.lower_position_limit[q],
-        model.upper_position_limit[q], b.joint_type == JointType::FreeFlyer ? 0.0 : model.velocity_limit[v],
-        b.joint_type == JointType::FreeFlyer ? 0.0 : model.effort_limit[v], source);
+        model.upper_position_limit[q], !is_single_dof(b.joint_type) ? 0.0 : model.velocity_limit[v],
+        !is_single_dof(b.joint_type) ? 0.0 : model.effort_limit[v], source);
     builder.add_inertia(index, b.inertia, b.name);
     builder.set_mimic(index, b.mimic);
     for (int k = 0; k < b.nv; ++k) {
@@ -127,7 +130,7 @@ void set_joint_parameter(Model& model, std::vector<double> Model::*values, const
     throw Error(text.str());
   }
   for (int i = 1; i < model.num_bodies(); ++i)
-    if ((joint ? i == named : model.bodies[i].joint_type != JointType::FreeFlyer))
+    if ((joint ? i == named : is_single_dof(model.bodies[i].joint_type)))
       (model.*values)[static_cast<size_t>(model.bodies[i].idx_v)] = value;
 }
 }  // namespace

@@ -234,6 +234,20 @@ def test_model_loading_info_and_errors(models_dir):
         batchdyn.aba(model, np.zeros(3), np.zeros(model.nv), np.zeros(model.nv))
 
 
+def test_sdf_with_loops_loads_as_pinocchio_does_or_with_cut_joints(models_dir):
+    path = os.path.join(models_dir, "cassie_v2.sdf")
+    cassie = batchdyn.load(path, root="free")
+    assert (cassie.nq, cassie.nv, cassie.constraint_rows) == (45, 40, 24)
+    cut = batchdyn.load(path, root="free", closure="cut")
+    assert (cut.nq, cut.nv, cut.constraint_rows) == (29, 28, 12)
+    with pytest.raises(batchdyn.Error, match="duplicate"):
+        batchdyn.load(path, closure="weld")
+    # A stepped batch of Cassies: the loops hold (LCABA, the engine's default solver).
+    batch = batchdyn.Batch(cassie, 16, dtype=np.float64, threads=1)
+    batch.step(1e-3)
+    assert batch.failed_count == 0
+
+
 def test_lcaba_reference_function_matches_the_dense_solver(models_dir):
     model = batchdyn.load(os.path.join(models_dir, "four_bar.urdf"))
     rng = np.random.default_rng(3)

@@ -1,0 +1,281 @@
+// SDF loading (topology/sdf.hpp) on Cassie, whose legs close two loops each through links with
+// two parent joints: the model Pinocchio 3.7 builds (duplicate links + welds), the cut-joint
+// alternative, and the physics the two must share. Ball joints (JointType::Spherical) are also
+// covered by every test that walks tree_models() / constrained_models().
+#include <Eigen/SVD>
+#include <fstream>
+#include <map>
+
+#include "helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+
+Model cassie(LoopClosure closure = LoopClosure::DuplicateLink, RootJoint root = RootJoint::FreeFlyer) {
+  return load_sdf_file(model_path("cassie_v2.sdf"), root, closure);
+}
+
+int rank(const Eigen::MatrixXd& J) {
+  const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues();
+  int r = 0;
+  for (int k = 0; k < s.size(); ++k) r += s[k] > 1e-9 * s[0];
+  return r;
+}
+
+Eigen::MatrixXd constraint_jacobian(const Model& m, const Eigen::VectorXd& q) {
+  Data<double> data(m);
+  ConstraintData<double> cd(m);
+  constraint_kinematics(m, data, cd, q, Eigen::VectorXd::Zero(m.nv).eval());
+  return cd.J;
+}
+
+Eigen::VectorXd position_error(const Model& m, const Eigen::VectorXd& q) {
+  Data<double> data(m);
+  ConstraintData<double> cd(m);
+  constraint_kinematics(m, data, cd, q, Eigen::VectorXd::Zero(m.nv).eval());
+  return cd.position_error;
+}
+
+std::vector<std::string> joint_order(const Model& m) {
+  std::vector<std::string> names;
+  for (int i = 1; i < m.num_bodies(); ++i) names.push_back(m.bodies[i].joint_name);
+  return names;
+}
+
+// The neutral configuration moved by a random displacement of up to `scale` per coordinate
+// (the base stays at the origin): a pose from which project_to_constraints closes the loops.
+Eigen::VectorXd near_neutral(const Model& m, std::mt19937& rng, double scale) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Eigen::VectorXd dv = Eigen::VectorXd::NullaryExpr(m.nv, [&]() { return u(rng); }), q(m.nq);
+  if (m.bodies[1].joint_type == JointType::FreeFlyer) dv.head(3).setZero();
+  integrate<double>(m, neutral_configuration<double>(m), dv, q);
+  return q;
+}
+
+// A scratch file for malformed input.
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/batchdyn_test_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("cassie_v2.sdf loads as Pinocchio 3.7 builds it: nq 45, nv 40, four welds of 24 rows and rank 22") {
+  const Model m = cassie();
+  CHECK(m.nq == 45);
+  CHECK(m.nv == 40);
+  REQUIRE(m.constraints.size() == 4);
+  CHECK(m.constraint_rows == 24);
+  for (const Constraint& c : m.constraints) CHECK(c.type == ConstraintType::Weld);
+  Eigen::VectorXd q = neutral_configuration<double>(m);
+  CHECK(rank(constraint_jacobian(m, q)) == 22);
+  std::mt19937 rng(1);
+  q = near_neutral(m, rng, 0.1);
+  REQUIRE(project_to_constraints(m, q).residual < 1e-8);
+  CHECK(rank(constraint_jacobian(m, q)) == 22);
+}
+
+TEST_CASE("cassie_v2.sdf: joints in Pinocchio's depth-first order, the second parent joints moving duplicates") {
+  const Model m = cassie();
+  std::vector<std::string> expected = {"root_joint"};
+  for (const std::string side : {"left", "right"})
+    for (const char* joint : {"-roll-op", "-yaw-op", "-pitch-op", "-knee-op", "-knee-shin-joint", "-shin-tarsus-joint",
+                              "-tarsus-spring-joint", "-achilles-spring-joint", "-pitch-rod-joint", "-tarsus-crank-joint",
+                              "-crank-rod-joint", "-plantar-foot-joint", "-foot-op"})
+      expected.push_back(side + joint);
+  CHECK(joint_order(m) == expected);
+  const Body& duplicate = m.bodies[m.joint_index("left-pitch-rod-joint")];
+  CHECK(duplicate.name == "left-hip-pitch_left-pitch-rod-joint");
+  CHECK(duplicate.joint_type == JointType::Spherical);
+  CHECK(m.bodies[m.joint_index("left-plantar-foot-joint")].name == "left-foot_left-plantar-foot-joint");
+  CHECK(m.constraints[0].name == "left-pitch-rod-joint");
+  CHECK(m.bodies[m.constraints[0].body1].name == "left-hip-pitch_left-pitch-rod-joint");
+  CHECK(m.bodies[m.constraints[0].body2].name == "left-hip-pitch");
+}
+
+TEST_CASE("cassie_v2.sdf: a link with two parents is split in halves of its mass and rotational inertia") {
+  const Model m = cassie();
+  const RigidInertiad& original = m.bodies[m.body_index("left-hip-pitch")].inertia;
+  const RigidInertiad& duplicate = m.bodies[m.body_index("left-hip-pitch_left-pitch-rod-joint")].inertia;
+  CHECK(original.mass == doctest::Approx(5.52 / 2));  // <mass> of link left-hip-pitch
+  CHECK(duplicate.mass == doctest::Approx(5.52 / 2));
+  // Total mass: the sum of the file's <mass> elements.
+  std::ifstream in(model_path("cassie_v2.sdf"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  double file_mass = 0;
+  for (size_t at = text.find("<mass>"); at != std::string::npos; at = text.find("<mass>", at + 1)) file_mass += std::stod(text.substr(at + 6));
+  double model_mass = 0;
+  for (const Body& b : m.bodies) model_mass += b.inertia.mass;
+  CHECK(model_mass == doctest::Approx(file_mass).epsilon(1e-12));
+}
+
+TEST_CASE("cassie_v2.sdf: every loop is closed at the neutral configuration, with either closure") {
+  for (const LoopClosure closure : {LoopClosure::DuplicateLink, LoopClosure::CutJoint}) {
+    const Model m = cassie(closure);
+    CHECK(position_error(m, neutral_configuration<double>(m)).cwiseAbs().maxCoeff() < 1e-12);
+  }
+}
+
+TEST_CASE("cassie_v2.sdf: link frames sit where the file puts them at the neutral configuration") {
+  // SDF 1.6 link poses are in the model frame; the pelvis (root) sits at the world origin.
+  const Model m = cassie(LoopClosure::DuplicateLink, RootJoint::Fixed);
+  Data<double> data(m);
+  forward_kinematics(m, data, neutral_configuration<double>(m));
+  const std::map<std::string, Placement> file_poses = {
+      {"left-knee", {{-0.049, 0.1305, 0.8 - 1.01}, {-1.5708, 0.7854, 3.1416}}},
+      {"left-tarsus", {{-0.35166, 0.1305, 0.402 - 1.01}, {1.5708, 1.3439, 0}}},
+      {"right-foot", {{-0.29886, -0.1305, -0.0045361 - 1.01}, {1.5708, 1.364, 0}}},
+      {"left-achilles-rod", {{-0.049, 0.09, 0.92 - 1.01}, {-1.7199, 0.91441, 3.0232}}},
+  };
+  for (const auto& [link, pose] : file_poses) {
+    CAPTURE(link);
+    const Frame& f = m.frames[m.frame_index(link)];
+    const Transformd world = data.world_from_body[f.body] * f.placement;
+    CHECK(relative_error(to_matrix(world), to_matrix(pose.transform())) < 1e-12);
+  }
+  for (const char* link : {"left-hip-pitch", "right-foot"}) {  // a duplicate coincides with its original
+    CAPTURE(link);
+    const Constraint& weld = m.constraints[static_cast<size_t>(std::string(link) == "right-foot" ? 3 : 0)];
+    CHECK(relative_error(to_matrix(data.world_from_body[weld.body1] * weld.placement1),
+                         to_matrix(data.world_from_body[weld.body2] * weld.placement2)) < 1e-12);
+  }
+}
+
+TEST_CASE("cassie_v2.sdf with cut joints: ball joints become connects, nv 28, 12 rows of rank 10") {
+  const Model m = cassie(LoopClosure::CutJoint);
+  CHECK(m.nq == 29);
+  CHECK(m.nv == 28);
+  REQUIRE(m.constraints.size() == 4);
+  CHECK(m.constraint_rows == 12);
+  for (const Constraint& c : m.constraints) CHECK(c.type == ConstraintType::Connect);
+  for (const Body& b : m.bodies) CHECK(b.joint_type != JointType::Spherical);
+  CHECK(m.bodies[m.constraints[0].body1].name == "left-achilles-rod");
+  CHECK(m.bodies[m.constraints[0].body2].name == "left-hip-pitch");
+  CHECK(rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 10);
+}
+
+TEST_CASE("cassie_v2.sdf: both closures give the same motion of the joints they share") {
+  // The same robot in the same state: the cut model's q, v made consistent with its loops,
+  // the duplicate model's ball joints set to close the welds. The constrained accelerations of
+  // the shared joints must agree (the masses split between duplicates move as one body).
+  const Model cut = cassie(LoopClosure::CutJoint), dup = cassie();
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3; ++trial) {
+    CAPTURE(trial);
+    State s = random_state(cut, rng);
+    s.q = near_neutral(cut, rng, 0.1);
+    // Gauss-Newton ends linearly near 1e-9 on the plantar four-bar's nearly redundant row.
+    REQUIRE(project_to_constraints(cut, s.q).residual < 1e-8);
+    const Eigen::MatrixXd Jc = constraint_jacobian(cut, s.q);
+    s.v -= Jc.completeOrthogonalDecomposition().solve(Jc * s.v);  // v in the null space of J
+    REQUIRE((Jc * s.v).cwiseAbs().maxCoeff() < 1e-10);
+
+    // The duplicate model's state: shared joints copied by name, balls closing the welds.
+    State d{neutral_configuration<double>(dup), Eigen::VectorXd::Zero(dup.nv), Eigen::VectorXd::Zero(dup.nv)};
+    std::vector<int> balls;
+    for (int i = 1; i < dup.num_bodies(); ++i) {
+      const Body& b = dup.bodies[i];
+      if (b.joint_type == JointType::Spherical) { balls.push_back(i); continue; }
+      const Body& c = cut.bodies[cut.joint_index(b.joint_name)];
+      d.q.segment(b.idx_q, b.nq) = s.q.segment(c.idx_q, c.nq);
+      d.v.segment(b.idx_v, b.nv) = s.v.segment(c.idx_v, c.nv);
+      d.tau.segment(b.idx_v, b.nv) = s.tau.segment(c.idx_v, c.nv);
+    }
+    Data<double> data(dup);
+    forward_kinematics(dup, data, d.q);  // balls at identity
+    for (const Constraint& weld : dup.constraints) {  // body1 = the duplicate, moved by its ball
+      const Body& ball = dup.bodies[weld.body1];
+      const Transformd joint_rotation =
+          data.world_from_body[weld.body1].inverse() * data.world_from_body[weld.body2] * weld.placement2 * weld.placement1.inverse();
+      REQUIRE(std::sqrt(dot(joint_rotation.translation, joint_rotation.translation)) < 1e-8);  // the connect holds
+      double quaternion[4];
+      rotation_to_quaternion(joint_rotation.rotation, quaternion);
+      for (int k = 0; k < 4; ++k) d.q[ball.idx_q + k] = quaternion[k];
+    }
+    CHECK(position_error(dup, d.q).cwiseAbs().maxCoeff() < 1e-8);
+    // Ball velocities: least squares on the welds' velocity rows (exact for a consistent v).
+    const Eigen::MatrixXd Jd = constraint_jacobian(dup, d.q);
+    Eigen::MatrixXd J_balls(Jd.rows(), 3 * static_cast<long>(balls.size()));
+    for (size_t k = 0; k < balls.size(); ++k) J_balls.middleCols(3 * static_cast<long>(k), 3) = Jd.middleCols(dup.bodies[balls[k]].idx_v, 3);
+    const Eigen::VectorXd ball_v = J_balls.completeOrthogonalDecomposition().solve(-(Jd * d.v));
+    for (size_t k = 0; k < balls.size(); ++k) d.v.segment(dup.bodies[balls[k]].idx_v, 3) = ball_v.segment(3 * static_cast<long>(k), 3);
+    CHECK((Jd * d.v).cwiseAbs().maxCoeff() < 1e-7);  // the positions close to ~1e-9
+
+    Data<double> cut_data(cut), dup_data(dup);
+    ConstrainedData<double> cut_cd(cut), dup_cd(dup);
+    const Eigen::VectorXd cut_qdd = constrained_forward_dynamics(cut, cut_data, cut_cd, s.q, s.v, s.tau);
+    const Eigen::VectorXd dup_qdd = constrained_forward_dynamics(dup, dup_data, dup_cd, d.q, d.v, d.tau);
+    Eigen::VectorXd shared(cut.nv);
+    for (int i = 1; i < cut.num_bodies(); ++i) {
+      const Body& c = cut.bodies[i];
+      const Body& b = dup.bodies[dup.joint_index(c.joint_name)];
+      shared.segment(c.idx_v, c.nv) = dup_qdd.segment(b.idx_v, b.nv);
+    }
+    CHECK(relative_error(shared, cut_qdd) < 1e-6);
+  }
+}
+
+TEST_CASE("an SDF file is refused with the file and the fault named") {
+  CHECK_ERROR_MENTIONS(load_sdf_file("/nonexistent/robot.sdf"), "robot.sdf");
+  const std::string header = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\">";
+  const std::string link = "<link name=\"a\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz>"
+                           "<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial></link>";
+  const auto linked = [&](const std::string& type) {
+    return header + link + "<link name=\"b\"/><joint name=\"j\" type=\"" + type + "\"><parent>a</parent><child>b</child>"
+           "<axis><xyz>0 0 1</xyz></axis></joint></model></sdf>";
+  };
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("universal.sdf", linked("universal"))), "universal");
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("no_model.sdf", "<?xml version=\"1.0\"?><sdf version=\"1.6\"></sdf>")), "model");
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("two_roots.sdf", header + link + "<link name=\"c\"/></model></sdf>")), "root links");
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("bad_mass.sdf", header + "<link name=\"a\"><inertial><mass>-1</mass></inertial></link></model></sdf>")),
+                       "negative mass");
+  CHECK_ERROR_MENTIONS(parse_loop_closure("weld"), "duplicate");
+  CHECK(load_sdf_file(write_file("revolute.sdf", linked("revolute"))).nv == 1);
+}
+
+TEST_CASE("load_robot_file picks the parser by extension") {
+  CHECK(load_robot_file(model_path("cassie_v2.sdf")).constraints.size() == 4);
+  CHECK(load_robot_file(model_path("humanoid.urdf")).constraints.empty());
+}
+
+TEST_CASE("cassie_v2.sdf (duplicate links, redundant welds): LCABA, proxBBO and the dense oracle agree at consistent states") {
+  const Model m = cassie();
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 3; ++trial) {
+    CAPTURE(trial);
+    State s = random_state(m, rng);
+    s.q = near_neutral(m, rng, 0.1);
+    REQUIRE(project_to_constraints(m, s.q).residual < 1e-8);
+    const Eigen::MatrixXd J = constraint_jacobian(m, s.q);
+    s.v -= J.completeOrthogonalDecomposition().solve(J * s.v);  // consistent velocities: J v = 0
+    Data<double> data(m);
+    ConstrainedData<double> cd(m);
+    const Eigen::VectorXd dense = constrained_forward_dynamics(m, data, cd, s.q, s.v, s.tau);
+    ProximalSettings settings;
+    settings.mu = 1e4;
+    LcabaData<double> lcaba_data(m);
+    ProxBboData<double> proxbbo_data(m);
+    CHECK(relative_error(lcaba(m, lcaba_data, s.q, s.v, s.tau, settings), dense) < 1e-7);
+    CHECK(relative_error(proxbbo(m, proxbbo_data, s.q, s.v, s.tau), dense) < 1e-7);
+    Data<double> tree(m);
+    CHECK(relative_error(aba(m, tree, s.q, s.v, s.tau), dense) > 1e-3);  // the welds act
+  }
+}
+
+TEST_CASE("cassie.sdf (gearbox joints, a prismatic spring, 16 loops) loads as duplicate links; a prismatic cut is refused") {
+  LoadOptions options;
+  options.balance_inertia = true;  // its foot-reference links violate the triangle inequality (tests/robots/README.md)
+  const std::string path = std::string(BATCHDYN_ROBOTS_DIR) + "/cassie.sdf";
+  const Model m = load_sdf_file(path, RootJoint::FreeFlyer, LoopClosure::DuplicateLink, options);
+  CHECK(m.nq == 69);
+  CHECK(m.nv == 64);
+  CHECK(m.constraints.size() == 16);
+  CHECK(rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 38);
+  CHECK(position_error(m, neutral_configuration<double>(m)).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK_ERROR_MENTIONS(load_sdf_file(path, RootJoint::FreeFlyer, LoopClosure::CutJoint, options), "left-shin-spring-joint",
+                       "prismatic");
+  CHECK_ERROR_MENTIONS(load_sdf_file(path, RootJoint::FreeFlyer), "left-foot-reference", "triangle inequality");
+}
