@@ -128,8 +128,10 @@ def quadruped():
                          "placement2": "hold"} for leg in ("FL", "FR", "HL", "HR")]})
 
 
-def humanoid():
-    u = Urdf("humanoid")
+def humanoid(u=None, hands=False):
+    """The humanoid (~45 kg, 36 dof with a free root); with `hands`, an Allegro-like hand on
+    each wrist (humanoid_hands.urdf, 68 dof)."""
+    u = u or Urdf("humanoid_hands" if hands else "humanoid")
     u.link("pelvis", 8.0, (0, 0, 0), box_inertia(8.0, 0.2, 0.3, 0.15))
     u.link("torso", 15.0, (0, 0, 0.2), box_inertia(15.0, 0.2, 0.35, 0.4))
     u.joint("waist_yaw", "revolute", "pelvis", "waist", xyz=(0, 0, 0.1), axis=(0, 0, 1), lower=-1, upper=1)
@@ -176,11 +178,122 @@ def humanoid():
             parent = f"{side}_{l}"
         u.link(f"{side}_palm")
         u.joint(f"{side}_palm_fixed", "fixed", parent, f"{side}_palm", xyz=(0, 0, -0.08))
+        if hands:  # the hand's palm faces the body's midline, fingers down
+            hand_links(u, f"{side}_hand_", (f"{side}_palm", (0, 0, 0), (0, math.pi, 0)))
+    if hands:
+        u.write("humanoid_hands.urdf")
+        return
     u.write("humanoid.urdf")
     write_json("humanoid_feet.json", {
         "reference_q": "neutral",
         "constraints": [{"name": f"{side}_foot_contact", "type": "weld", "link1": f"{side}_sole", "link2": "world",
                          "placement2": "hold"} for side in ("left", "right")]})
+
+
+def humanoid_hands_cube():
+    """Lcaba-proxbbo Table II: the humanoid holding a box with both hands (eight fingertip
+    connects), free, and standing on welded feet."""
+    feet = [{"name": f"{side}_foot_contact", "type": "weld", "link1": f"{side}_sole", "link2": "world",
+             "placement2": "hold"} for side in ("left", "right")]
+    scene = {
+        "name": "humanoid_hands_cube",
+        "robots": [{"urdf": "../humanoid_hands.urdf", "root": "free", "name": "humanoid",
+                    "placement": {"xyz": [0, 0, 0.95]}}],
+        "boxes": [{"name": "cube", "mass": 1.0, "size": [0.2, 0.4, 0.2], "root": "free",
+                   "placement": {"xyz": [0, 0, 0.67]}}],
+        "reference_q": "neutral",
+        "constraints": fingertip_contacts("left_hand_", "cube") + fingertip_contacts("right_hand_", "cube")}
+    write_json("scenes/humanoid_hands_cube.json", scene)
+    scene = dict(scene, name="humanoid_hands_cube_feet", constraints=scene["constraints"] + feet)
+    write_json("scenes/humanoid_hands_cube_feet.json", scene)
+
+
+def digit():
+    """Digit-like biped (lcaba-proxbbo Table II): per leg hip roll/yaw/pitch, knee, a knee
+    four-bar (crank + rod, closed by a revolute loop joint), a 2-dof ankle driven by two toe
+    rods (crank + universal joint + rod each, closed by a connect at the foot): three loops per
+    leg. Four-dof arms. Free root, ~40 kg; welded feet in digit_feet.json; two of them holding a
+    box in scenes/two_digits_box.json."""
+    u = Urdf("digit")
+    u.link("pelvis", 15.0, (0, 0, 0.1), box_inertia(15.0, 0.2, 0.3, 0.4))
+    for side, s in (("left", 1), ("right", -1)):
+        u.link(f"{side}_hip_roll_link", 1.5, (0, 0, 0), box_inertia(1.5, 0.08, 0.08, 0.08))
+        u.link(f"{side}_hip_yaw_link", 1.5, (0, 0, 0), box_inertia(1.5, 0.08, 0.08, 0.08))
+        u.link(f"{side}_thigh", 5.0, (0, 0, -0.2), rod_inertia(5.0, 0.4, 0.06, "z"))
+        u.link(f"{side}_shin", 3.0, (0, 0, -0.2), rod_inertia(3.0, 0.4, 0.045, "z"))
+        u.link(f"{side}_crank", 0.2, (0, 0, -0.04), rod_inertia(0.2, 0.08, 0.01, "z"))
+        u.link(f"{side}_rod", 0.3, (-0.005, 0, -0.14), rod_inertia(0.3, 0.28, 0.01, "z"))
+        u.link(f"{side}_ankle_link", 0.3, (0, 0, 0), box_inertia(0.3, 0.05, 0.05, 0.05))
+        u.link(f"{side}_foot", 1.0, (0.03, 0, -0.04), box_inertia(1.0, 0.22, 0.1, 0.04))
+        u.link(f"{side}_sole")
+        u.joint(f"{side}_hip_roll", "revolute", "pelvis", f"{side}_hip_roll_link", xyz=(0, s * 0.1, -0.05),
+                axis=(1, 0, 0), lower=-0.6, upper=0.6)
+        u.joint(f"{side}_hip_yaw", "revolute", f"{side}_hip_roll_link", f"{side}_hip_yaw_link", xyz=(0, 0, -0.05),
+                axis=(0, 0, 1), lower=-0.8, upper=0.8)
+        u.joint(f"{side}_hip_pitch", "revolute", f"{side}_hip_yaw_link", f"{side}_thigh", axis=(0, 1, 0),
+                lower=-1.5, upper=1.5)
+        u.joint(f"{side}_knee", "revolute", f"{side}_thigh", f"{side}_shin", xyz=(0, 0, -0.4), axis=(0, 1, 0),
+                lower=-0.5, upper=2.0)
+        # Knee four-bar, as biped_fourbar.urdf: crank pivot (0.06, 0, -0.1) on the thigh, rod from
+        # the crank tip to (0.05, 0, -0.06) below the knee on the shin.
+        u.joint(f"{side}_knee_crank", "revolute", f"{side}_thigh", f"{side}_crank", xyz=(0.06, 0, -0.1),
+                axis=(0, 1, 0), lower=-1.5, upper=1.5)
+        u.joint(f"{side}_knee_rod", "revolute", f"{side}_crank", f"{side}_rod", xyz=(0, 0, -0.08), axis=(0, 1, 0),
+                lower=-1.5, upper=1.5)
+        u.loop_joint(f"{side}_knee_loop", "revolute", f"{side}_rod", (-0.01, 0, -0.28), f"{side}_shin",
+                     (0.05, 0, -0.06), axis=(0, 1, 0))
+        u.joint(f"{side}_ankle_pitch", "revolute", f"{side}_shin", f"{side}_ankle_link", xyz=(0, 0, -0.4),
+                axis=(0, 1, 0), lower=-1.0, upper=1.0)
+        u.joint(f"{side}_ankle_roll", "revolute", f"{side}_ankle_link", f"{side}_foot", axis=(1, 0, 0),
+                lower=-0.5, upper=0.5)
+        u.joint(f"{side}_sole_fixed", "fixed", f"{side}_foot", f"{side}_sole", xyz=(0.03, 0, -0.06))
+        # Two toe rods: a crank on the shin (pivot (0.05, +-0.03, -0.1), arm 0.05 forward), a
+        # universal joint at the crank tip, a 0.32 m rod down to a ball on the foot at
+        # (0.10, +-0.03, -0.02).
+        for toe, y in (("a", 0.03), ("b", -0.03)):
+            crank, cross, rod = f"{side}_toe_{toe}_crank", f"{side}_toe_{toe}_cross", f"{side}_toe_{toe}_rod"
+            u.link(crank, 0.1, (0.025, 0, 0), rod_inertia(0.1, 0.05, 0.01, "x"))
+            u.link(cross, 0.02, (0, 0, 0), box_inertia(0.02, 0.02, 0.02, 0.02))
+            u.link(rod, 0.1, (0, 0, -0.16), rod_inertia(0.1, 0.32, 0.006, "z"))
+            u.joint(crank, "revolute", f"{side}_shin", crank, xyz=(0.05, y, -0.1), axis=(0, 1, 0), lower=-1.5,
+                    upper=1.5)
+            u.joint(f"{cross}_joint", "revolute", crank, cross, xyz=(0.05, 0, 0), axis=(1, 0, 0), lower=-1.5,
+                    upper=1.5)
+            u.joint(f"{rod}_joint", "revolute", cross, rod, axis=(0, 1, 0), lower=-1.5, upper=1.5)
+            u.loop_joint(f"{side}_toe_{toe}_loop", "connect", rod, (0, 0, -0.32), f"{side}_foot", (0.10, y, -0.02))
+        # Arm: shoulder pitch / roll / yaw, elbow; a palm frame at the forearm's end.
+        parent = "pelvis"
+        for name, axis, xyz, link, mass, length in (
+                ("shoulder_pitch", (0, 1, 0), (0, s * 0.2, 0.3), "shoulder_link", 0.8, 0.06),
+                ("shoulder_roll", (1, 0, 0), (0, 0, 0), "upper_arm", 1.5, 0.25),
+                ("shoulder_yaw", (0, 0, 1), (0, 0, -0.25), "arm_yaw_link", 0.5, 0.06),
+                ("elbow", (0, 1, 0), (0, 0, -0.05), "forearm", 1.0, 0.25)):
+            u.link(f"{side}_{link}", mass, (0, 0, -length / 2), rod_inertia(mass, length, 0.04, "z"))
+            u.joint(f"{side}_{name}", "revolute", parent, f"{side}_{link}", xyz=xyz, axis=axis, lower=-2.5, upper=2.5)
+            parent = f"{side}_{link}"
+        u.link(f"{side}_palm")
+        u.joint(f"{side}_palm_fixed", "fixed", parent, f"{side}_palm", xyz=(0, 0, -0.25))
+    u.write("digit.urdf")
+    feet = [{"name": f"{side}_foot_contact", "type": "weld", "link1": f"{side}_sole", "link2": "world",
+             "placement2": "hold"} for side in ("left", "right")]
+    write_json("digit_feet.json", {"reference_q": "neutral", "constraints": feet})
+    # Two Digits facing each other, 0.9 m apart, feet welded, palms welded to one box where they
+    # are at the neutral pose (rigid grips).
+    grips = []
+    for robot, prefix in (("digit", ""), ("digit2", "digit2/")):
+        grips += [{"name": f"{prefix}{side}_foot_contact", "type": "weld", "link1": f"{prefix}{side}_sole",
+                   "link2": "world", "placement2": "hold"} for side in ("left", "right")]
+        grips += [{"name": f"{prefix}{side}_grip", "type": "weld", "link1": f"{prefix}{side}_palm", "link2": "box",
+                   "placement2": "hold"} for side in ("left", "right")]
+    write_json("scenes/two_digits_box.json", {
+        "name": "two_digits_box",
+        "robots": [{"urdf": "../digit.urdf", "root": "free", "name": "digit", "placement": {"xyz": [-0.45, 0, 0.93]}},
+                   {"urdf": "../digit.urdf", "root": "free", "name": "digit2",
+                    "placement": {"xyz": [0.45, 0, 0.93], "rpy": [0, 0, math.pi]}}],
+        "boxes": [{"name": "box", "mass": 3.0, "size": [0.5, 0.4, 0.3], "root": "free",
+                   "placement": {"xyz": [0, 0, 0.9]}}],
+        "reference_q": "neutral",
+        "constraints": grips})
 
 
 def biped_fourbar():
@@ -224,36 +337,49 @@ def biped_fourbar():
                          "placement2": "hold"} for side in ("left", "right")]})
 
 
-def hand():
-    """Allegro-like hand, 16 dof: index/middle/ring (abduction + 3 flexion) and a thumb."""
-    u = Urdf("hand")
-    u.link("palm", 0.4, (0, 0, 0.05), box_inertia(0.4, 0.02, 0.1, 0.1))
+def hand_links(u, prefix="", mount=None):
+    """Allegro-like hand, 16 dof: index/middle/ring (abduction + 3 flexion) and a thumb. Link
+    and joint names get `prefix`; `mount` = (parent link, xyz, rpy) fixes the palm to a link."""
+    u.link(f"{prefix}palm", 0.4, (0, 0, 0.05), box_inertia(0.4, 0.02, 0.1, 0.1))
+    if mount is not None:
+        parent_link, xyz, rpy = mount
+        u.joint(f"{prefix}palm_mount", "fixed", parent_link, f"{prefix}palm", xyz=xyz, rpy=rpy)
     fingers = (("index", 0.045), ("middle", 0.0), ("ring", -0.045))
     for name, y in fingers:
-        parent = "palm"
+        parent = f"{prefix}palm"
         spec = [("base", (0, y, 0.095), (0, 0, 1), 0.0164), ("proximal", (0, 0, 0.0164), (0, 1, 0), 0.054),
                 ("medial", (0, 0, 0.054), (0, 1, 0), 0.0384), ("distal", (0, 0, 0.0384), (0, 1, 0), 0.0267)]
         for k, (seg, xyz, axis, length) in enumerate(spec):
-            link = f"{name}_{seg}"
+            link = f"{prefix}{name}_{seg}"
             m = 0.0119 if seg == "base" else 0.03
             u.link(link, m, (0, 0, length / 2), rod_inertia(m, length, 0.01, "z"))
-            u.joint(f"{name}_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis, lower=-0.5 if k == 0 else -0.2,
-                    upper=0.5 if k == 0 else 1.6, effort=0.7, velocity=7)
+            u.joint(f"{prefix}{name}_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis,
+                    lower=-0.5 if k == 0 else -0.2, upper=0.5 if k == 0 else 1.6, effort=0.7, velocity=7)
             parent = link
-        u.link(f"{name}_tip")
-        u.joint(f"{name}_tip_fixed", "fixed", parent, f"{name}_tip", xyz=(0, 0, 0.0267))
-    parent = "palm"
+        u.link(f"{prefix}{name}_tip")
+        u.joint(f"{prefix}{name}_tip_fixed", "fixed", parent, f"{prefix}{name}_tip", xyz=(0, 0, 0.0267))
+    parent = f"{prefix}palm"
     for k, (seg, xyz, axis, length) in enumerate([("base", (-0.0182, 0.019, 0.0667), (-1, 0, 0), 0.0177),
                                                    ("proximal", (0, 0, 0.0177), (0, 0, 1), 0.0177),
                                                    ("medial", (0, 0, 0.0177), (0, 1, 0), 0.0514),
                                                    ("distal", (0, 0, 0.0514), (0, 1, 0), 0.0423)]):
-        link = f"thumb_{seg}"
+        link = f"{prefix}thumb_{seg}"
         u.link(link, 0.03, (0, 0, length / 2), rod_inertia(0.03, length, 0.01, "z"))
-        u.joint(f"thumb_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis, lower=-0.3, upper=1.6, effort=0.7,
-                velocity=7)
+        u.joint(f"{prefix}thumb_joint{k}", "revolute", parent, link, xyz=xyz, axis=axis, lower=-0.3, upper=1.6,
+                effort=0.7, velocity=7)
         parent = link
-    u.link("thumb_tip")
-    u.joint("thumb_tip_fixed", "fixed", parent, "thumb_tip", xyz=(0, 0, 0.0423))
+    u.link(f"{prefix}thumb_tip")
+    u.joint(f"{prefix}thumb_tip_fixed", "fixed", parent, f"{prefix}thumb_tip", xyz=(0, 0, 0.0423))
+
+
+def fingertip_contacts(prefix, box):
+    return [{"name": f"{prefix}{f}_contact", "type": "connect", "link1": f"{prefix}{f}_tip", "link2": box,
+             "placement2": "hold"} for f in ("index", "middle", "ring", "thumb")]
+
+
+def hand():
+    u = Urdf("hand")
+    hand_links(u)
     u.write("hand.urdf")
     write_json("scenes/hand_cube.json", {
         "name": "hand_cube",
@@ -261,8 +387,18 @@ def hand():
         "boxes": [{"name": "cube", "mass": 0.1, "size": [0.06, 0.06, 0.06], "root": "free",
                    "placement": {"xyz": [0.03, 0, 0.16]}}],
         "reference_q": "neutral",
-        "constraints": [{"name": f"{f}_contact", "type": "connect", "link1": f"{f}_tip", "link2": "cube",
-                         "placement2": "hold"} for f in ("index", "middle", "ring", "thumb")]})
+        "constraints": fingertip_contacts("", "cube")})
+    # Lcaba-proxbbo Table II: two hands holding one cube, the second hand the first one turned
+    # half a turn about the vertical through the cube, fingertips on the cube's far side.
+    write_json("scenes/two_hands_cube.json", {
+        "name": "two_hands_cube",
+        "robots": [{"urdf": "../hand.urdf", "root": "fixed", "name": "hand"},
+                   {"urdf": "../hand.urdf", "root": "fixed", "name": "hand2",
+                    "placement": {"xyz": [0.06, 0, 0], "rpy": [0, 0, math.pi]}}],
+        "boxes": [{"name": "cube", "mass": 0.1, "size": [0.06, 0.06, 0.06], "root": "free",
+                   "placement": {"xyz": [0.03, 0, 0.16]}}],
+        "reference_q": "neutral",
+        "constraints": fingertip_contacts("", "cube") + fingertip_contacts("hand2/", "cube")})
 
 
 def arm7():
@@ -321,7 +457,10 @@ if __name__ == "__main__":
     four_bar()
     quadruped()
     humanoid()
+    humanoid(hands=True)
+    humanoid_hands_cube()
     biped_fourbar()
+    digit()
     hand()
     arm7()
     humanoid_states()
