@@ -232,16 +232,8 @@ def digit():
                 axis=(0, 0, 1), lower=-0.8, upper=0.8)
         u.joint(f"{side}_hip_pitch", "revolute", f"{side}_hip_yaw_link", f"{side}_thigh", axis=(0, 1, 0),
                 lower=-1.5, upper=1.5)
-        u.joint(f"{side}_knee", "revolute", f"{side}_thigh", f"{side}_shin", xyz=(0, 0, -0.4), axis=(0, 1, 0),
-                lower=-0.5, upper=2.0)
-        # Knee four-bar, as biped_fourbar.urdf: crank pivot (0.06, 0, -0.1) on the thigh, rod from
-        # the crank tip to (0.05, 0, -0.06) below the knee on the shin.
-        u.joint(f"{side}_knee_crank", "revolute", f"{side}_thigh", f"{side}_crank", xyz=(0.06, 0, -0.1),
-                axis=(0, 1, 0), lower=-1.5, upper=1.5)
-        u.joint(f"{side}_knee_rod", "revolute", f"{side}_crank", f"{side}_rod", xyz=(0, 0, -0.08), axis=(0, 1, 0),
-                lower=-1.5, upper=1.5)
-        u.loop_joint(f"{side}_knee_loop", "revolute", f"{side}_rod", (-0.01, 0, -0.28), f"{side}_shin",
-                     (0.05, 0, -0.06), axis=(0, 1, 0))
+        fourbar_knee_joints(u, side)
+        fourbar_knee_loop(u, side)
         u.joint(f"{side}_ankle_pitch", "revolute", f"{side}_shin", f"{side}_ankle_link", xyz=(0, 0, -0.4),
                 axis=(0, 1, 0), lower=-1.0, upper=1.0)
         u.joint(f"{side}_ankle_roll", "revolute", f"{side}_ankle_link", f"{side}_foot", axis=(1, 0, 0),
@@ -296,6 +288,23 @@ def digit():
         "constraints": grips})
 
 
+def fourbar_knee_joints(u, side):
+    """The knee and its four-bar: knee pivot A = (0,0,-0.4) on the thigh, crank pivot
+    D = (0.06,0,-0.1), crank tip C = D + (0,0,-0.08), rod C -> B with B = A + (0.05,0,-0.06) on
+    the shin (closed by fourbar_knee_loop)."""
+    u.joint(f"{side}_knee", "revolute", f"{side}_thigh", f"{side}_shin", xyz=(0, 0, -0.4), axis=(0, 1, 0),
+            lower=-0.5, upper=2.0)
+    u.joint(f"{side}_knee_crank", "revolute", f"{side}_thigh", f"{side}_crank", xyz=(0.06, 0, -0.1),
+            axis=(0, 1, 0), lower=-1.5, upper=1.5)
+    u.joint(f"{side}_knee_rod", "revolute", f"{side}_crank", f"{side}_rod", xyz=(0, 0, -0.08), axis=(0, 1, 0),
+            lower=-1.5, upper=1.5)
+
+
+def fourbar_knee_loop(u, side):
+    u.loop_joint(f"{side}_knee_loop", "revolute", f"{side}_rod", (-0.01, 0, -0.28), f"{side}_shin",
+                 (0.05, 0, -0.06), axis=(0, 1, 0))
+
+
 def biped_fourbar():
     """Cassie/Digit-like leg pair: each knee is driven through a four-bar (thigh, crank, rod,
     shin) closed by a revolute loop joint in the sagittal plane (an internal loop rooted at
@@ -317,19 +326,11 @@ def biped_fourbar():
                 lower=-0.5, upper=0.5)
         u.joint(f"{side}_hip_pitch", "revolute", f"{side}_hip_roll_link", f"{side}_thigh", axis=(0, 1, 0),
                 lower=-1.5, upper=1.5)
-        # Four-bar: knee pivot A = (0,0,-0.4) on the thigh, crank pivot D = (0.06,0,-0.1), crank
-        # tip C = D + (0,0,-0.08), rod C -> B with B = A + (0.05,0,-0.06) on the shin.
-        u.joint(f"{side}_knee", "revolute", f"{side}_thigh", f"{side}_shin", xyz=(0, 0, -0.4), axis=(0, 1, 0),
-                lower=-0.5, upper=2.0)
-        u.joint(f"{side}_knee_crank", "revolute", f"{side}_thigh", f"{side}_crank", xyz=(0.06, 0, -0.1),
-                axis=(0, 1, 0), lower=-1.5, upper=1.5)
-        u.joint(f"{side}_knee_rod", "revolute", f"{side}_crank", f"{side}_rod", xyz=(0, 0, -0.08), axis=(0, 1, 0),
-                lower=-1.5, upper=1.5)
+        fourbar_knee_joints(u, side)
         u.joint(f"{side}_ankle", "revolute", f"{side}_shin", f"{side}_foot", xyz=(0, 0, -0.4), axis=(0, 1, 0),
                 lower=-1.0, upper=1.0)
         u.joint(f"{side}_sole_fixed", "fixed", f"{side}_foot", f"{side}_sole", xyz=(0.03, 0, -0.05))
-        u.loop_joint(f"{side}_knee_loop", "revolute", f"{side}_rod", (-0.01, 0, -0.28), f"{side}_shin",
-                     (0.05, 0, -0.06), axis=(0, 1, 0))
+        fourbar_knee_loop(u, side)
     u.write("biped_fourbar.urdf")
     write_json("biped_fourbar_feet.json", {
         "reference_q": "neutral",

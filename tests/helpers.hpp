@@ -96,6 +96,25 @@ inline State random_state(const Model& model, std::mt19937& rng) {
   return s;
 }
 
+// A state on the model's loops: near the neutral pose (each coordinate displaced by up to
+// `scale`, floating bases not), projected onto the constraints (to 1e-8: Gauss-Newton can end
+// linearly near 1e-9 on nearly redundant rows), velocities in the null space of the constraint
+// Jacobian, random torques. For models whose rows are consistent only where the loops close.
+inline State state_on_loops(const Model& m, std::mt19937& rng, double scale = 0.1) {
+  State s = random_state(m, rng);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Eigen::VectorXd dv = Eigen::VectorXd::NullaryExpr(m.nv, [&]() { return u(rng); });
+  for (int i = 1; i < m.num_bodies(); ++i)
+    if (m.bodies[i].joint_type == JointType::FreeFlyer) dv.segment(m.bodies[i].idx_v, 6).setZero();
+  integrate<double>(m, neutral_configuration<double>(m), dv, s.q);
+  REQUIRE(project_to_constraints(m, s.q).residual < 1e-8);
+  Data<double> data(m);
+  ConstraintData<double> rows(m);
+  constraint_kinematics(m, data, rows, s.q, s.v);
+  s.v -= rows.J.completeOrthogonalDecomposition().solve(rows.J * s.v);
+  return s;
+}
+
 // max |a - b| / max(1, max |b|)
 inline double relative_error(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   const double scale = std::max(1.0, b.cwiseAbs().maxCoeff());

@@ -44,16 +44,6 @@ std::vector<std::string> joint_order(const Model& m) {
   return names;
 }
 
-// The neutral configuration moved by a random displacement of up to `scale` per coordinate
-// (the base stays at the origin): a pose from which project_to_constraints closes the loops.
-Eigen::VectorXd near_neutral(const Model& m, std::mt19937& rng, double scale) {
-  std::uniform_real_distribution<double> u(-scale, scale);
-  Eigen::VectorXd dv = Eigen::VectorXd::NullaryExpr(m.nv, [&]() { return u(rng); }), q(m.nq);
-  if (m.bodies[1].joint_type == JointType::FreeFlyer) dv.head(3).setZero();
-  integrate<double>(m, neutral_configuration<double>(m), dv, q);
-  return q;
-}
-
 // A scratch file for malformed input.
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = "/tmp/batchdyn_test_" + name;
@@ -73,9 +63,7 @@ TEST_CASE("cassie_v2.sdf loads as Pinocchio 3.7 builds it: nq 45, nv 40, four we
   Eigen::VectorXd q = neutral_configuration<double>(m);
   CHECK(rank(constraint_jacobian(m, q)) == 22);
   std::mt19937 rng(1);
-  q = near_neutral(m, rng, 0.1);
-  REQUIRE(project_to_constraints(m, q).residual < 1e-8);
-  CHECK(rank(constraint_jacobian(m, q)) == 22);
+  CHECK(rank(constraint_jacobian(m, state_on_loops(m, rng).q)) == 22);
 }
 
 TEST_CASE("cassie_v2.sdf: joints in Pinocchio's depth-first order, the second parent joints moving duplicates") {
@@ -165,13 +153,8 @@ TEST_CASE("cassie_v2.sdf: both closures give the same motion of the joints they 
   std::mt19937 rng(7);
   for (int trial = 0; trial < 3; ++trial) {
     CAPTURE(trial);
-    State s = random_state(cut, rng);
-    s.q = near_neutral(cut, rng, 0.1);
-    // Gauss-Newton ends linearly near 1e-9 on the plantar four-bar's nearly redundant row.
-    REQUIRE(project_to_constraints(cut, s.q).residual < 1e-8);
-    const Eigen::MatrixXd Jc = constraint_jacobian(cut, s.q);
-    s.v -= Jc.completeOrthogonalDecomposition().solve(Jc * s.v);  // v in the null space of J
-    REQUIRE((Jc * s.v).cwiseAbs().maxCoeff() < 1e-10);
+    const State s = state_on_loops(cut, rng);
+    REQUIRE((constraint_jacobian(cut, s.q) * s.v).cwiseAbs().maxCoeff() < 1e-10);
 
     // The duplicate model's state: shared joints copied by name, balls closing the welds.
     State d{neutral_configuration<double>(dup), Eigen::VectorXd::Zero(dup.nv), Eigen::VectorXd::Zero(dup.nv)};
@@ -246,11 +229,7 @@ TEST_CASE("cassie_v2.sdf (duplicate links, redundant welds): LCABA, proxBBO and 
   std::mt19937 rng(9);
   for (int trial = 0; trial < 3; ++trial) {
     CAPTURE(trial);
-    State s = random_state(m, rng);
-    s.q = near_neutral(m, rng, 0.1);
-    REQUIRE(project_to_constraints(m, s.q).residual < 1e-8);
-    const Eigen::MatrixXd J = constraint_jacobian(m, s.q);
-    s.v -= J.completeOrthogonalDecomposition().solve(J * s.v);  // consistent velocities: J v = 0
+    const State s = state_on_loops(m, rng);
     Data<double> data(m);
     ConstrainedData<double> cd(m);
     const Eigen::VectorXd dense = constrained_forward_dynamics(m, data, cd, s.q, s.v, s.tau);
