@@ -193,6 +193,10 @@ class BatchEngine {
   // substeps (decimation): each computes the actuation from its own q, qd (PD inside the
   // substep), qdd = FD(q, v, tau_applied), v += h qdd, q = q ⊕ h v (on the manifold). qdd()
   // holds the last substep's. Environments whose status is not Ok keep their state.
+  // Joint damping d is integrated implicitly (as MuJoCo does): the substep solves
+  // (M + h diag(d)) qdd = tau - b(q, v) (+ J^T lambda), i.e. M (v+ - v) / h = tau - b - d v+,
+  // which is stable for any h; explicitly, a light damped link needs h < 2 I / d (Cassie's
+  // 1 N m s/rad on its rods: h < 2e-4 s). forward_dynamics() keeps the plain -d v.
   // Throws Error unless substeps >= 1.
   void step(T dt, int substeps = 1) {
     if (substeps < 1) throw Error("Batch::step: substeps must be >= 1, got " + std::to_string(substeps));
@@ -549,11 +553,13 @@ class BatchEngine {
           stage_v(size(engine.model_.nv * W)), stage_tau(stage_v.size()), stage_target(stage_v.size()),
           stage_qdd(stage_v.size()), stage_lambda(size(engine.model_.constraint_rows * W)) {
       const Model& m = engine.model_;
+      implicit_armature.resize(size(m.nv));
       if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
         delassus.emplace(m, engine.delassus_plan_);
         lcaba.emplace(m, engine.lcaba_plan_);
         proxbbo.emplace(m, engine.proxbbo_plan_);
         dense.emplace(m);
+        dense_armature.assign(size(m.nv), 0.0);
         dense_constrained.emplace(m);
         dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
       }
@@ -561,6 +567,8 @@ class BatchEngine {
     }
     static size_t size(int n) { return static_cast<size_t>(n); }
     ModelConstants<L> constants;  // this thread's views of per-environment parameters
+    LaneArray<L> implicit_armature;     // armature + h d, per dof (implicitly damped steps)
+    std::vector<double> dense_armature;  // the same for the dense solver (lane 0: shared parameters)
     EnvInertiaTables<L> inertia_tables;  // the block's inertias (per-environment parameters)
     AbaWorkspace<L> aba;
     std::optional<DelassusWorkspace<L>> delassus;
@@ -808,6 +816,12 @@ class BatchEngine {
     }
     using Traits = LaneTraits<L>;
     const int nq = model_.nq, nv = model_.nv;
+    for (int k = 0; k < nv; ++k) {  // the dense solver's armature: c's (per-environment parameters are refused here)
+      alignas(64) T lanes[W];
+      Traits::store(c.armature[static_cast<size_t>(k)], lanes);
+      ws.dense_armature[static_cast<size_t>(k)] = lanes[0];
+    }
+    ws.dense->constants.armature = ws.dense_armature;
     for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
     for (int k = 0; k < nv; ++k) {
       Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
@@ -838,6 +852,23 @@ class BatchEngine {
       ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
   }
 
+  // Whether any joint has damping (in the model or set per environment).
+  bool damped() const {
+    return env_parameters_.varies_damping() || std::any_of(model_.damping.begin(), model_.damping.end(), [](double d) { return d != 0; });
+  }
+  // The constants with armature + h d in place of the armature (see step()): this thread's copy
+  // of `c`'s views, its armature pointing at ws.implicit_armature.
+  const ModelConstants<L>& implicitly_damped(const ModelConstants<L>& c, BlockWorkspace& ws, const L& h) const {
+    for (size_t k = 0; k < ws.implicit_armature.size(); ++k) ws.implicit_armature[k] = c.armature[k] + h * c.damping[k];
+    ModelConstants<L>& out = ws.constants;
+    if (&c != &out) {
+      out.inertia = c.inertia, out.spatial_inertia = c.spatial_inertia, out.damping = c.damping;
+      out.base_acceleration = c.base_acceleration;
+    }
+    out.armature = std::span<const L>(ws.implicit_armature.data(), ws.implicit_armature.size());
+    return out;
+  }
+
   // The block's multipliers into lanes (zero in lanes without a valid environment): LCABA's
   // warm start.
   void gather_lambda(int block, BlockWorkspace& ws, const bool* valid) const {
@@ -854,8 +885,9 @@ class BatchEngine {
   // finite (a non-finite value in a substep reaches the last substep's qdd through v).
   void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt, int substeps) {
     const int nq = model_.nq, nv = model_.nv;
-    const ModelConstants<L>& c = block_constants(block, ws);
     const L h(dt / static_cast<T>(substeps));
+    const ModelConstants<L>& c = integrate_state && damped() ? implicitly_damped(block_constants(block, ws), ws, h)
+                                                             : block_constants(block, ws);
     if (constrained()) gather_lambda(block, ws, valid);
     for (int s = 0; s < substeps; ++s) {
       actuate(ws);

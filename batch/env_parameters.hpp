@@ -169,6 +169,7 @@ class EnvParameters {
   double armature(int e, int dof, const Model& model) const {
     return armature_.empty() ? model.armature[static_cast<size_t>(dof)] : get_lane(armature_[index(e, dof)], e % W);
   }
+  bool varies_damping() const { return !damping_.empty(); }
   double damping(int e, int dof, const Model& model) const {
     return damping_.empty() ? model.damping[static_cast<size_t>(dof)] : get_lane(damping_[index(e, dof)], e % W);
   }
