@@ -89,7 +89,7 @@ BATCHDYN_INLINE Force<S> inertia_times_subspace(const ModelConstants<S>& c, int 
     case JointType::Continuous: return I.times_angular(c.axis[i]);
     case JointType::Prismatic: return I.times_linear(c.axis[i]);
     case JointType::FreeFlyer: return I.column(k);
-    case JointType::Spherical: return I.column(3 + k);
+    case JointType::Spherical: return I.angular_column(k);
   }
   return Force<S>::zero();
 }

@@ -258,6 +258,8 @@ struct ArticulatedInertia {
   Force<S> times_angular(const Vec3<S>& w) const { return {B * w, C * w}; }
   // I * (v; 0): the force produced by a purely linear motion (prismatic joint column).
   Force<S> times_linear(const Vec3<S>& v) const { return {A * v, B.transpose_times(v)}; }
+  // Column 3 + k of the 6x6 matrix (I * (0; e_k), k < 3): a ball joint's column.
+  Force<S> angular_column(int k) const { return {B.column(k), C.column(k)}; }
   // Column k of the 6x6 matrix, as a force (I * e_k).
   Force<S> column(int k) const {
     Force<S> f;
