@@ -51,7 +51,7 @@ case "$what" in
       -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF
     bin=build/release/batchdyn
     echo "== batchdyn info models/humanoid.urdf --root free --constraints models/humanoid_feet.json"
-    "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json | head -4
+    "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json | sed -n 1,4p  # sed reads to the end: no SIGPIPE under pipefail
     echo "== batchdyn bench: 4096 humanoids, batched forward dynamics (ABA), double then float, all cores"
     "$bin" bench --envs 4096 --precision double --seconds 3
     "$bin" bench --envs 4096 --precision float --seconds 3
