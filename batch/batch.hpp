@@ -134,6 +134,7 @@ class BatchEngine {
     constraint_residual_.assign(static_cast<size_t>(n_), T(0));
     owned_lambda_.assign(static_cast<size_t>(n_) * model.constraint_rows, T(0));
     constraint_settings_.mu = default_constraint_penalty();
+    model_damped_ = std::any_of(model.damping.begin(), model.damping.end(), [](double d) { return d != 0; });
     set_threads(threads);
   }
   // Not copyable: the per-thread workspaces refer to this engine.
@@ -853,9 +854,7 @@ class BatchEngine {
   }
 
   // Whether any joint has damping (in the model or set per environment).
-  bool damped() const {
-    return env_parameters_.varies_damping() || std::any_of(model_.damping.begin(), model_.damping.end(), [](double d) { return d != 0; });
-  }
+  bool damped() const { return model_damped_ || env_parameters_.varies_damping(); }
   // The constants with armature + h d in place of the armature (see step()): this thread's copy
   // of `c`'s views, its armature pointing at ws.implicit_armature.
   const ModelConstants<L>& implicitly_damped(const ModelConstants<L>& c, BlockWorkspace& ws, const L& h) const {
@@ -935,6 +934,7 @@ class BatchEngine {
   const Model model_;
   int n_;
   ModelConstants<L> constants_;
+  bool model_damped_ = false;  // some joint of the model has damping (step() then damps implicitly)
   DelassusPlan delassus_plan_;
   LcabaPlan lcaba_plan_;
   ProxBboPlan proxbbo_plan_;

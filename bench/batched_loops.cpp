@@ -50,16 +50,16 @@ const std::vector<Case>& loop_models() {
     c.push_back({"ladder_8", build_generated(generate_from_spec("ladder:8"))});
     // A real robot file: Pinocchio's model (ball joints, duplicate links, 24 redundant weld
     // rows) and the cut-joint model (12 connect rows).
-    c.push_back({"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)});
-    c.push_back({"cassie_v2_cut", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint)});
+    c.push_back({"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer), true});
+    c.push_back({"cassie_v2_cut", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint), true});
     // Shaped like lcaba-proxbbo Table II (models/make_models.py).
-    c.push_back({"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json"))});
-    c.push_back({"humanoid_hands_cube", load_scene_file(model_path("scenes/humanoid_hands_cube.json"))});
-    c.push_back({"humanoid_hands_cube_feet", load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"))});
+    c.push_back({"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json")), true});
+    c.push_back({"humanoid_hands_cube", load_scene_file(model_path("scenes/humanoid_hands_cube.json")), true});
+    c.push_back({"humanoid_hands_cube_feet", load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json")), true});
     Model digit = load_urdf_file(model_path("digit.urdf"), RootJoint::FreeFlyer);
     add_constraints_from_json_file(digit, model_path("digit_feet.json"));
-    c.push_back({"digit_feet", digit});
-    c.push_back({"two_digits_box", load_scene_file(model_path("scenes/two_digits_box.json"))});
+    c.push_back({"digit_feet", digit, true});
+    c.push_back({"two_digits_box", load_scene_file(model_path("scenes/two_digits_box.json")), true});
     return c;
   }();
   return all;
@@ -67,16 +67,14 @@ const std::vector<Case>& loop_models() {
 
 enum class Solver { Aba, Lcaba, ProxBbo, Dense };
 
-// Where the environments start. Models whose rows are redundant only where the loops close
-// (Cassie's welds) or which hold objects where they are at the neutral pose (the Table II
-// shapes) start on their loops: 16 poses near the neutral one, projected, repeated. The others
-// start anywhere (empty: random configurations). Computed once per model.
-const std::vector<Eigen::VectorXd>& start_poses(const Model& model) {
-  static std::map<const Model*, std::vector<Eigen::VectorXd>> cache;
-  auto [it, inserted] = cache.try_emplace(&model);
-  const bool on_loops = model.name == "cassie" || model.name == "digit" || model.name.find("hands_cube") != std::string::npos ||
-                        model.name == "two_digits_box";
-  if (!inserted || !on_loops) return it->second;
+// Where a case's environments start (Case::start_on_loops): 16 poses near the neutral one,
+// projected onto the loops, repeated; empty for the others (random configurations). Computed
+// once per case.
+const std::vector<Eigen::VectorXd>& start_poses(const Case& c) {
+  static std::map<const Case*, std::vector<Eigen::VectorXd>> cache;
+  auto [it, inserted] = cache.try_emplace(&c);
+  if (!inserted || !c.start_on_loops) return it->second;
+  const Model& model = c.model;
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> small(-0.1, 0.1);
   for (int k = 0; k < 16; ++k) {
@@ -91,7 +89,8 @@ const std::vector<Eigen::VectorXd>& start_poses(const Model& model) {
 }
 
 template <class Engine>
-void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int iterations, bool step) {
+void BM_Loops(benchmark::State& state, const Case* c, Solver solver, int iterations, bool step) {
+  const Model* model = &c->model;
   using T = typename Engine::T;
   const int n = static_cast<int>(state.range(0));
   Engine batch(*model, n, 1);
@@ -103,7 +102,7 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
   batch.set_constraint_settings(settings);
   std::mt19937 rng(5);
   std::normal_distribution<double> normal(0, 1);
-  const std::vector<Eigen::VectorXd>& poses = start_poses(*model);
+  const std::vector<Eigen::VectorXd>& poses = start_poses(*c);
   for (int e = 0; e < n; ++e) {
     const Eigen::VectorXd q = poses.empty() ? random_configuration<double>(*model, rng) : poses[static_cast<size_t>(e) % poses.size()];
     for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(q[k]);
@@ -142,7 +141,7 @@ void BM_Loops(benchmark::State& state, const Model* model, Solver solver, int it
 }
 
 void add(const std::string& name, const Case& c, Solver solver, int iterations, auto bm, bool step = false) {
-  benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c.model, solver, iterations, step)
+  benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c, solver, iterations, step)
       ->ArgNames({"N"})
       ->Arg(1024)
       ->UseRealTime()

@@ -16,6 +16,10 @@ inline std::string model_path(const std::string& f) { return std::string(BATCHDY
 struct Case {
   std::string name;
   Model model;
+  // Start the environments on the model's loops (near the neutral pose, projected) rather than
+  // at random configurations: for rows consistent only where the loops close, or objects held
+  // where they are at the neutral pose.
+  bool start_on_loops = false;
 };
 
 // items_per_second, W, threads, env_per_s_per_core, ns_per_env, flops_per_env, GFLOPs and

@@ -230,8 +230,7 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   try {
     const Options o = parse_options(args, kModelOptions, with_model_options({"--json"}, kModelFlags));
     const Model model = load_model(o);
-    const bool sdf = o.positional.size() == 1 && o.positional[0].size() > 4 &&
-                     o.positional[0].substr(o.positional[0].size() - 4) == ".sdf";
+    const bool sdf = o.positional.size() == 1 && is_sdf_file(o.positional[0]);
     const std::vector<MultiParentLink> multi = sdf ? sdf_multi_parent_links(o.positional[0]) : std::vector<MultiParentLink>{};
     if (o.has_flag("--json")) {
       json doc = json::parse(model_info_json(model));

@@ -63,12 +63,12 @@ Model load_model(const Options& o, const std::string& default_model) {
   } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
     if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
     model = load_scene_file(spec, options);
-  } else if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".sdf") {
+  } else if (is_sdf_file(spec)) {
     model = load_sdf_file(spec, root, parse_loop_closure(o.get("--closure").value_or("duplicate")), options);
   } else {
     model = load_urdf_file(spec, root, options);
   }
-  if (o.get("--closure") && !(spec.size() > 4 && spec.substr(spec.size() - 4) == ".sdf"))
+  if (o.get("--closure") && !is_sdf_file(spec))
     throw Error("--closure applies to SDF files (links with several parent joints); drop it");
   // Locks first (they rebuild the model), then armature, then constraints.
   if (auto locks = o.get("--lock-joints")) model = lock_joints(model, parse_joint_locks(*locks));

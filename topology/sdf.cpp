@@ -282,9 +282,10 @@ std::vector<MultiParentLink> sdf_multi_parent_links(const std::string& path) {
   return links;
 }
 
+bool is_sdf_file(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".sdf") == 0; }
+
 Model load_robot_file(const std::string& path, RootJoint root, LoopClosure closure, const LoadOptions& options) {
-  const bool sdf = path.size() >= 4 && path.compare(path.size() - 4, 4, ".sdf") == 0;
-  return sdf ? load_sdf_file(path, root, closure, options) : load_urdf_file(path, root, options);
+  return is_sdf_file(path) ? load_sdf_file(path, root, closure, options) : load_urdf_file(path, root, options);
 }
 
 }  // namespace batchdyn

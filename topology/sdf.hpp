@@ -52,6 +52,9 @@ Model load_sdf_file(const std::string& path, RootJoint root = RootJoint::Fixed,
 // The links of an SDF file's first model that have several parent joints.
 std::vector<MultiParentLink> sdf_multi_parent_links(const std::string& path);
 
+// Whether a path names an SDF file (ends with ".sdf").
+bool is_sdf_file(const std::string& path);
+
 // A robot file by its extension: ".sdf" (load_sdf_file) or anything else (load_urdf_file).
 Model load_robot_file(const std::string& path, RootJoint root = RootJoint::Fixed,
                       LoopClosure closure = LoopClosure::DuplicateLink, const LoadOptions& options = {});
