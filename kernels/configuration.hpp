@@ -31,8 +31,6 @@ template <class S> void normalize_quaternion(S* quat) {
 // out = quat ⊗ exp(w) (rotation by w in the rotated frame), normalised; out may alias quat.
 // Branch-free: below 1e-4 rad, sin(θ/2)/θ by its Taylor expansion.
 template <class L> void rotate_quaternion(const L* quat, const Vec3<L>& w, L* out) {
-  using std::cos;
-  using std::sin;
   using std::sqrt;
   const L theta2 = dot(w, w);
   const L theta = sqrt(theta2);
@@ -51,8 +49,6 @@ template <class L> void rotate_quaternion(const L* quat, const Vec3<L>& w, L* ou
 // Branch-free in the state (small angles handled with select), so it runs on SIMD lanes.
 template <class L>
 void integrate_kernel(const Model& model, const L* q, const L* dv, L* out) {
-  using std::cos;
-  using std::sin;
   using std::sqrt;
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];

@@ -16,8 +16,6 @@ namespace batchdyn {
 // Joint frame -> child body frame for body i's joint coordinates (q points at idx_q).
 template <class S>
 BATCHDYN_INLINE Transform<S> joint_transform(const ModelConstants<S>& c, int i, const S* q) {
-  using std::cos;
-  using std::sin;
   switch (c.tree[i].joint_type) {
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2

@@ -45,6 +45,22 @@ using lane_scalar = typename LaneTraits<L>::Scalar;
 inline double select(bool condition, double a, double b) { return condition ? a : b; }
 inline float select(bool condition, float a, float b) { return condition ? a : b; }
 
+// sin, cos, tan and atan2 of a scalar lane by the SIMD lanes' own algorithm (xsimd's
+// polynomials, evaluated on a SimdLane and read back from lane 0) rather than the C library's:
+// the W = 1 build then computes, bit for bit, what each SIMD lane computes, so a lane kernel
+// equals its W = 1 run exactly and the scalar path reproduces one environment of a batch
+// (the two libraries differ in the last bits, which LCABA's penalty amplifies ~1e4 times).
+// sqrt, + - * / are IEEE-exact in both. For batches ADL finds xsimd's functions. Lane-generic
+// code calls these unqualified, without `using std::sin`.
+inline double sin(double x) { return xsimd::sin(SimdLane<double>(x)).get(0); }
+inline float sin(float x) { return xsimd::sin(SimdLane<float>(x)).get(0); }
+inline double cos(double x) { return xsimd::cos(SimdLane<double>(x)).get(0); }
+inline float cos(float x) { return xsimd::cos(SimdLane<float>(x)).get(0); }
+inline double tan(double x) { return xsimd::tan(SimdLane<double>(x)).get(0); }
+inline float tan(float x) { return xsimd::tan(SimdLane<float>(x)).get(0); }
+inline double atan2(double y, double x) { return xsimd::atan2(SimdLane<double>(y), SimdLane<double>(x)).get(0); }
+inline float atan2(float y, float x) { return xsimd::atan2(SimdLane<float>(y), SimdLane<float>(x)).get(0); }
+
 }  // namespace batchdyn
 
 namespace batchdyn {

@@ -96,7 +96,6 @@ namespace batchdyn {
 // candidate is computed and the lane picks its own; a candidate that is not finite in a lane
 // (e.g. 1/theta at theta = 0) is discarded there.
 template <class S> Vec3<S> log3_lanes(const Mat3<S>& R) {
-  using std::atan2;
   using std::max;
   using std::min;
   using std::sqrt;
@@ -129,7 +128,6 @@ template <class S> Vec3<S> log3_lanes(const Mat3<S>& R) {
 
 template <class S> Motion<S> log6_lanes(const Transform<S>& M) {
   using std::sqrt;
-  using std::tan;
   const Vec3<S> w = log3_lanes(M.rotation);
   const S theta = sqrt(dot(w, w));
   const Mat3<S> K = Mat3<S>::skew(w);

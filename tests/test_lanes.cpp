@@ -143,35 +143,32 @@ TEST_CASE("PD steps with substeps, per-environment parameters and observations: 
   }
 }
 
-// LCABA's primal solves amplify rounding by about mu (mu K^T K next to the links' inertia), so
-// the lanes and the scalar kernel, which round differently (FMA contraction, order), agree to
-// 1e-10 in double at the default mu = 1e4 (measured <= 5e-11), and float to 1e-3 at mu = 1e2.
-TEST_CASE("each SIMD lane of batched double LCABA equals the scalar LCABA of its environment (1e-10), multipliers too") {
+// A lane computes exactly what the W = 1 kernel computes (the same operations in the same
+// order, the same sin and cos: layout/lanes.hpp), so the lanes agree with the scalar kernel
+// to rounding-free precision even where LCABA's penalty amplifies rounding ~mu times.
+TEST_CASE("each SIMD lane of batched double LCABA equals the W = 1 double kernel to 1e-12, multipliers too") {
   std::mt19937 rng(84);
   for (const NamedModel& m : constrained_models()) {
     CAPTURE(m.name);
     const int n = 2 * Batch<double>::W + 3;
     Batch<double> batch(m.model, n, 1);
+    ScalarBatch<double> scalar(m.model, n, 1);
     randomise(batch, rng);
+    copy_state(batch, scalar);
     batch.forward_dynamics();
+    scalar.forward_dynamics();
     CHECK(batch.failed_count() == 0);
-    LcabaData<double> data(m.model);
     for (int e = 0; e < n; ++e) {
-      data.lambda.setZero();
-      const Eigen::VectorXd expected = lcaba(m.model, data, row(batch.q(), e, m.model.nq), row(batch.v(), e, m.model.nv),
-                                             row(batch.tau(), e, m.model.nv), batch.constraint_settings());
-      // 10-gram links: tests/test_loop_dynamics.cpp; Cassie's light rods: measured <= 3e-10.
-      const double tolerance = m.name == "scene hand_cube" ? 1e-4 : m.name == "cassie_v2.sdf(cut)" ? 1e-9 : 1e-10;
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= tolerance);
-      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows), data.lambda) <= 1e2 * tolerance);
+      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-12);
+      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
+                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-12);
     }
   }
 }
 
-TEST_CASE("batched float LCABA equals the W = 1 float kernel to float-LCABA accuracy (1e-3; Cassie 5e-3)") {
+TEST_CASE("batched float LCABA equals the W = 1 float kernel to 1e-5, multipliers too") {
   std::mt19937 rng(85);
   for (const NamedModel& m : constrained_models()) {
-    if (m.name == "scene hand_cube") continue;  // needs double (tests/test_lcaba.cpp)
     CAPTURE(m.name);
     const int n = Batch<float>::W + 1;
     Batch<float> batch(m.model, n, 1);
@@ -180,9 +177,11 @@ TEST_CASE("batched float LCABA equals the W = 1 float kernel to float-LCABA accu
     copy_state(batch, scalar);
     batch.forward_dynamics();
     scalar.forward_dynamics();
-    // Cassie's light rods amplify float rounding more: measured <= 1.5e-3 (SSE2 and AVX2 lanes).
-    const double tolerance = m.name == "cassie_v2.sdf(cut)" ? 5e-3 : 1e-3;
-    for (int e = 0; e < n; ++e) CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= tolerance);
+    for (int e = 0; e < n; ++e) {
+      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-5);
+      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
+                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-5);
+    }
   }
 }
 
@@ -203,41 +202,47 @@ TEST_CASE("an LCABA lane's result does not depend on the environments sharing it
   CHECK(crowded.constraint_iterations()[0] == alone.constraint_iterations()[0]);
 }
 
-TEST_CASE("each SIMD lane of batched proxBBO equals the scalar proxBBO of its environment, in double and float") {
+TEST_CASE("each SIMD lane of batched double proxBBO equals the W = 1 double kernel to 1e-12, multipliers too") {
   std::mt19937 rng(87);
   for (const NamedModel& m : constrained_models()) {
     CAPTURE(m.name);
     ProximalSettings settings;  // proxBBO keeps its accuracy at the stiff default mu
     const int n = Batch<double>::W + 3;
     Batch<double> batch(m.model, n, 1);
-    batch.set_constraint_solver(ConstraintSolver::ProxBbo);
-    batch.set_constraint_settings(settings);
+    ScalarBatch<double> scalar(m.model, n, 1);
+    batch.set_constraint_solver(ConstraintSolver::ProxBbo), scalar.set_constraint_solver(ConstraintSolver::ProxBbo);
+    batch.set_constraint_settings(settings), scalar.set_constraint_settings(settings);
     randomise(batch, rng);
+    copy_state(batch, scalar);
     batch.forward_dynamics();
+    scalar.forward_dynamics();
     CHECK(batch.failed_count() == 0);
-    ProxBboData<double> data(m.model);
     for (int e = 0; e < n; ++e) {
-      data.lambda.setZero();
-      const Eigen::VectorXd expected = proxbbo(m.model, data, row(batch.q(), e, m.model.nq), row(batch.v(), e, m.model.nv),
-                                               row(batch.tau(), e, m.model.nv), settings);
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), expected) <= 1e-8);  // measured <= 3e-9 (the ladder)
-      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows), data.lambda) <= 1e-6);
+      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-12);
+      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
+                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-12);
     }
-    const int nf = Batch<float>::W + 1;
-    Batch<float> lanes(m.model, nf, 1);
-    ScalarBatch<float> scalar(m.model, nf, 1);
-    lanes.set_constraint_solver(ConstraintSolver::ProxBbo), scalar.set_constraint_solver(ConstraintSolver::ProxBbo);
+  }
+}
+
+TEST_CASE("batched float proxBBO equals the W = 1 float kernel to 1e-5, multipliers too") {
+  std::mt19937 rng(88);
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    const int n = Batch<float>::W + 1;
+    Batch<float> lanes(m.model, n, 1);
+    ScalarBatch<float> scalar(m.model, n, 1);
     // float keeps the engine's default mu (1e2): with redundant rows (the weld closing the
     // planar cycle) a 1e-6 dual regularisation leaves float too few digits.
+    lanes.set_constraint_solver(ConstraintSolver::ProxBbo), scalar.set_constraint_solver(ConstraintSolver::ProxBbo);
     randomise(lanes, rng);
     copy_state(lanes, scalar);
     lanes.forward_dynamics();
     scalar.forward_dynamics();
-    // Float lanes and W = 1 round differently and may stop an iteration apart: measured <= 2e-4
-    // on the robots, up to 2e-2 on the generated welded cycles, branches and ladder
-    // (ill-conditioned Delassus matrices leave float few digits).
-    const bool generated = m.name.rfind("gen:", 0) == 0;
-    for (int e = 0; e < nf; ++e)
-      CHECK(relative_error(row(lanes.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= (generated ? 5e-2 : 1e-3));
+    for (int e = 0; e < n; ++e) {
+      CHECK(relative_error(row(lanes.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-5);
+      CHECK(relative_error(row(lanes.constraint_forces(), e, m.model.constraint_rows),
+                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-5);
+    }
   }
 }
