@@ -2,6 +2,8 @@
 // for that environment. Compiled into the main suite (the build's native ISA) and once per
 // lane ISA (tests/isa_main.cpp: SSE2, AVX2+FMA, AVX-512), so each instruction set's lanes
 // are checked on hosts that have it.
+#include <optional>
+
 #include "batch_helpers.hpp"
 
 using namespace batchdyn;
@@ -146,43 +148,37 @@ TEST_CASE("PD steps with substeps, per-environment parameters and observations: 
 // A lane computes exactly what the W = 1 kernel computes (the same operations in the same
 // order, the same sin and cos: layout/lanes.hpp), so the lanes agree with the scalar kernel
 // to rounding-free precision even where LCABA's penalty amplifies rounding ~mu times.
-TEST_CASE("each SIMD lane of batched double LCABA equals the W = 1 double kernel to 1e-12, multipliers too") {
-  std::mt19937 rng(84);
+// Checks qdd and the multipliers of every environment, lanes vs W = 1, on every loop model.
+template <class T>
+void check_loop_lanes_equal_scalar(ConstraintSolver solver, double tolerance, unsigned seed,
+                                   const std::optional<ProximalSettings>& settings = std::nullopt) {
+  std::mt19937 rng(seed);
   for (const NamedModel& m : constrained_models()) {
     CAPTURE(m.name);
-    const int n = 2 * Batch<double>::W + 3;
-    Batch<double> batch(m.model, n, 1);
-    ScalarBatch<double> scalar(m.model, n, 1);
-    randomise(batch, rng);
-    copy_state(batch, scalar);
-    batch.forward_dynamics();
+    const int n = 2 * Batch<T>::W + 3;
+    Batch<T> lanes(m.model, n, 1);
+    ScalarBatch<T> scalar(m.model, n, 1);
+    lanes.set_constraint_solver(solver), scalar.set_constraint_solver(solver);
+    if (settings) lanes.set_constraint_settings(*settings), scalar.set_constraint_settings(*settings);
+    randomise(lanes, rng);
+    copy_state(lanes, scalar);
+    lanes.forward_dynamics();
     scalar.forward_dynamics();
-    CHECK(batch.failed_count() == 0);
+    CHECK(lanes.failed_count() == 0);
     for (int e = 0; e < n; ++e) {
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-12);
-      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
-                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-12);
+      CHECK(relative_error(row(lanes.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= tolerance);
+      CHECK(relative_error(row(lanes.constraint_forces(), e, m.model.constraint_rows),
+                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= tolerance);
     }
   }
 }
 
+TEST_CASE("each SIMD lane of batched double LCABA equals the W = 1 double kernel to 1e-12, multipliers too") {
+  check_loop_lanes_equal_scalar<double>(ConstraintSolver::Lcaba, 1e-12, 84);
+}
+
 TEST_CASE("batched float LCABA equals the W = 1 float kernel to 1e-5, multipliers too") {
-  std::mt19937 rng(85);
-  for (const NamedModel& m : constrained_models()) {
-    CAPTURE(m.name);
-    const int n = Batch<float>::W + 1;
-    Batch<float> batch(m.model, n, 1);
-    ScalarBatch<float> scalar(m.model, n, 1);
-    randomise(batch, rng);
-    copy_state(batch, scalar);
-    batch.forward_dynamics();
-    scalar.forward_dynamics();
-    for (int e = 0; e < n; ++e) {
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-5);
-      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
-                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-5);
-    }
-  }
+  check_loop_lanes_equal_scalar<float>(ConstraintSolver::Lcaba, 1e-5, 85);
 }
 
 TEST_CASE("an LCABA lane's result does not depend on the environments sharing its block") {
@@ -203,46 +199,12 @@ TEST_CASE("an LCABA lane's result does not depend on the environments sharing it
 }
 
 TEST_CASE("each SIMD lane of batched double proxBBO equals the W = 1 double kernel to 1e-12, multipliers too") {
-  std::mt19937 rng(87);
-  for (const NamedModel& m : constrained_models()) {
-    CAPTURE(m.name);
-    ProximalSettings settings;  // proxBBO keeps its accuracy at the stiff default mu
-    const int n = Batch<double>::W + 3;
-    Batch<double> batch(m.model, n, 1);
-    ScalarBatch<double> scalar(m.model, n, 1);
-    batch.set_constraint_solver(ConstraintSolver::ProxBbo), scalar.set_constraint_solver(ConstraintSolver::ProxBbo);
-    batch.set_constraint_settings(settings), scalar.set_constraint_settings(settings);
-    randomise(batch, rng);
-    copy_state(batch, scalar);
-    batch.forward_dynamics();
-    scalar.forward_dynamics();
-    CHECK(batch.failed_count() == 0);
-    for (int e = 0; e < n; ++e) {
-      CHECK(relative_error(row(batch.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-12);
-      CHECK(relative_error(row(batch.constraint_forces(), e, m.model.constraint_rows),
-                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-12);
-    }
-  }
+  // proxBBO keeps its accuracy at the API's stiff default mu in double.
+  check_loop_lanes_equal_scalar<double>(ConstraintSolver::ProxBbo, 1e-12, 87, ProximalSettings{});
 }
 
 TEST_CASE("batched float proxBBO equals the W = 1 float kernel to 1e-5, multipliers too") {
-  std::mt19937 rng(88);
-  for (const NamedModel& m : constrained_models()) {
-    CAPTURE(m.name);
-    const int n = Batch<float>::W + 1;
-    Batch<float> lanes(m.model, n, 1);
-    ScalarBatch<float> scalar(m.model, n, 1);
-    // float keeps the engine's default mu (1e2): with redundant rows (the weld closing the
-    // planar cycle) a 1e-6 dual regularisation leaves float too few digits.
-    lanes.set_constraint_solver(ConstraintSolver::ProxBbo), scalar.set_constraint_solver(ConstraintSolver::ProxBbo);
-    randomise(lanes, rng);
-    copy_state(lanes, scalar);
-    lanes.forward_dynamics();
-    scalar.forward_dynamics();
-    for (int e = 0; e < n; ++e) {
-      CHECK(relative_error(row(lanes.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= 1e-5);
-      CHECK(relative_error(row(lanes.constraint_forces(), e, m.model.constraint_rows),
-                           row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= 1e-5);
-    }
-  }
+  // float keeps the engine's default mu (1e2): with redundant rows (the weld closing the
+  // planar cycle) a 1e-6 dual regularisation leaves float too few digits.
+  check_loop_lanes_equal_scalar<float>(ConstraintSolver::ProxBbo, 1e-5, 88);
 }
