@@ -2,12 +2,16 @@
 // running it on CountingLane) and the core's peak flop rate.
 #pragma once
 
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/aba.hpp"
 #include "kernels/configuration.hpp"
+#include "kernels/lcaba.hpp"
+#include "kernels/proxbbo.hpp"
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "layout/counting_lane.hpp"
@@ -42,13 +46,63 @@ inline FlopCount delassus_flops(const Model& model, bool pv_osim = false) {
   return flop_counter();
 }
 
-// Peak flops per cycle of one core for lanes of T with the instruction set this build
-// targets: W lanes x 2 (fused multiply-add) x 2 FMA pipes (AVX2 / AVX-512 server cores).
-// The kernels are compiled without FMA contraction (ISO C++ mode), so they can reach at most
-// half of this.
+// Floating-point operations of one constrained forward-dynamics evaluation of `model` by LCABA
+// (or proxBBO when `proxbbo`) with exactly `iterations` sweeps (1 = the first pass only), one
+// environment. The state is random and off the loops, so no sweep is skipped as converged.
+inline FlopCount loop_dynamics_flops(const Model& model, int iterations, bool proxbbo = false) {
+  const ModelConstants<CountingLane> constants(model);
+  std::mt19937 rng(1);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const Eigen::VectorXd q0 = random_configuration<double>(model, rng);
+  std::vector<CountingLane> q(q0.data(), q0.data() + q0.size()), v(static_cast<size_t>(model.nv)), tau(v.size()), qdd(v.size()),
+      lambda(static_cast<size_t>(model.constraint_rows)), violation(lambda.size());
+  for (size_t k = 0; k < v.size(); ++k) v[k] = normal(rng), tau[k] = normal(rng);
+  ProximalSettings settings;
+  settings.max_iterations = iterations;
+  settings.tolerance = 0.0;
+  const auto run = [&](const auto& plan, auto& workspace, auto kernel) {
+    flop_counter() = {};
+    kernel(constants, plan, workspace, q.data(), v.data(), tau.data(), settings, qdd.data(), lambda.data(), violation.data());
+    return flop_counter();
+  };
+  if (proxbbo) {
+    const ProxBboPlan plan = plan_proxbbo(model);
+    ProxBboWorkspace<CountingLane> workspace(model, plan);
+    return run(plan, workspace, [](auto&&... args) { return proxbbo_kernel(args...); });
+  }
+  const LcabaPlan plan = plan_lcaba(model);
+  LcabaWorkspace<CountingLane> workspace(model, plan);
+  return run(plan, workspace, [](auto&&... args) { return lcaba_kernel(args...); });
+}
+
+// Width in bits of the core's vector arithmetic units: AMD's Zen 3 and Zen 4 (family 0x19) run a
+// 512-bit operation as two 256-bit halves, so AVX-512 lanes there have the arithmetic
+// throughput of AVX2 lanes; other x86-64 cores with AVX-512 are taken to have 512-bit units.
+inline int vector_unit_bits() {
+  std::ifstream in("/proc/cpuinfo");
+  bool amd = false;
+  int family = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    if (line.rfind("vendor_id", 0) == 0) amd = line.find("AuthenticAMD") != std::string::npos;
+    if (line.rfind("cpu family", 0) == 0) {
+      family = std::stoi(line.substr(colon + 1));
+      break;
+    }
+  }
+  return amd && family == 0x19 ? 256 : 512;
+}
+
+// Peak flops per cycle of one core for lanes of T with the instruction set this build targets:
+// the lanes the vector units process per instruction (W, or fewer where they are narrower,
+// see vector_unit_bits()) x 2 (a fused multiply-add) x 2 FMA pipes (AVX2 / AVX-512 server
+// cores). The library is compiled without FMA contraction (CMakeLists.txt), so a kernel reaches
+// this only where the core has separate add and multiply pipes (Zen) and the mix is even.
 template <class T>
-constexpr double peak_flops_per_cycle() {
-  return lane_width<SimdLane<T>> * 2.0 * 2.0;
+double peak_flops_per_cycle() {
+  static const int unit_lanes = vector_unit_bits() / (8 * static_cast<int>(sizeof(T)));
+  return std::min(lane_width<SimdLane<T>>, unit_lanes) * 2.0 * 2.0;
 }
 
 // The core clock in GHz as /proc/cpuinfo reports it (0 when unknown).

@@ -281,11 +281,15 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
 
     const double envs = static_cast<double>(r.calls) * s.envs;
     const double rate = envs / r.seconds;
-    // Flops of the algorithm (the dense baseline's are not counted: 0).
+    // Flops of the algorithm (LCABA and proxBBO at a fixed --iterations K; the dense solvers'
+    // and the converging loop solvers' are not counted: 0).
+    const bool fixed_loop_kernel = s.iterations > 0 && !s.step &&
+                                   (s.algorithm == BenchAlgorithm::Lcaba || s.algorithm == BenchAlgorithm::ProxBbo);
     const double flops = s.algorithm == BenchAlgorithm::Aba       ? static_cast<double>(aba_flops(model).total()) * s.substeps
                          : s.algorithm == BenchAlgorithm::PvOsimr ? static_cast<double>(delassus_flops(model).total())
                          : s.algorithm == BenchAlgorithm::PvOsim  ? static_cast<double>(delassus_flops(model, true).total())
-                                                                  : 0.0;
+                         : fixed_loop_kernel ? static_cast<double>(loop_dynamics_flops(model, s.iterations, s.algorithm == BenchAlgorithm::ProxBbo).total())
+                                             : 0.0;
     const bool dense = s.algorithm == BenchAlgorithm::DenseDelassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;

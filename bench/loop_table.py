@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The closed-loop tables of the README from one run of bench/batched_loops.cpp.
+
+    ./build.sh bench --benchmark_filter='^Loops/' \
+        --benchmark_out=loops.json --benchmark_out_format=json
+    /usr/bin/python3 bench/loop_table.py loops.json
+
+Prints one Markdown row per model and precision: ns per environment of each solver (one
+thread, N = 1024), the largest iteration count of the converged steps, and the ratios the
+targets are stated in (all from the same run): LCABA 1 / ABA, dense / LCABA 1, SIMD vs W = 1
+(and as a fraction of W), the half-width lanes of an AVX-512 build vs W = 1 (where present),
+LCABA 1's flops per environment and its share of the core's peak.
+"""
+import json
+import re
+import sys
+
+COLUMNS = ["Aba", "Lcaba1", "Lcaba3", "ProxBbo1", "ProxBbo3", "LcabaConvergedStep", "ProxBboConvergedStep",
+           "Lcaba1Scalar", "Dense"]
+HEADER = ("| model | ABA | LCABA 1 | LCABA 3 | proxBBO 1 | proxBBO 3 | LCABA step (it) | proxBBO step (it) "
+          "| LCABA 1, W=1 | dense | LCABA1/ABA | dense/LCABA1 | SIMD/W=1 | half-width/W=1 | LCABA 1 flops, % peak |")
+
+
+def main(path):
+    runs = json.load(open(path))["benchmarks"]
+    pattern = re.compile(r"Loops/(\w+)<(\w+)>(Avx2)?/(\w+)/N:")
+    rows, order = {}, []
+    for r in runs:
+        if r.get("run_type", "iteration") != "iteration":
+            continue
+        m = pattern.match(r["name"])
+        if not m:
+            continue
+        kind, precision, half, model = m.groups()
+        if kind == "Dense":  # the dense baseline runs in double; both precisions compare with it
+            for p in ("double", "float"):
+                rows.setdefault((model, p), {})["Dense"] = r
+            continue
+        key = (model, precision)
+        if key not in rows or not rows[key]:
+            order.append(key)
+        rows.setdefault(key, {})[kind + ("Avx2" if half else "")] = r
+    print(HEADER)
+    print("|" + "---|" * (HEADER.count("|") - 1))
+    for precision in ("double", "float"):
+        for key in [k for k in order if k[1] == precision]:
+            print(row(key, rows[key]))
+
+
+def ns(r):
+    return r["ns_per_env"] if r and "error_occurred" not in r else None
+
+
+def row(key, cols):
+    cells = [f"{key[0]} {key[1]}"]
+    for c in COLUMNS:
+        r = cols.get(c)
+        t = ns(r)
+        if t is None:
+            cells.append("failed" if r else "")
+        elif "ConvergedStep" in c:
+            cells.append(f"{t:.0f} ({r.get('iterations', 0):.0f})")
+        else:
+            cells.append(f"{t:.0f}")
+    aba, lcaba, scalar, dense = (ns(cols.get(c)) for c in ("Aba", "Lcaba1", "Lcaba1Scalar", "Dense"))
+    half = ns(cols.get("Lcaba1Avx2"))
+    ratio = lambda a, b: f"{a / b:.2f}×" if a and b else ""
+    cells.append(ratio(lcaba, aba))
+    cells.append(ratio(dense, lcaba))
+    w = cols["Lcaba1"]["W"] if cols.get("Lcaba1") else 0
+    cells.append(f"{scalar / lcaba:.1f}× ({scalar / lcaba / w:.2f} W)" if scalar and lcaba and w else "")
+    cells.append(f"{scalar / half:.1f}× ({scalar / half / (w / 2):.2f} W/2)" if scalar and half and w else "")
+    r = cols.get("Lcaba1")
+    cells.append(f"{r['flops_per_env']:.0f}, {r['pct_peak']:.0f} %" if r and r.get("flops_per_env") else "")
+    return "| " + " | ".join(cells) + " |"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
