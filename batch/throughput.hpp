@@ -47,32 +47,43 @@ inline FlopCount delassus_flops(const Model& model, bool pv_osim = false) {
 }
 
 // Floating-point operations of one constrained forward-dynamics evaluation of `model` by LCABA
-// (or proxBBO when `proxbbo`) with exactly `iterations` sweeps (1 = the first pass only), one
-// environment. The state is random and off the loops, so no sweep is skipped as converged.
-inline FlopCount loop_dynamics_flops(const Model& model, int iterations, bool proxbbo = false) {
+// (or proxBBO when `proxbbo`) with `iterations` sweeps (1 = the first pass only), one
+// environment. Counted on a random state (from `seed`) off the loops for up to three sweeps;
+// further sweeps repeat the third's cost (counting them directly could stop early once the
+// double-precision count converges). The count does not depend on the state (no
+// data-dependent branches).
+inline FlopCount loop_dynamics_flops(const Model& model, int iterations, bool proxbbo = false, unsigned seed = 1) {
   const ModelConstants<CountingLane> constants(model);
-  std::mt19937 rng(1);
+  std::mt19937 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   const Eigen::VectorXd q0 = random_configuration<double>(model, rng);
   std::vector<CountingLane> q(q0.data(), q0.data() + q0.size()), v(static_cast<size_t>(model.nv)), tau(v.size()), qdd(v.size()),
       lambda(static_cast<size_t>(model.constraint_rows)), violation(lambda.size());
   for (size_t k = 0; k < v.size(); ++k) v[k] = normal(rng), tau[k] = normal(rng);
-  ProximalSettings settings;
-  settings.max_iterations = iterations;
-  settings.tolerance = 0.0;
-  const auto run = [&](const auto& plan, auto& workspace, auto kernel) {
+  const auto sweeps = [&](const auto& plan, auto& workspace, auto kernel, int count) {
+    ProximalSettings settings;
+    settings.max_iterations = count;
+    settings.tolerance = 0.0;
+    std::fill(lambda.begin(), lambda.end(), CountingLane(0.0));
     flop_counter() = {};
     kernel(constants, plan, workspace, q.data(), v.data(), tau.data(), settings, qdd.data(), lambda.data(), violation.data());
     return flop_counter();
   };
+  const auto extrapolate = [&](const auto& plan, auto& workspace, auto kernel) {
+    if (iterations <= 3) return sweeps(plan, workspace, kernel, iterations);
+    const FlopCount two = sweeps(plan, workspace, kernel, 2), three = sweeps(plan, workspace, kernel, 3);
+    const long more = iterations - 3;
+    return FlopCount{three.arithmetic + more * (three.arithmetic - two.arithmetic),
+                     three.transcendental + more * (three.transcendental - two.transcendental)};
+  };
   if (proxbbo) {
     const ProxBboPlan plan = plan_proxbbo(model);
     ProxBboWorkspace<CountingLane> workspace(model, plan);
-    return run(plan, workspace, [](auto&&... args) { return proxbbo_kernel(args...); });
+    return extrapolate(plan, workspace, [](auto&&... args) { return proxbbo_kernel(args...); });
   }
   const LcabaPlan plan = plan_lcaba(model);
   LcabaWorkspace<CountingLane> workspace(model, plan);
-  return run(plan, workspace, [](auto&&... args) { return lcaba_kernel(args...); });
+  return extrapolate(plan, workspace, [](auto&&... args) { return lcaba_kernel(args...); });
 }
 
 // Width in bits of the core's vector arithmetic units: AMD's Zen 3 and Zen 4 (family 0x19) run a

@@ -2,6 +2,7 @@
 // plans, against the dense oracle of kernels/constrained_dynamics.hpp (CRBA, RNEA, constraint
 // Jacobians, proximal KKT solve): the shipped loop models, random trees with random internal
 // and external constraints of all three types, redundant rows and singular poses.
+#include "batch/throughput.hpp"
 #include "helpers.hpp"
 
 using namespace batchdyn;
@@ -344,5 +345,29 @@ TEST_CASE("lcaba and proxbbo equal the dense oracle on the Table II-shaped model
     CHECK(relative_error(lcaba_solution(m, s).qdd, dense.qdd) <= 1e-7);
     CHECK(relative_error(proxbbo_solution(m, s, lcaba_settings()).qdd, dense.qdd) <= 1e-7);
     CHECK(relative_error(dense.qdd, tree_acceleration(m, s)) > 1e-6);  // the constraints act
+  }
+}
+
+// The flop counts of bench/ and `batchdyn bench` (batch/throughput.hpp), and the rule they rest
+// on: the loop kernels branch only on the plan, never on the state.
+TEST_CASE("lcaba and proxbbo count the same flops at any state, and every correction costs the same") {
+  for (const NamedModel& m : constrained_models()) {
+    CAPTURE(m.name);
+    for (const bool proxbbo : {false, true}) {
+      CAPTURE(proxbbo);
+      long count[4] = {};  // count[k]: k sweeps
+      for (int k = 1; k <= 3; ++k) {
+        count[k] = loop_dynamics_flops(m.model, k, proxbbo).total();
+        CHECK(loop_dynamics_flops(m.model, k, proxbbo, 7).total() == count[k]);
+      }
+      // Every correction costs the same, bar one multiply the stopping test adds from the second.
+      CHECK(count[2] > count[1]);
+      CHECK(count[3] - count[2] == count[2] - count[1] + 1);
+    }
+    // The first pass is ABA plus the loops' terms and couplings: dearer than ABA, cheaper than
+    // three ABAs on every model here (the paper's 1.8-2.1x in time).
+    const long aba = aba_flops(m.model).total(), lcaba = loop_dynamics_flops(m.model, 1).total();
+    CHECK(lcaba > aba);
+    CHECK(lcaba < 3 * aba);
   }
 }
