@@ -86,23 +86,25 @@ inline FlopCount loop_dynamics_flops(const Model& model, int iterations, bool pr
   return extrapolate(plan, workspace, [](auto&&... args) { return lcaba_kernel(args...); });
 }
 
-// Width in bits of the core's vector arithmetic units: AMD's Zen 3 and Zen 4 (family 0x19) run a
-// 512-bit operation as two 256-bit halves, so AVX-512 lanes there have the arithmetic
-// throughput of AVX2 lanes; other x86-64 cores with AVX-512 are taken to have 512-bit units.
-inline int vector_unit_bits() {
+// The value of the first "key : value" line of /proc/cpuinfo whose key starts with `key`
+// (empty when there is none).
+inline std::string cpuinfo_value(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
-  bool amd = false;
-  int family = 0;
   for (std::string line; std::getline(in, line);) {
     const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    if (line.rfind("vendor_id", 0) == 0) amd = line.find("AuthenticAMD") != std::string::npos;
-    if (line.rfind("cpu family", 0) == 0) {
-      family = std::stoi(line.substr(colon + 1));
-      break;
-    }
+    if (line.rfind(key, 0) == 0 && colon != std::string::npos) return line.substr(colon + 1);
   }
-  return amd && family == 0x19 ? 256 : 512;
+  return {};
+}
+
+// Width in bits of the core's vector arithmetic units: AMD's family 0x19 (Zen 3, without
+// AVX-512, and Zen 4) runs a 512-bit operation as two 256-bit halves, so AVX-512 lanes there
+// have the arithmetic throughput of AVX2 lanes; other x86-64 cores with AVX-512 are taken to
+// have 512-bit units.
+inline int vector_unit_bits() {
+  const std::string family = cpuinfo_value("cpu family");
+  const bool amd = cpuinfo_value("vendor_id").find("AuthenticAMD") != std::string::npos;
+  return amd && !family.empty() && std::stoi(family) == 0x19 ? 256 : 512;
 }
 
 // Peak flops per cycle of one core for lanes of T with the instruction set this build targets:
@@ -118,13 +120,8 @@ double peak_flops_per_cycle() {
 
 // The core clock in GHz as /proc/cpuinfo reports it (0 when unknown).
 inline double cpu_ghz() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("cpu MHz", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) return std::stod(line.substr(colon + 1)) / 1000.0;
-  }
-  return 0.0;
+  const std::string mhz = cpuinfo_value("cpu MHz");
+  return mhz.empty() ? 0.0 : std::stod(mhz) / 1000.0;
 }
 
 inline const char* simd_instruction_set() { return xsimd::default_arch::name(); }

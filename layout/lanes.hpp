@@ -52,14 +52,12 @@ inline float select(bool condition, float a, float b) { return condition ? a : b
 // (the two libraries differ in the last bits, which LCABA's penalty amplifies ~1e4 times).
 // sqrt, + - * / are IEEE-exact in both. For batches ADL finds xsimd's functions. Lane-generic
 // code calls these unqualified, without `using std::sin`.
-inline double sin(double x) { return xsimd::sin(SimdLane<double>(x)).get(0); }
-inline float sin(float x) { return xsimd::sin(SimdLane<float>(x)).get(0); }
-inline double cos(double x) { return xsimd::cos(SimdLane<double>(x)).get(0); }
-inline float cos(float x) { return xsimd::cos(SimdLane<float>(x)).get(0); }
-inline double tan(double x) { return xsimd::tan(SimdLane<double>(x)).get(0); }
-inline float tan(float x) { return xsimd::tan(SimdLane<float>(x)).get(0); }
-inline double atan2(double y, double x) { return xsimd::atan2(SimdLane<double>(y), SimdLane<double>(x)).get(0); }
-inline float atan2(float y, float x) { return xsimd::atan2(SimdLane<float>(y), SimdLane<float>(x)).get(0); }
+template <class T>
+concept LaneFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <LaneFloat T> T sin(T x) { return xsimd::sin(SimdLane<T>(x)).get(0); }
+template <LaneFloat T> T cos(T x) { return xsimd::cos(SimdLane<T>(x)).get(0); }
+template <LaneFloat T> T tan(T x) { return xsimd::tan(SimdLane<T>(x)).get(0); }
+template <LaneFloat T> T atan2(T y, T x) { return xsimd::atan2(SimdLane<T>(y), SimdLane<T>(x)).get(0); }
 
 }  // namespace batchdyn
 
