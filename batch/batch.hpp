@@ -185,24 +185,34 @@ class BatchEngine {
     q_ = q.data(), v_ = v.data(), tau_ = tau.data(), qdd_ = qdd.data();
   }
 
-  // qdd = FD(q, v, tau_applied) for every environment: ABA, or with the model's constraints
-  // (when it has any and constraints are on) the dense proximal solver. tau_applied is the
-  // actuation of the current ControlMode (PD, effort clamp). Updates status().
+  // qdd = FD(q, v, tau_applied + tau_passive) for every environment: ABA, or with the model's
+  // constraints (when it has any and constraints are on) the constraint solver. tau_applied is
+  // the actuation of the current ControlMode (PD, effort clamp); tau_passive = -d v is the
+  // joint damping when passive forces are on (the default; set_passive_forces). Updates status().
   void forward_dynamics() { run_dynamics(false, T(0), 1); }
 
   // One control step of length dt in `substeps` semi-implicit Euler substeps of h = dt /
   // substeps (decimation): each computes the actuation from its own q, qd (PD inside the
   // substep), qdd = FD(q, v, tau_applied), v += h qdd, q = q ⊕ h v (on the manifold). qdd()
   // holds the last substep's. Environments whose status is not Ok keep their state.
-  // Joint damping d is integrated implicitly (as MuJoCo does): the substep solves
-  // (M + h diag(d)) qdd = tau - b(q, v) (+ J^T lambda), i.e. M (v+ - v) / h = tau - b - d v+,
-  // which is stable for any h; explicitly, a light damped link needs h < 2 I / d (Cassie's
-  // 1 N m s/rad on its rods: h < 2e-4 s). forward_dynamics() keeps the plain -d v.
+  // With passive forces on, joint damping d is integrated implicitly (as MuJoCo does): the
+  // substep solves (M + h diag(d)) qdd = tau - b(q, v) - d v (+ J^T lambda), i.e.
+  // M (v+ - v) / h = tau - b - d v+, which is stable for any h; explicitly, a light damped link
+  // needs h < 2 I / d (Cassie's 1 N m s/rad on its rods: h < 2e-4 s). forward_dynamics() keeps
+  // the plain -d v.
   // Throws Error unless substeps >= 1.
   void step(T dt, int substeps = 1) {
     if (substeps < 1) throw Error("Batch::step: substeps must be >= 1, got " + std::to_string(substeps));
     run_dynamics(true, dt, substeps);
   }
+
+  // --- Passive forces ---
+  // On (the default, as simulators apply a file's damping): forward_dynamics() and step() add
+  // the joint damping -d v of the model (or of set_damping's per-environment values) to the
+  // applied torque. Off: the rigid-body dynamics as Pinocchio defines it (what the reference
+  // functions and `batchdyn eval` compute), tau being the whole joint torque.
+  void set_passive_forces(bool on) { passive_forces_ = on; }
+  bool passive_forces() const { return passive_forces_; }
 
   // --- Actuation (see ControlMode) ---
   void set_control_mode(ControlMode mode) { control_mode_ = mode; }
@@ -413,7 +423,7 @@ class BatchEngine {
   void delassus(DelassusAlgorithm algorithm = DelassusAlgorithm::PvOsimr) {
     require_constraints("Batch::delassus");
     run([&](int block, BlockWorkspace& ws, bool* valid) {
-      delassus_block(ws, algorithm);
+      delassus_block(block, ws, algorithm);
       scatter(block, valid, ws.G.data(), delassus_size(), delassus_);
     }, /*state=*/false);
   }
@@ -426,7 +436,7 @@ class BatchEngine {
     const int m = model_.constraint_rows;
     if (owned_factors_.empty()) owned_factors_.assign(static_cast<size_t>(n_) * delassus_size(), T(0));
     run([&](int block, BlockWorkspace& ws, bool* valid) {
-      delassus_block(ws, algorithm);
+      delassus_block(block, ws, algorithm);
       damped_cholesky(ws.G.data(), m, L(rho), ws.factor.data());
       scatter(block, valid, ws.G.data(), m * m, delassus_);
       scatter(block, valid, ws.factor.data(), m * m, owned_factors_.data());
@@ -601,10 +611,11 @@ class BatchEngine {
     if (model_.constraint_rows == 0)
       throw Error(std::string(who) + ": model '" + model_.name + "' has no constraints (add them with --constraints / add_constraint)");
   }
-  // G of the block's environments (q already gathered) into ws.G.
-  void delassus_block(BlockWorkspace& ws, DelassusAlgorithm algorithm) const {
-    if (algorithm == DelassusAlgorithm::PvOsimr) pv_osimr_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
-    else pv_osim_kernel(constants_, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+  // G of the block's environments (q already gathered), with their own parameters, into ws.G.
+  void delassus_block(int block, BlockWorkspace& ws, DelassusAlgorithm algorithm) const {
+    const ModelConstants<L>& c = block_constants(block, ws);
+    if (algorithm == DelassusAlgorithm::PvOsimr) pv_osimr_kernel(c, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
+    else pv_osim_kernel(c, delassus_plan_, *ws.delassus, ws.q.data(), ws.G.data());
   }
 
   void check_size(const char* name, size_t got, int per_env, const char* per_env_name) const {
@@ -631,7 +642,8 @@ class BatchEngine {
       if (!(values[k] >= 0) || (!allow_infinity && !std::isfinite(values[k])))
         throw Error(who + ": dof " + std::to_string(k) + " must be finite and >= 0, got " + std::to_string(values[k]));
   }
-  // What a rigid body can have (check_rigid_body_inertia), given as a full, symmetric matrix.
+  // What the dynamics needs of a rigid body (check_rigid_body_inertia: positive semi-definite;
+  // the triangle inequality is not required, as at loading), given as a full, symmetric matrix.
   static void check_rotational_inertia(const RigidInertiad& I, const std::string& where) {
     const Mat3d& J = I.inertia_com;
     for (int r = 0; r < 3; ++r)
@@ -853,8 +865,13 @@ class BatchEngine {
       ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
   }
 
-  // Whether any joint has damping (in the model or set per environment).
-  bool damped() const { return model_damped_ || env_parameters_.varies_damping(); }
+  // Whether the passive forces stage has damping to apply (in the model or set per environment).
+  bool damped() const { return passive_forces_ && (model_damped_ || env_parameters_.varies_damping()); }
+  // Passive joint forces: tau_applied -= d v (lanes; d per environment when set).
+  void apply_damping(const ModelConstants<L>& c, BlockWorkspace& ws) const {
+    for (int k = 0; k < model_.nv; ++k)
+      ws.tau_applied[static_cast<size_t>(k)] -= c.damping[static_cast<size_t>(k)] * ws.v[static_cast<size_t>(k)];
+  }
   // The constants with armature + h d in place of the armature (see step()): this thread's copy
   // of `c`'s views, its armature pointing at ws.implicit_armature.
   const ModelConstants<L>& implicitly_damped(const ModelConstants<L>& c, BlockWorkspace& ws, const L& h) const {
@@ -885,11 +902,13 @@ class BatchEngine {
   void dynamics_block(int block, BlockWorkspace& ws, bool* valid, bool integrate_state, T dt, int substeps) {
     const int nq = model_.nq, nv = model_.nv;
     const L h(dt / static_cast<T>(substeps));
-    const ModelConstants<L>& c = integrate_state && damped() ? implicitly_damped(block_constants(block, ws), ws, h)
-                                                             : block_constants(block, ws);
+    const bool damp = damped();
+    const ModelConstants<L>& c = integrate_state && damp ? implicitly_damped(block_constants(block, ws), ws, h)
+                                                         : block_constants(block, ws);
     if (constrained()) gather_lambda(block, ws, valid);
     for (int s = 0; s < substeps; ++s) {
       actuate(ws);
+      if (damp) apply_damping(c, ws);
       accelerations(block, c, ws, valid);
       if (!integrate_state) break;
       for (int k = 0; k < nv; ++k) {  // v += h qdd, q = q ⊕ h v
@@ -935,6 +954,7 @@ class BatchEngine {
   int n_;
   ModelConstants<L> constants_;
   bool model_damped_ = false;  // some joint of the model has damping (step() then damps implicitly)
+  bool passive_forces_ = true;
   DelassusPlan delassus_plan_;
   LcabaPlan lcaba_plan_;
   ProxBboPlan proxbbo_plan_;

@@ -46,10 +46,12 @@ struct EnvironmentResult {
 };
 
 // Evaluates every environment independently. A bad environment gets its error message and
-// the others are computed as usual. Throws only if the list sizes disagree.
+// the others are computed as usual. The dynamics are Pinocchio's (tau is the whole joint
+// torque); with passive_forces the model's joint damping is applied as the engine applies it,
+// tau - d qd. Throws only if the list sizes disagree.
 inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Algorithm algorithm,
                                                          EnvironmentStates states,
-                                                         const ProximalSettings& settings = {}) {
+                                                         const ProximalSettings& settings = {}, bool passive_forces = false) {
   const size_t n = states.q.size();
   const bool needs_dynamics = !computes_delassus(algorithm);
   if (needs_dynamics && (states.v.size() != n || states.tau.size() != n))
@@ -78,6 +80,8 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
     r.error = validate_state(model, states.q[e], needs_dynamics ? &states.v[e] : nullptr,
                              needs_dynamics ? &states.tau[e] : nullptr);
     if (!r.ok()) continue;
+    if (passive_forces && needs_dynamics)
+      states.tau[e] -= Eigen::Map<const Eigen::VectorXd>(model.damping.data(), model.nv).cwiseProduct(states.v[e]);
     try {
       switch (algorithm) {
         case Algorithm::Aba:

@@ -44,6 +44,7 @@ struct BenchSettings {
   bool pd = false;         // --pd: PD position control (kp 100, kd 5 per actuated dof) inside every substep
   bool randomize = false;  // --randomize: per-environment parameters (every body's inertia, gravity, damping, armature)
   int iterations = 0;      // --iterations K: exactly K solver iterations (tolerance 0); 0 = the solver's defaults
+  bool passive_forces = true;  // --passive-forces on|off: the model's joint damping in the dynamics
   bool progress = false;
 };
 
@@ -171,6 +172,7 @@ template <class Engine>
 BenchResult run(const Model& model, const BenchSettings& s) {
   using T = typename Engine::T;
   Engine batch(model, s.envs, s.threads);
+  batch.set_passive_forces(s.passive_forces);
   batch.set_use_constraints(solves_constraints(s.algorithm));
   if (s.algorithm == BenchAlgorithm::DenseConstrained) batch.set_constraint_solver(ConstraintSolver::Dense);
   if (s.algorithm == BenchAlgorithm::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
@@ -231,7 +233,8 @@ BenchResult run_dense(const Model& model, const BenchSettings& s) {
 int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     const Options o = parse_options(
-        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations"}, kModelOptions),
+        args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
+                                  "--passive-forces"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -260,6 +263,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (s.step && delassus_algorithm) throw Error("--step is for --algo aba");
     s.substeps = std::stoi(o.get("--substeps").value_or("1"));
     s.pd = o.has_flag("--pd");
+    s.passive_forces = passive_forces_option(o, true);
     s.randomize = o.has_flag("--randomize");
     if (s.substeps < 1) throw Error("--substeps must be >= 1");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
@@ -301,6 +305,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["mode"] = delassus_algorithm ? "delassus" : s.step ? "step" : "forward_dynamics";
     j["substeps"] = s.substeps;
     j["pd"] = s.pd;
+    j["passive_forces"] = s.passive_forces;
     j["randomized_parameters"] = s.randomize;
     j["constraint_rows"] = model.constraint_rows;
     j["precision"] = precision;

@@ -30,13 +30,17 @@ int usage(std::ostream& out) {
          "  batchdyn info MODEL [MODEL OPTIONS] [--json]\n"
          "  batchdyn eval MODEL [MODEL OPTIONS] --algo aba|constrained|lcaba|proxbbo|delassus|pv-osimr|pv-osim\n"
          "                --in STATES.json [--out RESULT.json] [--batched] [--mu MU] [--max-iterations N] [--tolerance EPS]\n"
+         "                [--passive-forces on|off]\n"
          "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|proxbbo|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
-         "                 [--randomize] [--iterations K] [--scalar] [--json]\n"
+         "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
          "  --closure duplicate|cut (SDF loops: Pinocchio's duplicate link + weld, default, or cut joints),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
-         "  --balance-inertia (repair rotational inertias that violate the triangle inequality instead of refusing them).\n"
+         "  --balance-inertia (repair rotational inertias that violate the triangle inequality; by default they load with a\n"
+         "  warning that info prints), --strict-inertia (refuse them instead).\n"
+         "eval computes the dynamics as Pinocchio defines it: tau is the whole joint torque, a file's joint damping is not\n"
+         "applied (--passive-forces on applies it, -d qd). bench times the simulator's calls, damping on (--passive-forces off).\n"
          "MODEL is a URDF file, an SDF file (*.sdf), a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
          "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates with the SIMD batch\n"
@@ -74,7 +78,12 @@ void print_model_text(const Model& model, std::ostream& out) {
     out << "  " << std::setw(28) << b.joint_name << std::setw(12) << joint_type_name(b.joint_type) << std::setw(7)
         << b.idx_q << std::setw(7) << b.idx_v << std::setw(30) << b.name << body_name(model, b.parent);
     if (model.armature[static_cast<size_t>(b.idx_v)] > 0) out << "  armature " << model.armature[static_cast<size_t>(b.idx_v)];
+    if (model.damping[static_cast<size_t>(b.idx_v)] > 0) out << "  damping " << model.damping[static_cast<size_t>(b.idx_v)];
     out << "\n";
+  }
+  if (!model.inertia_warnings.empty()) {
+    out << "\ninertia warnings (" << model.inertia_warnings.size() << "):\n";
+    for (const std::string& w : model.inertia_warnings) out << "  " << w << "\n";
   }
   if (!model.singular_joints.empty()) {
     out << "\nsingular joints (" << model.singular_joints.size()
@@ -174,11 +183,12 @@ json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.
 // matrix by PV-OSIMr / PV-OSIM. Rows of the wrong length are reported here, everything else
 // by the engine's per-environment status.
 std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states,
-                                                const ProximalSettings& settings) {
+                                                const ProximalSettings& settings, bool passive_forces) {
   const int n = static_cast<int>(states.q.size());
   const bool dynamics = !computes_delassus(algorithm);
   std::vector<EnvironmentResult> results(static_cast<size_t>(n));
   Batch<double> batch(model, n);
+  batch.set_passive_forces(passive_forces);
   batch.set_use_constraints(solves_constraints(algorithm));
   batch.set_constraint_solver(algorithm == Algorithm::Constrained ? ConstraintSolver::Dense
                               : algorithm == Algorithm::ProxBbo   ? ConstraintSolver::ProxBbo
@@ -264,12 +274,13 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   EnvironmentStates states;
   std::vector<std::string> input_errors;
   std::optional<std::string> out_path;
-  bool batched = false;
+  bool batched = false, passive_forces = false;
   try {
     const Options o = parse_options(
-        args, with_model_options({"--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance"}, kModelOptions),
+        args, with_model_options({"--algo", "--in", "--out", "--mu", "--max-iterations", "--tolerance", "--passive-forces"}, kModelOptions),
         with_model_options({"--batched"}, kModelFlags));
     batched = o.has_flag("--batched");
+    passive_forces = passive_forces_option(o, false);
     model = load_model(o);
     const std::string algo = o.get("--algo").value_or("");
     if (algo == "aba") algorithm = Algorithm::Aba;
@@ -320,7 +331,8 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   std::vector<EnvironmentResult> results;
   try {
     if (!states.q.empty())  // an empty states file gives empty results
-      results = batched ? evaluate_batched(model, algorithm, states, settings) : evaluate_reference(model, algorithm, states, settings);
+      results = batched ? evaluate_batched(model, algorithm, states, settings, passive_forces)
+                        : evaluate_reference(model, algorithm, states, settings, passive_forces);
   } catch (const std::exception& e) {
     err << "batchdyn eval: " << e.what() << "\n";
     return 1;

@@ -56,6 +56,7 @@ Model load_model(const Options& o, const std::string& default_model) {
   const RootJoint root = parse_root_joint(root_text);
   LoadOptions options;
   options.balance_inertia = o.has_flag("--balance-inertia");
+  options.strict_inertia = o.has_flag("--strict-inertia");
   Model model;
   if (spec.rfind("gen:", 0) == 0) {
     if (o.get("--root")) throw Error("generated models choose their own root; drop --root");
@@ -75,6 +76,14 @@ Model load_model(const Options& o, const std::string& default_model) {
   if (auto armature = o.get("--armature")) apply_armature_spec(model, *armature);
   if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
   return model;
+}
+
+bool passive_forces_option(const Options& o, bool default_value) {
+  const auto value = o.get("--passive-forces");
+  if (!value) return default_value;
+  if (*value == "on") return true;
+  if (*value == "off") return false;
+  throw Error("--passive-forces must be on or off (got '" + *value + "')");
 }
 
 }  // namespace batchdyn::cli

@@ -25,13 +25,16 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
 
 // Options every command that loads a model accepts (with a value / flags).
 inline const std::vector<std::string> kModelOptions = {"--root", "--constraints", "--lock-joints", "--armature", "--closure"};
-inline const std::vector<std::string> kModelFlags = {"--balance-inertia"};
+inline const std::vector<std::string> kModelFlags = {"--balance-inertia", "--strict-inertia"};
 // `extra` followed by the model options (for parse_options).
 std::vector<std::string> with_model_options(std::vector<std::string> extra, const std::vector<std::string>& model_ones);
 
 // The model named by the single positional argument (or `default_model` with a free-flyer
-// root when there is none and a default is given), with --root, --balance-inertia,
-// --lock-joints, --armature and --constraints applied (in that order).
+// root when there is none and a default is given), with --root, --balance-inertia /
+// --strict-inertia, --lock-joints, --armature and --constraints applied (in that order).
 Model load_model(const Options& o, const std::string& default_model = "");
+
+// --passive-forces on|off (eval: off by default, Pinocchio's dynamics; bench: on, as a simulator).
+bool passive_forces_option(const Options& o, bool default_value);
 
 }  // namespace batchdyn::cli

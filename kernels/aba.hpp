@@ -34,8 +34,7 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     ws.articulated_bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
   }
 
-  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature),
-  // u_i = tau_i - d_i qd_i - S_i^T p^A_i (d_i: viscous joint damping);
+  // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature), u_i = tau_i - S_i^T p^A_i;
   // I^a_i = I^A_i - U_i D_i^{-1} U_i^T, p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
   // both carried into the parent.
   for (int i = n - 1; i >= 1; --i) {
@@ -47,7 +46,7 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
     for (int k = 0; k < nv; ++k) {
       const int dof = body.idx_v + k;
-      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
+      u[k] = tau[dof] - subspace_transpose_times(c, i, ws.articulated_bias[i], k);
     }
     if (body.parent == 0) continue;  // the world absorbs nothing
 

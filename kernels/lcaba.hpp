@@ -13,7 +13,7 @@
 //     1/2 a_i^T H_{i,i} a_i + p_i^T a_i + sum_{j in N_i} a_i^T H_{i,j} a_j + (terms of N_i only).
 // Eliminating qdd_i with a_i = ^iX_{π(i)} a_{π(i)} + c_i + S_i qdd_i (a-bar_i = c_i, plus
 // ^iX_0 a_0 when π(i) is the world, whose acceleration is known) gives, with
-// U_i = H_{i,i} S_i, u_i = tau_i - d qd_i - S_i^T p_i, P_i = I - U_i D_i^{-1} S_i^T and the
+// U_i = H_{i,i} S_i, u_i = tau_i - S_i^T p_i, P_i = I - U_i D_i^{-1} S_i^T and the
 // coupling columns B_{j,i} = H_{j,i} S_i:
 //     H_{π,π} += X*(H_{i,i} - U D^-1 U^T)X,  p_π += X*(p_i + H^a_i c_i + U D^-1 u)   (ABA)
 //     H_{π,j} += X* P_i H_{i,j}                                                   (eq. 30c)
@@ -141,7 +141,7 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
     eliminate_joint(c, i, ws.inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)]);
     for (int k = 0; k < nv; ++k) {
       const int dof = body.idx_v + k;
-      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
+      u[k] = tau[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
     }
     times_Dinv(nv, U, Dinv, U_Dinv);
     const Transform<S>& X = ws.parent_from_body[i];

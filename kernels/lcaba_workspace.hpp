@@ -34,7 +34,7 @@ struct LcabaWorkspace {
   std::vector<Force<S>> bias, delta_bias;                        // p_i = -f_i (ABA's bias force) and Δp_i
   std::vector<CouplingBlock<S>> coupling;                        // H_{lo,hi} per plan slot
   std::vector<Force<S>> U, U_Dinv;                               // U_i = H_{i,i} S_i, U_i D_i^{-1} (idx_v)
-  std::vector<S> u, delta_u;                                     // u_i = tau_i - d qd_i - S_i^T p_i, Δu_i (idx_v)
+  std::vector<S> u, delta_u;                                     // u_i = tau_i - S_i^T p_i, Δu_i (idx_v)
   std::vector<S> Dinv;                                           // D_i^{-1}
   std::vector<int> Dinv_offset;
   std::vector<Force<S>> coupling_columns;                        // H_{j,i} S_i per (i, j in N_i) (plan)

@@ -176,7 +176,7 @@ LcabaLaneResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPlan&
     eliminate_joint(c, i, ws.inertia[i], U, Dinv);
     for (int k = 0; k < nv; ++k) {
       const int dof = body.idx_v + k;
-      u[k] = tau[dof] - c.damping[static_cast<size_t>(dof)] * v[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
+      u[k] = tau[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
     }
     times_Dinv(nv, U, Dinv, U_Dinv);
     const Transform<S>& X = ws.parent_from_body[i];

@@ -1,5 +1,6 @@
-// Recursive Newton-Euler: inverse dynamics tau = M(q) qdd + b(q, v) + d v, gravity included
-// (d: the model's viscous joint damping, zero unless set).
+// Recursive Newton-Euler: inverse dynamics tau = M(q) qdd + b(q, v), gravity included, as
+// Pinocchio defines it (armature on M's diagonal; no joint damping: that is a passive force of
+// the simulation, batch/passive_forces.hpp).
 // Featherstone, RBDA Table 5.1, in Pinocchio's conventions. O(n).
 #pragma once
 
@@ -18,20 +19,19 @@ const VectorX<S>& rnea(const Model& model, Data<S>& data, const VectorX<S>& q, c
     const RigidInertia<S>& I = c.inertia[static_cast<size_t>(i)];
     data.force[i] = I * data.acceleration[i] + cross(data.velocity[i], I * data.velocity[i]);
   }
-  // Backward sweep: tau_i = S_i^T f_i (+ armature_i qdd_i + d_i qd_i), f_parent += ^{λ(i)}X*_i f_i.
+  // Backward sweep: tau_i = S_i^T f_i (+ armature_i qdd_i), f_parent += ^{λ(i)}X*_i f_i.
   for (int i = model.num_bodies() - 1; i >= 1; --i) {
     const BodyPlan& body = c.tree[i];
     for (int k = 0; k < body.nv; ++k) {
       const size_t dof = static_cast<size_t>(body.idx_v + k);
-      data.tau[body.idx_v + k] = subspace_transpose_times(c, i, data.force[i], k) + c.armature[dof] * qdd[body.idx_v + k] +
-                                 c.damping[dof] * v[body.idx_v + k];
+      data.tau[body.idx_v + k] = subspace_transpose_times(c, i, data.force[i], k) + c.armature[dof] * qdd[body.idx_v + k];
     }
     if (body.parent > 0) data.force[body.parent] += data.parent_from_body[i].act(data.force[i]);
   }
   return data.tau;
 }
 
-// Nonlinear effects b(q, v) = rnea(q, v, 0) (Coriolis, centrifugal, gravity, and damping d v).
+// Nonlinear effects b(q, v) = rnea(q, v, 0) (Coriolis, centrifugal, gravity).
 template <class S>
 const VectorX<S>& nonlinear_effects(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v) {
   return rnea(model, data, q, v, data.zero);

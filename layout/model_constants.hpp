@@ -140,7 +140,8 @@ struct ModelConstants {
   // (per-environment inertias: one table fewer to stream per block).
   std::span<const ArticulatedInertia<S>> spatial_inertia;
   std::span<const S> armature;                     // per dof: rotor inertia added to M(q)'s diagonal
-  std::span<const S> damping;                      // per dof: viscous damping, joint force -d v
+  std::span<const S> damping;                      // per dof: viscous damping d; no kernel reads it (Pinocchio's
+                                                   // dynamics): the engine's passive forces apply -d v
   Motion<S> base_acceleration;                     // a_0 = -g
 
   // I_i as a 6x6, from the table or formed from I_i (see spatial_inertia).

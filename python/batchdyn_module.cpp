@@ -31,8 +31,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // A URDF, an SDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
 Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints,
-           const std::string& closure) {
-  Model model = ends_with(path, ".json") ? load_scene_file(path) : load_robot_file(path, root_of(root), parse_loop_closure(closure));
+           const std::string& closure, bool balance_inertia, bool strict_inertia) {
+  LoadOptions options;
+  options.balance_inertia = balance_inertia, options.strict_inertia = strict_inertia;
+  Model model = ends_with(path, ".json") ? load_scene_file(path, options)
+                                         : load_robot_file(path, root_of(root), parse_loop_closure(closure), options);
   if (constraints) add_constraints_from_json_file(model, *constraints);
   return model;
 }
@@ -88,6 +91,10 @@ void bind_batch(py::module_& m, const char* name) {
   py::class_<B>(m, name, "N environments of one Model stepped together (see batchdyn.Batch).")
       .def(py::init<const Model&, int, int>(), py::arg("model"), py::arg("num_envs"), py::arg("threads") = 0)
       .def_property_readonly("num_envs", [](B& b) { return b.batch.num_envs(); })
+      .def_property("passive_forces", [](B& b) { return b.batch.passive_forces(); },
+                    [](B& b, bool on) { b.batch.set_passive_forces(on); },
+                    "Whether step() and forward_dynamics() apply the model's joint damping -d qd (default True, as "
+                    "simulators do); False: the rigid-body dynamics as Pinocchio defines it.")
       .def_property_readonly("dtype", [](B&) { return py::dtype::of<T>(); })
       .def_property("threads", [](B& b) { return b.batch.threads(); }, [](B& b, int t) { b.batch.set_threads(t); })
       .def_property_readonly("nq", [](B& b) { return b.batch.model().nq; })
@@ -288,6 +295,7 @@ PYBIND11_MODULE(_batchdyn, m) {
       .def_readonly("effort_limit", &Model::effort_limit)
       .def_readonly("damping", &Model::damping)
       .def_readonly("armature", &Model::armature)
+      .def_readonly("inertia_warnings", &Model::inertia_warnings)
       .def("info_json", [](const Model& model) { return model_info_json(model); })
       .def("neutral", [](const Model& model) { return neutral_configuration<double>(model); })
       .def("__repr__", [](const Model& model) {
@@ -296,7 +304,7 @@ PYBIND11_MODULE(_batchdyn, m) {
       });
 
   m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
-        py::arg("closure") = "duplicate",
+        py::arg("closure") = "duplicate", py::arg("balance_inertia") = false, py::arg("strict_inertia") = false,
         "Loads a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON. An SDF's "
         "loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
 
@@ -305,12 +313,12 @@ PYBIND11_MODULE(_batchdyn, m) {
     Data<double> data(model);
     return Eigen::VectorXd(aba(model, data, vector_arg(q, model.nq, "q", "aba"), vector_arg(v, model.nv, "v", "aba"),
                                vector_arg(tau, model.nv, "tau", "aba")));
-  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), "Forward dynamics of the tree (constraints ignored).");
+  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), "Forward dynamics of the tree as Pinocchio defines it (constraints ignored, no joint damping).");
   m.def("rnea", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& qdd) {
     Data<double> data(model);
     return Eigen::VectorXd(rnea(model, data, vector_arg(q, model.nq, "q", "rnea"), vector_arg(v, model.nv, "v", "rnea"),
                                 vector_arg(qdd, model.nv, "qdd", "rnea")));
-  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("qdd"), "Inverse dynamics tau = M qdd + b + damping v.");
+  }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("qdd"), "Inverse dynamics tau = M qdd + b (Pinocchio's: no joint damping).");
   m.def("crba", [](const Model& model, const Eigen::VectorXd& q) {
     Data<double> data(model);
     return Eigen::MatrixXd(crba(model, data, vector_arg(q, model.nq, "q", "crba")));

@@ -95,14 +95,33 @@ TEST_CASE("a rotational inertia that is not positive semi-definite names the lin
                        "pd.urdf", "link 'arm'", "not positive semi-definite", "principal moments (-0.4");
 }
 
-TEST_CASE("a rotational inertia violating the triangle inequality is refused, or balanced on request") {
-  const std::string urdf = robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3")") +
-                                 joint("j", "base", "arm"));
-  CHECK_ERROR_MENTIONS(load_urdf_string(urdf, RootJoint::Fixed, "tri.urdf"), "tri.urdf", "link 'arm'", "triangle inequality",
-                       "0.3", "balance_inertia");
+namespace {
+const std::string kTriangleViolation = robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3")") +
+                                             joint("j", "base", "arm"));
+}
+
+TEST_CASE("a rotational inertia violating the triangle inequality loads as written, with a warning naming the file and link") {
+  const Model model = load_urdf_string(kTriangleViolation, RootJoint::Fixed, "tri.urdf");
+  CHECK(model.bodies[1].inertia.inertia_com(2, 2) == 0.3);  // as written: the dynamics is Pinocchio's
+  REQUIRE(model.inertia_warnings.size() == 1);
+  for (const char* word : {"tri.urdf", "link 'arm'", "triangle inequality", "0.3", "balance_inertia"})
+    CHECK(model.inertia_warnings[0].find(word) != std::string::npos);
+}
+
+TEST_CASE("strict_inertia refuses a triangle-inequality violation, naming the file, the link and the moments") {
+  LoadOptions options;
+  options.strict_inertia = true;
+  CHECK_ERROR_MENTIONS(load_urdf_string(kTriangleViolation, RootJoint::Fixed, "tri.urdf", options), "tri.urdf", "link 'arm'",
+                       "triangle inequality", "0.3", "balance_inertia");
+  options.balance_inertia = true;
+  CHECK_ERROR_MENTIONS(load_urdf_string(kTriangleViolation, RootJoint::Fixed, "tri.urdf", options), "exclude each other");
+}
+
+TEST_CASE("balance_inertia repairs a triangle-inequality violation: the deficit goes half to each smaller moment") {
   LoadOptions options;
   options.balance_inertia = true;
-  const Model model = load_urdf_string(urdf, RootJoint::Fixed, "tri.urdf", options);
+  const Model model = load_urdf_string(kTriangleViolation, RootJoint::Fixed, "tri.urdf", options);
+  CHECK(model.inertia_warnings.empty());
   const Vec3d moments = principal_moments(model.bodies[1].inertia.inertia_com);
   CHECK(moments.x == doctest::Approx(0.15));  // the deficit 0.1 split over the two smaller moments
   CHECK(moments.y == doctest::Approx(0.15));

@@ -1,8 +1,11 @@
-// Real robot files (tests/robots/, from example-robot-data): every URDF loads as Pinocchio
-// loads it, with the remedies listed in tests/robots/README.md where the file's data is
-// non-physical or singular, and its dynamics pass the dense oracle and the batched kernels.
+// Real robot files (tests/robots/, from example-robot-data): every URDF and SDF loads with
+// default options as Pinocchio loads it, the reference functions ignore a file's damping as
+// Pinocchio's do, and the dynamics pass the dense oracle and the batched kernels (with the
+// remedies tests/robots/README.md lists where a model is singular).
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "batch_helpers.hpp"
@@ -13,9 +16,10 @@ using namespace batchdyn::test;
 namespace {
 const std::string kCorpus = BATCHDYN_ROBOTS_DIR;
 
-// What each file needs, stated up front so that a change in what loads is a test failure.
-const std::set<std::string> kNeedsBalancedInertia = {"allegro_left_hand", "romeo", "tiago", "tiago_dual"};
-const std::set<std::string> kNeedsBalancedInertiaWhenFree = {"icub"};
+// What each file holds, stated up front so that a change in how it loads is a test failure.
+// Rotational inertias that violate the triangle inequality (they load with a warning):
+const std::set<std::string> kTriangleInequalityWarnings = {"allegro_left_hand", "romeo", "tiago", "tiago_dual", "cassie"};
+const std::set<std::string> kTriangleInequalityWarningsWhenFree = {"icub"};  // its root body: moments (0, 0, 3e-6)
 const std::set<std::string> kWorldRoot = {"ur10_robot", "z1"};
 // M(q) too ill-conditioned for float: icub's head is a point mass with its centre of mass
 // almost on the neck_yaw axis (1e-7 kg m^2 about it; cond(M) ~ 6e6), so float qdd carries
@@ -28,19 +32,30 @@ const std::map<std::string, std::set<std::string>> kSingularJoints = {
                "RFinger23", "RFinger31", "RFinger32", "RFinger33", "RThumb1", "RThumb2", "RThumb3"}},
     {"falcon_bravo7_gripper", {"bravo_finger1_joint", "bravo_finger2_joint"}},
 };
+// Files whose joints carry <dynamics damping> / <damping>.
+const std::set<std::string> kDamped = {"alex_nub_hands", "allegro_left_hand", "b1-z1", "baxter", "cassie",
+                                       "double_pendulum_continuous", "hyq_no_sensors", "icub", "pr2", "talos_left_arm",
+                                       "tiago", "tiago_dual", "z1"};
 
-std::vector<std::string> corpus_files() {
-  std::vector<std::string> names;
+// Corpus file names (stem -> file name), URDF and SDF.
+std::map<std::string, std::string> corpus_files() {
+  std::map<std::string, std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(kCorpus))
-    if (entry.path().extension() == ".urdf") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
+    if (entry.path().extension() == ".urdf" || entry.path().extension() == ".sdf")
+      files[entry.path().stem().string()] = entry.path().filename().string();
+  return files;
+}
+std::vector<std::string> urdf_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, file] : corpus_files())
+    if (!is_sdf_file(file)) names.push_back(name);
   return names;
 }
 
-std::string path_of(const std::string& name) { return kCorpus + "/" + name + ".urdf"; }
+std::string path_of(const std::string& name) { return kCorpus + "/" + corpus_files().at(name); }
 
-bool needs_balance(const std::string& name, RootJoint root) {
-  return kNeedsBalancedInertia.count(name) || (root == RootJoint::FreeFlyer && kNeedsBalancedInertiaWhenFree.count(name));
+bool warns_triangle(const std::string& name, RootJoint root) {
+  return kTriangleInequalityWarnings.count(name) || (root == RootJoint::FreeFlyer && kTriangleInequalityWarningsWhenFree.count(name));
 }
 
 std::vector<RootJoint> roots_of(const std::string& name) {
@@ -50,10 +65,8 @@ std::vector<RootJoint> roots_of(const std::string& name) {
 
 const char* root_name(RootJoint r) { return r == RootJoint::Fixed ? "fixed" : "free"; }
 
-Model load(const std::string& name, RootJoint root) {
-  LoadOptions options;
-  options.balance_inertia = needs_balance(name, root);
-  return load_urdf_file(path_of(name), root, options);
+Model load(const std::string& name, RootJoint root, const LoadOptions& options = {}) {
+  return load_robot_file(path_of(name), root, LoopClosure::DuplicateLink, options);
 }
 
 std::set<std::string> singular_names(const Model& model) {
@@ -62,7 +75,25 @@ std::set<std::string> singular_names(const Model& model) {
   return names;
 }
 
-// Every (file, root) pair as a dynamics-ready model: singular joints given armature
+int quaternion_joints(const Model& model) {
+  int count = 0;
+  for (int i = 1; i < model.num_bodies(); ++i) count += quaternion_offset(model.bodies[i].joint_type) >= 0;
+  return count;
+}
+
+// The file with every damping value written as 0, next to the test's working directory.
+std::string undamped_copy(const std::string& name) {
+  std::ifstream in(path_of(name));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string content = std::regex_replace(text.str(), std::regex(R"(damping\s*=\s*"[^"]*")"), "damping=\"0\"");
+  content = std::regex_replace(content, std::regex(R"(<damping>[^<]*</damping>)"), "<damping>0</damping>");
+  const std::string path = (std::filesystem::temp_directory_path() / ("batchdyn_undamped_" + corpus_files().at(name))).string();
+  std::ofstream(path) << content;
+  return path;
+}
+
+// Every (URDF, root) pair as a dynamics-ready model: singular joints given armature
 // (0.01 kg m^2) — the lock remedy is tested separately.
 struct CorpusModel {
   std::string label;
@@ -71,7 +102,7 @@ struct CorpusModel {
 };
 std::vector<CorpusModel> regular_corpus() {
   std::vector<CorpusModel> models;
-  for (const std::string& name : corpus_files())
+  for (const std::string& name : urdf_names())
     for (RootJoint root : roots_of(name)) {
       Model model = load(name, root);
       for (int i : std::vector<int>(model.singular_joints)) set_armature(model, model.bodies[i].joint_name, 0.01);
@@ -81,52 +112,73 @@ std::vector<CorpusModel> regular_corpus() {
 }
 }  // namespace
 
-TEST_CASE("the corpus holds every URDF of the shared robot set") {
-  CHECK(corpus_files().size() == 26);
+TEST_CASE("the corpus holds every URDF of the shared robot set and the older Cassie SDF") {
+  CHECK(urdf_names().size() == 26);
+  CHECK(corpus_files().count("cassie"));
 }
 
-TEST_CASE("every corpus URDF loads with a fixed root and, unless its root link is 'world', a free-flyer root") {
-  for (const std::string& name : corpus_files())
+TEST_CASE("every corpus URDF and SDF loads with default options, with a fixed root and, unless its root link is 'world', a free one") {
+  for (const auto& [name, file] : corpus_files())
     for (RootJoint root : roots_of(name)) {
-      CAPTURE(name);
+      CAPTURE(file);
       CAPTURE(root_name(root));
       Model model;
       REQUIRE_NOTHROW(model = load(name, root));
       CHECK(model.nv > 0);
-      CHECK(model.nq == model.nv + (root == RootJoint::FreeFlyer ? 1 : 0));
+      CHECK(model.nq == model.nv + quaternion_joints(model));
       const auto expected = kSingularJoints.count(name) ? kSingularJoints.at(name) : std::set<std::string>{};
       CHECK(singular_names(model) == expected);
     }
 }
 
-TEST_CASE("a corpus file with non-physical inertia is refused without balance_inertia, naming the file and link") {
-  for (const std::string& name : kNeedsBalancedInertia) {
-    CAPTURE(name);
-    try {
-      load_urdf_file(path_of(name), RootJoint::Fixed);
-      FAIL("loaded without balance_inertia");
-    } catch (const Error& e) {
-      const std::string message = e.what();
-      CHECK(message.find(name + ".urdf") != std::string::npos);
-      CHECK(message.find("triangle inequality") != std::string::npos);
-      CHECK(message.find("balance_inertia") != std::string::npos);
+TEST_CASE("a corpus file whose inertia violates the triangle inequality loads with a warning naming the file and link") {
+  for (const auto& [name, file] : corpus_files())
+    for (RootJoint root : roots_of(name)) {
+      CAPTURE(file);
+      CAPTURE(root_name(root));
+      const Model model = load(name, root);
+      CHECK(model.inertia_warnings.empty() == !warns_triangle(name, root));
+      for (const std::string& warning : model.inertia_warnings) {
+        CHECK(warning.find(file) != std::string::npos);
+        CHECK(warning.find("triangle inequality") != std::string::npos);
+      }
     }
-  }
 }
 
-TEST_CASE("icub with a free root is refused without balance_inertia: its root body's moments are (0, 0, 3e-6)") {
-  for (const std::string& name : kNeedsBalancedInertiaWhenFree) {
+TEST_CASE("strict_inertia refuses exactly the corpus files with triangle-inequality violations; balance_inertia repairs them") {
+  LoadOptions strict, balance;
+  strict.strict_inertia = true;
+  balance.balance_inertia = true;
+  for (const auto& [name, file] : corpus_files())
+    for (RootJoint root : roots_of(name)) {
+      CAPTURE(file);
+      CAPTURE(root_name(root));
+      if (warns_triangle(name, root)) CHECK_THROWS_WITH_AS(load(name, root, strict), doctest::Contains("triangle inequality"), Error);
+      else CHECK_NOTHROW(load(name, root, strict));
+      CHECK(load(name, root, balance).inertia_warnings.empty());
+    }
+}
+
+TEST_CASE("a corpus file with damping gives the reference dynamics of its copy without damping, exactly") {
+  std::mt19937 rng(2028);
+  for (const std::string& name : kDamped) {
     CAPTURE(name);
-    CHECK_NOTHROW(load_urdf_file(path_of(name), RootJoint::Fixed));
-    CHECK_THROWS_WITH_AS(load_urdf_file(path_of(name), RootJoint::FreeFlyer), doctest::Contains("triangle inequality"), Error);
+    const Model damped = load(name, RootJoint::Fixed), undamped = load_robot_file(undamped_copy(name), RootJoint::Fixed);
+    CHECK(std::any_of(damped.damping.begin(), damped.damping.end(), [](double d) { return d > 0; }));
+    CHECK(std::all_of(undamped.damping.begin(), undamped.damping.end(), [](double d) { return d == 0; }));
+    Data<double> data(damped), plain(undamped);
+    for (int trial = 0; trial < 2; ++trial) {
+      const State s = random_state(damped, rng);
+      CHECK(aba(damped, data, s.q, s.v, s.tau) == aba(undamped, plain, s.q, s.v, s.tau));
+      CHECK(rnea(damped, data, s.q, s.v, s.tau) == rnea(undamped, plain, s.q, s.v, s.tau));
+    }
   }
 }
 
 TEST_CASE("a root link called 'world' cannot be set free: the error says why") {
   for (const std::string& name : kWorldRoot) {
     CAPTURE(name);
-    CHECK_THROWS_WITH_AS(load_urdf_file(path_of(name), RootJoint::FreeFlyer),
-                         doctest::Contains("the root link is called 'world', which is the world itself"), Error);
+    CHECK_THROWS_WITH_AS(load(name, RootJoint::FreeFlyer), doctest::Contains("the root link is called 'world', which is the world itself"), Error);
   }
 }
 
@@ -181,13 +233,14 @@ TEST_CASE("corpus dynamics: RNEA(q, v, ABA(q, v, tau)) = tau and ABA = M^-1 (tau
   }
 }
 
-TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) and in float (W = 1 float, and double to 1e-4)") {
+TEST_CASE("corpus batched ABA without passive forces: SIMD lanes equal the reference in double (1e-10) and in float (W = 1 float, and double to 1e-4)") {
   std::mt19937 rng(2027);
   for (const CorpusModel& m : regular_corpus()) {
     CAPTURE(m.label);
     const int nv = m.model.nv;
     const int n = Batch<double>::W + 3;
     Batch<double> batch(m.model, n, 1);
+    batch.set_passive_forces(false);  // the reference's dynamics: a file's damping is not applied
     randomise(batch, rng);
     batch.forward_dynamics();
     CHECK(batch.failed_count() == 0);
@@ -198,6 +251,7 @@ TEST_CASE("corpus batched ABA: SIMD lanes equal the reference in double (1e-10) 
     }
     Batch<float> fbatch(m.model, n, 1);
     ScalarBatch<float> fscalar(m.model, n, 1);
+    fbatch.set_passive_forces(false), fscalar.set_passive_forces(false);
     fbatch.remove_effort_limits();  // the random torques unclamped, as for `batch`
     for (int k = 0; k < n * m.model.nq; ++k) fbatch.q()[k] = static_cast<float>(batch.q()[k]);
     for (int k = 0; k < n * nv; ++k) fbatch.v()[k] = static_cast<float>(batch.v()[k]), fbatch.tau()[k] = static_cast<float>(batch.tau()[k]);

@@ -131,7 +131,7 @@ TEST_CASE("a NaN PD target marks only its own environment") {
   CHECK(batch.failed_count() == 1);
 }
 
-TEST_CASE("joint damping: ABA with damping d is ABA without it at tau - d qd, and RNEA inverts it") {
+TEST_CASE("the reference functions compute Pinocchio's dynamics: a model's joint damping changes none of them") {
   Model m = humanoid();
   set_damping(m, 0.7);
   set_damping(m, m.bodies[3].joint_name, 2.5);
@@ -141,11 +141,33 @@ TEST_CASE("joint damping: ABA with damping d is ABA without it at tau - d qd, an
   Data<double> data(m), plain(undamped);
   for (int t = 0; t < 5; ++t) {
     const State s = random_state(m, rng);
-    const Eigen::VectorXd dv = Eigen::Map<const Eigen::VectorXd>(m.damping.data(), m.nv).cwiseProduct(s.v);
     const Eigen::VectorXd qdd = aba(m, data, s.q, s.v, s.tau);
-    CHECK(relative_error(qdd, aba(undamped, plain, s.q, s.v, Eigen::VectorXd(s.tau - dv))) <= 1e-12);
-    CHECK(relative_error(rnea(m, data, s.q, s.v, qdd), s.tau) <= 1e-10);
+    CHECK(qdd == aba(undamped, plain, s.q, s.v, s.tau));
+    CHECK(rnea(m, data, s.q, s.v, qdd) == rnea(undamped, plain, s.q, s.v, qdd));
+    CHECK(crba(m, data, s.q) == crba(undamped, plain, s.q));
   }
+}
+
+TEST_CASE("the engine applies joint damping as a passive force -d qd, on by default, and set_passive_forces(false) removes it") {
+  Model m = humanoid();
+  set_damping(m, 0.7);
+  set_damping(m, m.bodies[3].joint_name, 2.5);
+  std::mt19937 rng(906);
+  Batch<double> batch(m, Batch<double>::W + 1, 2);
+  randomise(batch, rng);
+  CHECK(batch.passive_forces());
+  batch.forward_dynamics();
+  Data<double> data(m);
+  const Eigen::VectorXd d = Eigen::Map<const Eigen::VectorXd>(m.damping.data(), m.nv);
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    const Eigen::VectorXd q = row(batch.q(), e, m.nq), v = row(batch.v(), e, m.nv), tau = row(batch.tau(), e, m.nv);
+    CHECK(relative_error(row(batch.qdd(), e, m.nv), aba(m, data, q, v, Eigen::VectorXd(tau - d.cwiseProduct(v)))) <= 1e-12);
+  }
+  batch.set_passive_forces(false);
+  batch.forward_dynamics();
+  for (int e = 0; e < batch.num_envs(); ++e)
+    CHECK(relative_error(row(batch.qdd(), e, m.nv), aba(m, data, row(batch.q(), e, m.nq), row(batch.v(), e, m.nv),
+                                                         row(batch.tau(), e, m.nv))) <= 1e-12);
 }
 
 TEST_CASE("step integrates joint damping implicitly: M (v+ - v) / h = tau - b - d v+, stable at any h") {
@@ -166,6 +188,12 @@ TEST_CASE("step integrates joint damping implicitly: M (v+ - v) / h = tau - b - 
     for (int s = 0; s < 100; ++s) batch.step(h);
     CHECK(std::abs(batch.v()[0]) < 1e-12);  // decays monotonically
   }
+  // Without passive forces the joint keeps its speed (b = 0, no torque).
+  Batch<double> free_spin(m, 1, 1);
+  free_spin.set_passive_forces(false);
+  free_spin.v()[0] = 1.0;
+  for (int s = 0; s < 100; ++s) free_spin.step(h);
+  CHECK(free_spin.v()[0] == 1.0);
   // Per-environment damping, and float lanes, follow the same law.
   Batch<float> batch(m, 2, 1);
   batch.set_damping(std::array{1}, std::array{3.0});
@@ -255,15 +283,48 @@ TEST_CASE("per-environment parameters: each environment gets the reference resul
       CHECK(batch.body_inertia(e, body).mass == mass[j]);
       CHECK(batch.gravity(e).z == gravity[3 * j + 2]);
     }
-    Data<double> data(own);
-    const Eigen::VectorXd expected = aba(own, data, row(batch.q(), e, m.nq), row(batch.v(), e, nv), row(batch.tau(), e, nv));
-    CHECK(relative_error(row(batch.qdd(), e, nv), expected) <= 1e-12);
+    CHECK(relative_error(row(batch.qdd(), e, nv), simulated_forward_dynamics(own, row(batch.q(), e, m.nq), row(batch.v(), e, nv),
+                                                                             row(batch.tau(), e, nv))) <= 1e-12);
   }
   // Back to shared parameters: environment 1 is the model again.
   batch.reset_parameters();
   batch.forward_dynamics();
-  Data<double> data(m);
-  CHECK(relative_error(row(batch.qdd(), 1, nv), aba(m, data, row(batch.q(), 1, m.nq), row(batch.v(), 1, nv), row(batch.tau(), 1, nv))) <= 1e-12);
+  CHECK(relative_error(row(batch.qdd(), 1, nv), simulated_forward_dynamics(m, row(batch.q(), 1, m.nq), row(batch.v(), 1, nv),
+                                                                           row(batch.tau(), 1, nv))) <= 1e-12);
+}
+
+TEST_CASE("delassus() honours per-environment parameters: each environment's matrix is its own model's") {
+  Model m = humanoid();
+  add_constraints_from_json_file(m, model_path("humanoid_feet.json"));
+  std::mt19937 rng(907);
+  const int n = Batch<double>::W + 2, nv = m.nv, rows = m.constraint_rows, base = 1;
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  // Environment 0: a 50 kg base; environment n - 1: armature on every 1-dof joint.
+  const std::vector<double> heavy = {50.0}, com = {0, 0, 0}, inertia = {1.0, 0, 0, 0, 1.5, 0, 0, 0, 2.0};
+  batch.set_body_inertia(std::vector<int>{0}, base, heavy, com, inertia);
+  std::vector<double> armature(static_cast<size_t>(nv), 0.05);
+  for (int k = 0; k < 6; ++k) armature[static_cast<size_t>(k)] = 0.0;  // the free flyer's dofs
+  batch.set_armature(std::vector<int>{n - 1}, armature);
+  batch.delassus();
+  REQUIRE(batch.failed_count() == 0);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    Model own = m;
+    if (e == 0) own.bodies[base].inertia = {50.0, {0, 0, 0}, Mat3d::diagonal(1.0, 1.5, 2.0)};
+    if (e == n - 1) own.armature = armature;
+    Data<double> data(own);
+    DelassusData<double> dd(own);
+    const Eigen::MatrixXd expected = pv_osimr_delassus(own, data, dd, row(batch.q(), e, m.nq));
+    const Eigen::MatrixXd G = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        batch.delassus_matrices() + static_cast<long>(e) * rows * rows, rows, rows);
+    CHECK(relative_error(G, expected) <= 1e-12);
+    if (e == 0) {  // not the shared model's: the heavy base changes G
+      Data<double> shared(m);
+      DelassusData<double> shared_dd(m);
+      CHECK(relative_error(G, pv_osimr_delassus(m, shared, shared_dd, row(batch.q(), e, m.nq))) > 1e-3);
+    }
+  }
 }
 
 TEST_CASE("per-environment parameters are checked, and the error names the environment and the body") {
@@ -273,8 +334,9 @@ TEST_CASE("per-environment parameters are checked, and the error names the envir
   const std::vector<double> com = {0, 0, 0}, unit = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 5, std::vector<double>{-1.0}, com, unit), "environment 2",
                        "'" + m.bodies[5].name + "'");
-  const std::vector<double> not_rigid = {1, 0, 0, 0, 1, 0, 0, 0, 3};  // 1 + 1 < 3
-  CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 5, std::vector<double>{1.0}, com, not_rigid), "environment 2", "triangle");
+  const std::vector<double> indefinite = {1, 0, 0, 0, 1, 0, 0, 0, -3};
+  CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 5, std::vector<double>{1.0}, com, indefinite), "environment 2",
+                       "not positive semi-definite");
   CHECK_ERROR_MENTIONS(batch.set_body_inertia(env, 0, std::vector<double>{1.0}, com, unit), "body index 0");
   CHECK_ERROR_MENTIONS(batch.set_body_inertia(std::vector<int>{7}, 5, std::vector<double>{1.0}, com, unit), "environment index 7");
   CHECK_ERROR_MENTIONS(batch.set_gravity(env, std::vector<double>{0, 0}), "gravity", "1 environments x 3");
@@ -440,8 +502,10 @@ TEST_CASE("a constrained model steps with LCABA by default: each environment's q
     Data<double> data(m);
     ConstrainedData<double> cdata(m);
     for (int e = 0; e < n; ++e) {
-      const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), row(batch.v(), e, m.nv),
-                                                               row(batch.tau(), e, m.nv), batch.constraint_settings());
+      const Eigen::VectorXd v = row(batch.v(), e, m.nv);
+      const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), v,
+                                                               with_passive_forces(m, v, row(batch.tau(), e, m.nv)),
+                                                               batch.constraint_settings());
       CHECK(relative_error(row(batch.qdd(), e, m.nv), qdd) <= 1e-8);
       CHECK(batch.constraint_iterations()[static_cast<size_t>(e)] >= 1);
       CHECK(batch.constraint_residual()[static_cast<size_t>(e)] <= 1e-8 * (1 + qdd.cwiseAbs().maxCoeff()));

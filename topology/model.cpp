@@ -318,7 +318,7 @@ Mat3d balanced_inertia(const Mat3d& inertia) {
 }
 }  // namespace
 
-bool check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where, bool allow_triangle_violation) {
+std::string check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where) {
   const Vec3d e = principal_moments(inertia.inertia_com);
   const double tolerance = kInertiaTolerance * std::abs(e.z) + kInertiaFloor;
   std::ostringstream moments;
@@ -328,21 +328,28 @@ bool check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& w
   if (e.x < -tolerance)
     throw Error(where + ": rotational inertia about the centre of mass is not positive semi-definite, " + moments.str() +
                 "; a real body has no negative moment");
-  if (e.z - e.x - e.y <= tolerance) return false;
-  if (!allow_triangle_violation)
-    throw Error(where + ": rotational inertia about the centre of mass violates the triangle inequality, " + moments.str() +
-                ": " + std::to_string(e.z) + " > " + std::to_string(e.x) + " + " + std::to_string(e.y) +
-                ", which no mass distribution has. Correct the <inertia>, or load with "
-                "balance_inertia (CLI --balance-inertia) to raise the two smaller moments by half the deficit each");
-  return true;
+  if (e.z - e.x - e.y <= tolerance) return {};
+  return where + ": rotational inertia about the centre of mass violates the triangle inequality, " + moments.str() + ": " +
+         std::to_string(e.z) + " > " + std::to_string(e.x) + " + " + std::to_string(e.y) +
+         ", which no mass distribution has";
 }
 
 Model ModelBuilder::finish() {
   for (int i = 1; i < model_.num_bodies(); ++i) {
     Body& b = model_.bodies[i];
     const std::string where = body_source_[i] + ": " + body_description(model_, i, merged_links_[static_cast<size_t>(i)]);
-    if (check_rigid_body_inertia(b.inertia, where, balance_inertia_))  // triangle inequality violated: repair
-      b.inertia.inertia_com = balanced_inertia(b.inertia.inertia_com);
+    const std::string violation = check_rigid_body_inertia(b.inertia, where);
+    if (violation.empty()) continue;
+    switch (triangle_policy_) {
+      case TriangleInequality::Warn:
+        model_.inertia_warnings.push_back(violation + " (kept, as Pinocchio does; balance_inertia / --balance-inertia repairs it)");
+        break;
+      case TriangleInequality::Repair: b.inertia.inertia_com = balanced_inertia(b.inertia.inertia_com); break;
+      case TriangleInequality::Refuse:
+        throw Error(violation + ". Correct the <inertia>, load without strict_inertia (the dynamics only needs a positive "
+                                "semi-definite inertia), or with balance_inertia (CLI --balance-inertia) to raise the two "
+                                "smaller moments by half the deficit each");
+    }
   }
   model_.singular_joints = find_singular_joints(model_);
   return model_;

@@ -146,6 +146,12 @@ struct Model {
   // (N m s/rad, N s/m) that forward dynamics and RNEA include: M qdd + b + d v = tau.
   // From URDF <dynamics damping>, JSON "damping", set_damping (topology/reduced_model.hpp).
   std::vector<double> damping;
+  // What loading accepted but a physics engine may not (one message each, naming the file, the
+  // link and the values): rotational inertias that violate the triangle inequality, which no
+  // mass distribution has, but which the dynamics (positive semi-definite inertia) computes
+  // with as Pinocchio does. `batchdyn info` prints them; LoadOptions::strict_inertia refuses
+  // them instead, balance_inertia repairs them.
+  std::vector<std::string> inertia_warnings;
   // Joints (as body indices) whose motion moves no mass or inertia at all: M(q) is singular
   // for every q, so forward dynamics is undefined until they are locked or given armature.
   // Computed when the model is built (find_singular_joints); see require_regular().
@@ -206,14 +212,18 @@ class ModelBuilder {
     model_.damping[static_cast<size_t>(model_.bodies[body].idx_v + k)] = damping;
   }
 
-  // With balance: rotational inertias violating the triangle inequality are repaired (see
-  // finish) instead of refused.
-  void set_balance_inertia(bool balance) { balance_inertia_ = balance; }
+  // What finish() does with a rotational inertia that violates the triangle inequality.
+  enum class TriangleInequality {
+    Warn,    // keep it, and note it in Model::inertia_warnings (the default: Pinocchio loads it)
+    Repair,  // raise the two smaller principal moments by half the deficit each (balance_inertia)
+    Refuse,  // throw Error (strict_inertia: MuJoCo's rule)
+  };
+  void set_triangle_inequality(TriangleInequality policy) { triangle_policy_ = policy; }
 
   // Checks the inertia of every moving body (the sum of its merged links: mass >= 0,
-  // rotational inertia about the centre of mass positive semi-definite and satisfying the
-  // triangle inequality, within a tolerance), finds singular joints, and returns the model.
-  // Throws Error naming the source, the link(s) and the values at fault.
+  // rotational inertia about the centre of mass positive semi-definite, within a tolerance;
+  // the triangle inequality as set_triangle_inequality says), finds singular joints, and
+  // returns the model. Throws Error naming the source, the link(s) and the values at fault.
   Model finish();
   const Model& model() const { return model_; }
   void set_source(int body, const std::string& source);
@@ -222,18 +232,18 @@ class ModelBuilder {
   Model model_;
   std::vector<std::string> body_source_;
   std::vector<std::vector<std::string>> merged_links_;  // per body: links whose inertia it holds
-  bool balance_inertia_ = false;
+  TriangleInequality triangle_policy_ = TriangleInequality::Warn;
 };
 
 // Checks one link's inertial numbers as written (finite, mass >= 0); throws Error naming
 // `source`, the link and the value.
 void check_link_inertial_values(const RigidInertiad& inertia, const std::string& link, const std::string& source);
 
-// Checks that `inertia` is what a rigid body can have: mass finite and >= 0, rotational inertia
-// about the centre of mass positive semi-definite and satisfying the triangle inequality (within
-// a tolerance). Throws Error starting with `where`; a triangle-inequality violation returns true
-// instead when allowed (the caller repairs it).
-bool check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where, bool allow_triangle_violation = false);
+// Checks what the dynamics needs of a rigid inertia: mass finite and >= 0, rotational inertia
+// about the centre of mass positive semi-definite (within a tolerance). Throws Error starting
+// with `where`. Returns the message for a triangle-inequality violation (which no real body
+// has, but the dynamics computes with), empty when there is none.
+std::string check_rigid_body_inertia(const RigidInertiad& inertia, const std::string& where);
 
 // Principal moments of a symmetric 3x3 matrix, ascending.
 Vec3d principal_moments(const Mat3d& inertia);

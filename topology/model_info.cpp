@@ -52,6 +52,7 @@ json model_json(const Model& model) {
   for (const Frame& f : model.frames)
     j["frames"].push_back({{"name", f.name}, {"kind", frame_kind_name(f.kind)}, {"body", body_name(model, f.body)}});
   j["singular_joints"] = joint_list(model, model.singular_joints);
+  j["inertia_warnings"] = model.inertia_warnings;
   j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
   j["loops"] = json::array();
   for (const Loop& loop : loops.loops) {

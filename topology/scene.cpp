@@ -55,7 +55,7 @@ RigidInertiad box_inertia(double mass, const Vec3d& s) {
 
 Model Scene::build() const {
   ModelBuilder builder(name_);
-  builder.set_balance_inertia(options_.balance_inertia);
+  builder.set_triangle_inequality(triangle_inequality_policy(options_));
   std::vector<std::pair<ConstraintSpec, std::string>> loops;
   std::vector<std::string> robot_names;
   auto unique_robot_name = [&](std::string base) {

@@ -104,7 +104,7 @@ class SdfTreeBuilder {
  public:
   SdfTreeBuilder(const SdfFile& file, RootJoint root, LoopClosure closure, const LoadOptions& options)
       : file_(file), closure_(closure), builder_(file.model->Name()) {
-    builder_.set_balance_inertia(options.balance_inertia);
+    builder_.set_triangle_inequality(triangle_inequality_policy(options));
     const std::string root_link = file.root_link();
     // Every pose relative to the root link, which sits at the world origin (as in Pinocchio).
     root_from_model_ = file.model_pose(*file.model->LinkByName(root_link)).inverse();

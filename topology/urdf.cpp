@@ -365,7 +365,7 @@ std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocumen
 namespace {
 Model model_from_document(const UrdfDocument& doc, RootJoint root, const LoadOptions& options) {
   ModelBuilder builder(urdf_robot_name(doc));
-  builder.set_balance_inertia(options.balance_inertia);
+  builder.set_triangle_inequality(triangle_inequality_policy(options));
   const std::vector<ConstraintSpec> loops = append_urdf(builder, doc, root, Transformd::identity(), "");
   Model model = builder.finish();
   for (const ConstraintSpec& c : loops) add_constraint(model, c, doc.source + ": <loop_joint>");
@@ -385,6 +385,14 @@ RootJoint parse_root_joint(const std::string& text) {
   if (text == "fixed") return RootJoint::Fixed;
   if (text == "free" || text == "free_flyer" || text == "freeflyer") return RootJoint::FreeFlyer;
   throw Error("root joint '" + text + "' is neither 'fixed' nor 'free'");
+}
+
+ModelBuilder::TriangleInequality triangle_inequality_policy(const LoadOptions& options) {
+  if (options.balance_inertia && options.strict_inertia)
+    throw Error("load options: balance_inertia (repair) and strict_inertia (refuse) exclude each other; choose one");
+  if (options.balance_inertia) return ModelBuilder::TriangleInequality::Repair;
+  if (options.strict_inertia) return ModelBuilder::TriangleInequality::Refuse;
+  return ModelBuilder::TriangleInequality::Warn;
 }
 
 }  // namespace batchdyn

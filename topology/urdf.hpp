@@ -42,12 +42,19 @@ const std::vector<std::string>& urdf_joint_names(const UrdfDocument& doc);
 std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocument& doc, RootJoint root,
                                         const Transformd& placement, const std::string& prefix);
 
-// How a robot file is turned into a model.
+// How a robot file is turned into a model. A rotational inertia that violates the triangle
+// inequality (no real body has one; Pinocchio loads it, MuJoCo refuses it) loads as written,
+// with a warning in Model::inertia_warnings, unless one of these says otherwise.
 struct LoadOptions {
-  // Repair rotational inertias that violate the triangle inequality (raise the two smaller
-  // principal moments by half the deficit each) instead of refusing them.
+  // Repair such inertias: raise the two smaller principal moments by half the deficit each
+  // (this changes the dynamics).
   bool balance_inertia = false;
+  // Refuse such inertias (MuJoCo's rule): Error naming the file, the link and the moments.
+  bool strict_inertia = false;
 };
+
+// The ModelBuilder policy the options ask for. Throws Error when both are set.
+ModelBuilder::TriangleInequality triangle_inequality_policy(const LoadOptions& options);
 
 // One robot as a model: the tree plus the URDF's own <loop_joint> constraints.
 Model load_urdf_file(const std::string& path, RootJoint root = RootJoint::Fixed, const LoadOptions& options = {});

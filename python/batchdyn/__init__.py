@@ -38,12 +38,17 @@ __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constraine
 STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}
 
 
-def load(path, root="fixed", constraints=None, closure="duplicate"):
+def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False):
     """Loads a robot: a URDF or an SDF (root "fixed" or "free") or a scene JSON, and optionally
     a JSON file of constraints (also "lock_joints", "armature", "damping"). An SDF's loops
     (links with several parent joints) close as Pinocchio closes them, closure="duplicate"
-    (duplicate link + 6D weld), or by cut joints, closure="cut" (connect / revolute / weld)."""
-    return _load(str(path), root, None if constraints is None else str(constraints), closure)
+    (duplicate link + 6D weld), or by cut joints, closure="cut" (connect / revolute / weld).
+
+    A rotational inertia that violates the triangle inequality loads as written (as in
+    Pinocchio) and is listed in model.inertia_warnings; balance_inertia=True repairs it,
+    strict_inertia=True refuses it (MuJoCo's rule)."""
+    return _load(str(path), root, None if constraints is None else str(constraints), closure, bool(balance_inertia),
+                 bool(strict_inertia))
 
 
 def _info(self):

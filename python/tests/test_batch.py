@@ -266,3 +266,31 @@ def test_project_to_constraints_closes_the_loop(models_dir):
     assert not np.allclose(q, q0)
     with pytest.raises(ValueError, match="'q' has 4 values"):
         batchdyn.project_to_constraints(model, np.zeros(model.nq + 1))
+
+
+def test_passive_forces_apply_the_model_damping_in_the_engine_but_not_in_the_reference_functions(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "cassie_v2.sdf"), root="free")
+    damping = np.asarray(model.damping)
+    assert damping.max() > 0
+    batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
+    assert batch.passive_forces  # on by default, as simulators do
+    batch.use_constraints = False
+    random_states(batch, seed=4)
+    batch.forward_dynamics()
+    for e in range(3):
+        q, v, tau = batch.q[e], batch.v[e], batch.tau[e]
+        np.testing.assert_allclose(batch.qdd[e], batchdyn.aba(model, q, v, tau - damping * v), rtol=1e-10, atol=1e-10)
+    batch.passive_forces = False
+    batch.forward_dynamics()
+    for e in range(3):
+        np.testing.assert_allclose(batch.qdd[e], batchdyn.aba(model, batch.q[e], batch.v[e], batch.tau[e]), rtol=1e-10, atol=1e-10)
+
+
+def test_load_options_for_inertias_that_violate_the_triangle_inequality(models_dir):
+    robots = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "robots")
+    cassie = os.path.join(robots, "cassie.sdf")
+    model = batchdyn.load(cassie, root="free")
+    assert len(model.inertia_warnings) == 2 and "triangle inequality" in model.inertia_warnings[0]
+    assert batchdyn.load(cassie, root="free", balance_inertia=True).inertia_warnings == []
+    with pytest.raises(batchdyn.Error, match="triangle inequality"):
+        batchdyn.load(cassie, root="free", strict_inertia=True)
