@@ -51,7 +51,7 @@
 #include "kernels/pv_osim.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "layout/lanes.hpp"
-#include "layout/model_constants.hpp"
+#include "kernels/model_constants.hpp"
 
 namespace batchdyn {
 
@@ -110,7 +110,7 @@ class BatchEngine {
         proxbbo_plan_(plan_proxbbo(model)),
         workspaces_([this] { return BlockWorkspace(*this); }) {
     if (num_envs < 1) throw Error("Batch: need at least one environment, got " + std::to_string(num_envs));
-    model.require_regular("Batch");
+    require_regular(model, find_singular_joints(model), "Batch");
     const VectorX<T> neutral = neutral_configuration<T>(model);
     neutral_.assign(neutral.data(), neutral.data() + neutral.size());
     owned_q_.resize(static_cast<size_t>(n_) * model.nq);
@@ -915,7 +915,7 @@ class BatchEngine {
         ws.v[static_cast<size_t>(k)] += h * ws.qdd[static_cast<size_t>(k)];
         ws.displacement[static_cast<size_t>(k)] = h * ws.v[static_cast<size_t>(k)];
       }
-      integrate_kernel(model_, ws.q.data(), ws.displacement.data(), ws.q.data());
+      integrate_kernel(constants_.tree, ws.q.data(), ws.displacement.data(), ws.q.data());
     }
     scatter(block, valid, ws.qdd.data(), nv, qdd_);
     if (constrained()) write_rows(block, valid, ws.lambda.data(), model_.constraint_rows, owned_lambda_.data());

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "layout/lanes.hpp"
-#include "layout/model_constants.hpp"
+#include "kernels/model_constants.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {

@@ -15,7 +15,7 @@
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
 #include "bench/bench_common.hpp"
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/urdf.hpp"
 

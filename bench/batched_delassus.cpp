@@ -18,7 +18,7 @@
 #include "batch/throughput.hpp"
 #include "bench/bench_common.hpp"
 #include "kernels/constrained_dynamics.hpp"
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/urdf.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "batch/batch.hpp"
 #include "bench/bench_common.hpp"
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "kernels/constraint_projection.hpp"
 #include "topology/scene.hpp"

@@ -11,7 +11,7 @@
 
 #include "batch/batch.hpp"
 #include "batch/reference_eval.hpp"
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
@@ -85,11 +85,12 @@ void print_model_text(const Model& model, std::ostream& out) {
     out << "\ninertia warnings (" << model.inertia_warnings.size() << "):\n";
     for (const std::string& w : model.inertia_warnings) out << "  " << w << "\n";
   }
-  if (!model.singular_joints.empty()) {
-    out << "\nsingular joints (" << model.singular_joints.size()
+  const std::vector<int> singular_joints = find_singular_joints(model);
+  if (!singular_joints.empty()) {
+    out << "\nsingular joints (" << singular_joints.size()
         << "): they move no mass or inertia, so M(q) is singular and forward dynamics is undefined;\n"
            "  lock them (--lock-joints) or give them armature (--armature):";
-    for (int i : model.singular_joints) out << " " << model.bodies[i].joint_name;
+    for (int i : singular_joints) out << " " << model.bodies[i].joint_name;
     out << "\n";
   }
   const std::vector<int> mimics = mimic_joints(model);
@@ -243,7 +244,7 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     const bool sdf = o.positional.size() == 1 && is_sdf_file(o.positional[0]);
     const std::vector<MultiParentLink> multi = sdf ? sdf_multi_parent_links(o.positional[0]) : std::vector<MultiParentLink>{};
     if (o.has_flag("--json")) {
-      json doc = json::parse(model_info_json(model));
+      json doc = json::parse(model_info_json(model, find_singular_joints(model)));
       if (sdf) {
         doc["multi_parent_links"] = json::array();
         for (const MultiParentLink& l : multi) doc["multi_parent_links"].push_back({{"link", l.link}, {"parent_joints", l.parent_joints}});
@@ -300,7 +301,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (auto it = o.get("--max-iterations")) settings.max_iterations = std::stoi(*it);
     if (auto tol = o.get("--tolerance")) settings.tolerance = std::stod(*tol);
     if (!(settings.mu > 0) || settings.max_iterations < 1) throw Error("--mu must be > 0 and --max-iterations >= 1");
-    model.require_regular("batchdyn eval");
+    require_regular(model, find_singular_joints(model), "batchdyn eval");
     out_path = o.get("--out");
     const auto in_path = o.get("--in");
     if (!in_path) throw Error("missing --in STATES.json");

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/scene.hpp"

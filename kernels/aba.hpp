@@ -81,11 +81,11 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
 }
 
 // Reference entry point on Eigen vectors (scalar S): returns data.qdd. Throws Error for a
-// model with singular joints (Model::require_regular).
+// model with singular joints (kernels/singular_joints.hpp).
 template <class S>
 const VectorX<S>& aba(const Model& model, Data<S>& data, const VectorX<S>& q, const VectorX<S>& v,
                       const VectorX<S>& tau) {
-  model.require_regular("aba");
+  require_regular(model, data.singular_joints, "aba");
   aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), data.qdd.data());
   return data.qdd;
 }

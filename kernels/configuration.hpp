@@ -1,16 +1,19 @@
-// Configuration-space helpers on the manifold Q = (R^3 x S^3)_root x (S^3)^s x R^k:
-// integrate q ⊕ v, difference q1 ⊖ q0, normalise, neutral and random configurations.
-// Free-flyer: q = [x y z qx qy qz qw], v = [linear; angular] in the base frame; integration
-// follows the body twist for unit time: M(q ⊕ v) = M(q) exp6(v) (Pinocchio's convention).
-// Spherical: q = [qx qy qz qw], v = angular velocity in the child frame: R(q ⊕ v) = R(q) exp3(v).
+// Moving on the configuration manifold Q = (R^3 x S^3)_root x (S^3)^s x R^k
+// (topology/configuration.hpp: its neutral and random points): integrate q ⊕ v, difference
+// q1 ⊖ q0. Free-flyer: q = [x y z qx qy qz qw], v = [linear; angular] in the base frame;
+// integration follows the body twist for unit time: M(q ⊕ v) = M(q) exp6(v) (Pinocchio's
+// convention). Spherical: q = [qx qy qz qw], v = angular velocity in the child frame:
+// R(q ⊕ v) = R(q) exp3(v).
 #pragma once
 
 #include <cmath>
-#include <random>
+#include <span>
 
-#include "kernels/data.hpp"
+#include "layout/dense.hpp"
 #include "layout/lanes.hpp"
 #include "layout/lie_group.hpp"
+#include "topology/configuration.hpp"
+#include "topology/tree_plan.hpp"
 
 namespace batchdyn {
 
@@ -22,11 +25,6 @@ template <class S> void quaternion_multiply(const S* a, const S* b, S* out) {
   const S z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
   const S w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
   out[0] = x; out[1] = y; out[2] = z; out[3] = w;
-}
-template <class S> void normalize_quaternion(S* quat) {
-  using std::sqrt;
-  const S n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-  for (int k = 0; k < 4; ++k) quat[k] = quat[k] / n;
 }
 // out = quat ⊗ exp(w) (rotation by w in the rotated frame), normalised; out may alias quat.
 // Branch-free: below 1e-4 rad, sin(θ/2)/θ by its Taylor expansion.
@@ -45,47 +43,54 @@ template <class L> void rotate_quaternion(const L* quat, const Vec3<L>& w, L* ou
 }
 }  // namespace detail
 
-// out = q ⊕ dv on raw lane arrays (dv is a displacement, e.g. velocity * dt); out may alias q.
-// Branch-free in the state (small angles handled with select), so it runs on SIMD lanes.
+// o = q_i ⊕ dv_i for one joint of type `type` (q_i, dv_i, o at the joint's coordinates; o may
+// alias q_i). Branch-free in the state (small angles handled with select), so it runs on SIMD
+// lanes.
 template <class L>
-void integrate_kernel(const Model& model, const L* q, const L* dv, L* out) {
+BATCHDYN_INLINE void integrate_joint(JointType type, const L* qi, const L* vi, L* o) {
   using std::sqrt;
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const Body& b = model.bodies[i];
-    const L* qi = q + b.idx_q;
-    const L* vi = dv + b.idx_v;
-    L* o = out + b.idx_q;
-    if (is_single_dof(b.joint_type)) {
-      o[0] = qi[0] + vi[0];
-      continue;
-    }
-    if (b.joint_type == JointType::Spherical) {
-      detail::rotate_quaternion(qi, Vec3<L>{vi[0], vi[1], vi[2]}, o);
-      continue;
-    }
-    // Free flyer: the translation moves along the body twist, p += R(q) V(w) lin, with the left
-    // Jacobian V(w) = I + a [w]x + b [w]x^2 (Taylor expansions below 1e-4 rad).
-    const Vec3<L> lin{vi[0], vi[1], vi[2]}, w{vi[3], vi[4], vi[5]};
-    const L theta2 = dot(w, w);
-    const L theta = sqrt(theta2);
-    const auto small = theta < L(1e-4);
-    const L safe_theta = select(small, L(1), theta);
-    const L a = select(small, L(0.5) - theta2 / L(24), (L(1) - cos(safe_theta)) / (safe_theta * safe_theta));
-    const L bcoef = select(small, L(1) / L(6) - theta2 / L(120), (safe_theta - sin(safe_theta)) / (safe_theta * safe_theta * safe_theta));
-    const Mat3<L> K = Mat3<L>::skew(w);
-    const Vec3<L> body_displacement = lin + K * lin * a + K * (K * lin) * bcoef;
-    const Vec3<L> dp = quaternion_rotation(qi[3], qi[4], qi[5], qi[6]) * body_displacement;
-    const L p[3] = {qi[0] + dp.x, qi[1] + dp.y, qi[2] + dp.z};  // before o (which may alias qi) is written
-    detail::rotate_quaternion(qi + 3, w, o + 3);
-    for (int k = 0; k < 3; ++k) o[k] = p[k];
+  if (is_single_dof(type)) {
+    o[0] = qi[0] + vi[0];
+    return;
   }
+  if (type == JointType::Spherical) {
+    detail::rotate_quaternion(qi, Vec3<L>{vi[0], vi[1], vi[2]}, o);
+    return;
+  }
+  // Free flyer: the translation moves along the body twist, p += R(q) V(w) lin, with the left
+  // Jacobian V(w) = I + a [w]x + b [w]x^2 (Taylor expansions below 1e-4 rad).
+  const Vec3<L> lin{vi[0], vi[1], vi[2]}, w{vi[3], vi[4], vi[5]};
+  const L theta2 = dot(w, w);
+  const L theta = sqrt(theta2);
+  const auto small = theta < L(1e-4);
+  const L safe_theta = select(small, L(1), theta);
+  const L a = select(small, L(0.5) - theta2 / L(24), (L(1) - cos(safe_theta)) / (safe_theta * safe_theta));
+  const L bcoef = select(small, L(1) / L(6) - theta2 / L(120), (safe_theta - sin(safe_theta)) / (safe_theta * safe_theta * safe_theta));
+  const Mat3<L> K = Mat3<L>::skew(w);
+  const Vec3<L> body_displacement = lin + K * lin * a + K * (K * lin) * bcoef;
+  const Vec3<L> dp = quaternion_rotation(qi[3], qi[4], qi[5], qi[6]) * body_displacement;
+  const L p[3] = {qi[0] + dp.x, qi[1] + dp.y, qi[2] + dp.z};  // before o (which may alias qi) is written
+  detail::rotate_quaternion(qi + 3, w, o + 3);
+  for (int k = 0; k < 3; ++k) o[k] = p[k];
+}
+
+// out = q ⊕ dv on raw lane arrays (dv is a displacement, e.g. velocity * dt); out may alias q.
+// Walks the flat per-body table (topology/tree_plan.hpp: ModelConstants::tree).
+template <class L>
+void integrate_kernel(std::span<const BodyPlan> tree, const L* q, const L* dv, L* out) {
+  for (size_t i = 1; i < tree.size(); ++i)
+    integrate_joint(tree[i].joint_type, q + tree[i].idx_q, dv + tree[i].idx_v, out + tree[i].idx_q);
 }
 
 // out = q ⊕ v on Eigen vectors (v is a displacement, e.g. velocity * dt). `out` may alias `q`.
+// No allocation once `out` has nq entries.
 template <class S>
 void integrate(const Model& model, const VectorX<S>& q, const VectorX<S>& v, VectorX<S>& out) {
   out.resize(model.nq);
-  integrate_kernel(model, q.data(), v.data(), out.data());
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[i];
+    integrate_joint(b.joint_type, q.data() + b.idx_q, v.data() + b.idx_v, out.data() + b.idx_q);
+  }
 }
 
 // v = q1 ⊖ q0, the displacement with integrate(q0, v) = q1.
@@ -110,56 +115,6 @@ void difference(const Model& model, const VectorX<S>& q0, const VectorX<S>& q1, 
     const Motion<S> m = log6(M0.inverse() * M1);
     for (int k = 0; k < 6; ++k) v[b.idx_v + k] = m[k];
   }
-}
-
-// Normalises the quaternions (free flyer, spherical joints) in place.
-template <class S>
-void normalize(const Model& model, VectorX<S>& q) {
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const int offset = quaternion_offset(model.bodies[i].joint_type);
-    if (offset >= 0) detail::normalize_quaternion(q.data() + model.bodies[i].idx_q + offset);
-  }
-}
-
-// Sets every quaternion of a raw configuration (nq values) to the identity (0, 0, 0, 1).
-template <class S>
-void set_identity_quaternions(const Model& model, S* q) {
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const int offset = quaternion_offset(model.bodies[i].joint_type);
-    if (offset >= 0) q[model.bodies[i].idx_q + offset + 3] = S(1);
-  }
-}
-
-// Zero joint positions, identity orientations (base and ball joints), base at the origin.
-template <class S>
-VectorX<S> neutral_configuration(const Model& model) {
-  VectorX<S> q = VectorX<S>::Zero(model.nq);
-  set_identity_quaternions(model, q.data());
-  return q;
-}
-
-// Uniform within joint limits; continuous joints in [-pi, pi]; free-flyer translation uniform in
-// [-translation_range, translation_range]^3; uniformly random unit quaternions.
-template <class S, class Rng>
-VectorX<S> random_configuration(const Model& model, Rng& rng, double translation_range = 1.0) {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  VectorX<S> q(model.nq);
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const Body& b = model.bodies[i];
-    const int offset = quaternion_offset(b.joint_type);
-    if (offset >= 0) {
-      for (int k = 0; k < offset; ++k) q[b.idx_q + k] = S((2 * unit(rng) - 1) * translation_range);
-      double quat[4], n = 0;
-      for (double& e : quat) { e = normal(rng); n += e * e; }
-      for (int k = 0; k < 4; ++k) q[b.idx_q + offset + k] = S(quat[k] / std::sqrt(n));
-    } else {
-      double lo = model.lower_position_limit[b.idx_q], hi = model.upper_position_limit[b.idx_q];
-      if (!std::isfinite(lo) || !std::isfinite(hi)) { lo = -M_PI; hi = M_PI; }
-      q[b.idx_q] = S(lo + (hi - lo) * unit(rng));
-    }
-  }
-  return q;
 }
 
 }  // namespace batchdyn

@@ -62,7 +62,7 @@ struct ConstrainedData {
 template <class S>
 void assemble_constrained_system(const Model& model, Data<S>& data, ConstrainedData<S>& cd, const VectorX<S>& q,
                                  const VectorX<S>& v) {
-  model.require_regular("constrained dynamics");
+  require_regular(model, data.singular_joints, "constrained dynamics");
   constraint_kinematics(model, data, cd.constraints, q, v);
   crba(model, data, q);
   cd.M_factor.compute(data.M);

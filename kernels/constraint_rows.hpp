@@ -10,7 +10,7 @@
 // Side 1 carries them with sign +1, side 2 with sign -1, expressed in that side's body.
 #pragma once
 
-#include "layout/model_constants.hpp"
+#include "kernels/model_constants.hpp"
 
 namespace batchdyn {
 

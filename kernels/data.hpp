@@ -3,25 +3,24 @@
 // numbers in type S (constants): build a new Data after changing a model's bodies.
 #pragma once
 
-#include <Eigen/Core>
 #include <vector>
 
 #include "kernels/aba_workspace.hpp"
-#include "layout/model_constants.hpp"
+#include "kernels/model_constants.hpp"
+#include "kernels/singular_joints.hpp"
+#include "layout/dense.hpp"
 #include "layout/spatial.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {
-
-template <class S> using VectorX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
-template <class S> using MatrixX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
 
 template <class S>
 struct Data {
   explicit Data(const Model& model)
       : parent_from_body(model.num_bodies()), world_from_body(model.num_bodies()),
         velocity(model.num_bodies()), acceleration(model.num_bodies()),
-        force(model.num_bodies()), composite_inertia(model.num_bodies()), constants(model), aba(model), tau(model.nv), qdd(model.nv), M(model.nv, model.nv), zero(VectorX<S>::Zero(model.nv)) {
+        force(model.num_bodies()), composite_inertia(model.num_bodies()), constants(model),
+        singular_joints(find_singular_joints(model)), aba(model), tau(model.nv), qdd(model.nv), M(model.nv, model.nv), zero(VectorX<S>::Zero(model.nv)) {
     tau.setZero();
     qdd.setZero();
     M.setZero();
@@ -38,6 +37,9 @@ struct Data {
   std::vector<RigidInertia<S>> composite_inertia;  // I^C_i, body frame
   // ABA
   ModelConstants<S> constants;  // the model's numbers in type S
+  // Joints that move no mass (kernels/singular_joints.hpp), found once: the entry points that
+  // need M(q)^{-1} refuse a singular model.
+  std::vector<int> singular_joints;
   AbaWorkspace<S> aba;
 
   VectorX<S> tau;  // RNEA output

@@ -1,11 +1,11 @@
 // What a contact or loop solver does with the Delassus matrix G = J M^{-1} J^T, on lanes:
 // apply it to a vector without forming it (O(n + m), reusing a PV-OSIMr / PV-OSIM sweep), and
-// factor its damped form G + ρI (Cholesky, no pivoting: positive definite for ρ > 0).
+// factor its damped form G + ρI (layout/dense.hpp: Cholesky, no pivoting, positive definite
+// for ρ > 0).
 #pragma once
 
-#include <cmath>
-
 #include "kernels/delassus_workspace.hpp"
+#include "layout/dense.hpp"
 
 namespace batchdyn {
 
@@ -46,39 +46,6 @@ void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
     const Force<S>* K = &ws.terminal_columns[static_cast<size_t>(t * 6)];
     for (int r = 0; r < term.dim; ++r) y[term.row + r] += dot(K[r], ws.body_acceleration[term.body]);
-  }
-}
-
-// L (m x m, row-major, lower triangle; the strict upper triangle is set to zero) with
-// L L^T = G + ρ I. Preconditions: G symmetric positive semi-definite, ρ > 0. O(m^3 / 6).
-template <class S>
-void damped_cholesky(const S* G, int m, const S& rho, S* L) {
-  using std::sqrt;
-  for (int j = 0; j < m; ++j) {
-    S diagonal = G[j * m + j] + rho;
-    for (int k = 0; k < j; ++k) diagonal -= L[j * m + k] * L[j * m + k];
-    const S pivot = sqrt(diagonal);
-    L[j * m + j] = pivot;
-    const S inverse = S(1) / pivot;
-    for (int i = j + 1; i < m; ++i) {
-      S s = G[i * m + j];
-      for (int k = 0; k < j; ++k) s -= L[i * m + k] * L[j * m + k];
-      L[i * m + j] = s * inverse;
-      L[j * m + i] = S(0);
-    }
-  }
-}
-
-// x <- (L L^T)^{-1} x in place, for L from damped_cholesky. O(m^2).
-template <class S>
-void cholesky_solve(const S* L, int m, S* x) {
-  for (int i = 0; i < m; ++i) {
-    for (int k = 0; k < i; ++k) x[i] -= L[i * m + k] * x[k];
-    x[i] = x[i] / L[i * m + i];
-  }
-  for (int i = m - 1; i >= 0; --i) {
-    for (int k = i + 1; k < m; ++k) x[i] -= L[k * m + i] * x[k];
-    x[i] = x[i] / L[i * m + i];
   }
 }
 

@@ -127,10 +127,12 @@ S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* 
 template <class S, class Plan, class Workspace>
 struct LoopDynamicsData {
   LoopDynamicsData(const Model& model, Plan model_plan)
-      : plan(std::move(model_plan)), constants(model), workspace(model, plan), qdd(VectorX<S>::Zero(model.nv)),
+      : plan(std::move(model_plan)), constants(model), singular_joints(find_singular_joints(model)), workspace(model, plan),
+        qdd(VectorX<S>::Zero(model.nv)),
         lambda(VectorX<S>::Zero(model.constraint_rows)), violation(VectorX<S>::Zero(model.constraint_rows)) {}
   Plan plan;
   ModelConstants<S> constants;
+  std::vector<int> singular_joints;  // kernels/singular_joints.hpp: the entry point refuses a singular model
   Workspace workspace;
   VectorX<S> qdd;
   VectorX<S> lambda;     // multipliers (M qdd + b = tau + J^T lambda); the next call's warm start
@@ -143,7 +145,7 @@ struct LoopDynamicsData {
 template <class S, class Data, class Kernel>
 const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& data, const VectorX<S>& q, const VectorX<S>& v,
                                   const VectorX<S>& tau, const ProximalSettings& settings, Kernel kernel) {
-  model.require_regular(name);
+  require_regular(model, data.singular_joints, name);
   const auto r = kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(), settings, data.qdd.data(),
                         data.lambda.data(), data.violation.data());
   data.iterations = static_cast<int>(r.iterations);

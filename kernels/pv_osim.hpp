@@ -61,7 +61,7 @@ void pv_osim_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
 // Λ^{-1} by PV-OSIM (the baseline), same conventions as pv_osimr_delassus.
 template <class S>
 const auto& pv_osim_delassus(const Model& model, const Data<S>& data, DelassusData<S>& dd, const VectorX<S>& q) {
-  model.require_regular("PV-OSIM");
+  require_regular(model, data.singular_joints, "PV-OSIM");
   pv_osim_kernel(data.constants, dd.plan, dd.workspace, q.data(), dd.G.data());
   return dd.G;
 }

@@ -198,7 +198,7 @@ struct DelassusData {
 // constraint_kinematics). Throws Error for a model with singular joints.
 template <class S>
 const auto& pv_osimr_delassus(const Model& model, const Data<S>& data, DelassusData<S>& dd, const VectorX<S>& q) {
-  model.require_regular("PV-OSIMr");
+  require_regular(model, data.singular_joints, "PV-OSIMr");
   pv_osimr_kernel(data.constants, dd.plan, dd.workspace, q.data(), dd.G.data());
   return dd.G;
 }

@@ -324,4 +324,20 @@ template <class S> Mat3<S> quaternion_rotation(const S& x, const S& y, const S& 
   return R;
 }
 
+// Numbers of one scalar type converted to another lane type S (the model's doubles to the
+// lanes a kernel runs on): cast3<S>(v), cast3<S>(m), cast_transform<S>(M), cast_inertia<S>(I).
+template <class S, class D> Vec3<S> cast3(const Vec3<D>& v) { return {S(v.x), S(v.y), S(v.z)}; }
+template <class S, class D> Mat3<S> cast3(const Mat3<D>& m) {
+  Mat3<S> r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.m[i][j] = S(m.m[i][j]);
+  return r;
+}
+template <class S, class D> Transform<S> cast_transform(const Transform<D>& T) {
+  return {cast3<S>(T.rotation), cast3<S>(T.translation)};
+}
+template <class S, class D> RigidInertia<S> cast_inertia(const RigidInertia<D>& I) {
+  return {S(I.mass), cast3<S>(I.com), cast3<S>(I.inertia_com)};
+}
+
 }  // namespace batchdyn

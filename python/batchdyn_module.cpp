@@ -296,7 +296,7 @@ PYBIND11_MODULE(_batchdyn, m) {
       .def_readonly("damping", &Model::damping)
       .def_readonly("armature", &Model::armature)
       .def_readonly("inertia_warnings", &Model::inertia_warnings)
-      .def("info_json", [](const Model& model) { return model_info_json(model); })
+      .def("info_json", [](const Model& model) { return model_info_json(model, find_singular_joints(model)); })
       .def("neutral", [](const Model& model) { return neutral_configuration<double>(model); })
       .def("__repr__", [](const Model& model) {
         return "<batchdyn.Model '" + model.name + "' nq=" + std::to_string(model.nq) + " nv=" + std::to_string(model.nv) +

@@ -71,7 +71,7 @@ Model load(const std::string& name, RootJoint root, const LoadOptions& options =
 
 std::set<std::string> singular_names(const Model& model) {
   std::set<std::string> names;
-  for (int i : model.singular_joints) names.insert(model.bodies[i].joint_name);
+  for (int i : find_singular_joints(model)) names.insert(model.bodies[i].joint_name);
   return names;
 }
 
@@ -105,7 +105,7 @@ std::vector<CorpusModel> regular_corpus() {
   for (const std::string& name : urdf_names())
     for (RootJoint root : roots_of(name)) {
       Model model = load(name, root);
-      for (int i : std::vector<int>(model.singular_joints)) set_armature(model, model.bodies[i].joint_name, 0.01);
+      for (int i : find_singular_joints(model)) set_armature(model, model.bodies[i].joint_name, 0.01);
       models.push_back({name + " (" + root_name(root) + ")", name, std::move(model)});
     }
   return models;
@@ -205,7 +205,7 @@ TEST_CASE("locking the singular joints of romeo and the falcon gripper gives reg
     std::vector<JointLock> locks;
     for (const std::string& j : joints) locks.push_back({j, std::nullopt});
     const Model reduced = lock_joints(model, locks);
-    CHECK(reduced.singular_joints.empty());
+    CHECK(find_singular_joints(reduced).empty());
     CHECK(reduced.nv == model.nv - static_cast<int>(joints.size()));
     for (const std::string& j : joints) CHECK(reduced.has_frame(j, FrameKind::Joint));  // still a frame
     std::mt19937 rng(7);

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kernels/configuration.hpp"
-#include "kernels/kinematics.hpp"
+#include "topology/configuration.hpp"
+#include "topology/joint_model.hpp"
 #include "topology/json_parse.hpp"
 #include "topology/reduced_model.hpp"
 
@@ -17,10 +17,12 @@ ConstraintSpec hold_at_configuration(const Model& model, ConstraintSpec spec, co
                 "' has nq = " + std::to_string(model.nq));
   const Frame& f1 = model.frames[model.frame_index(spec.link1, FrameKind::Link)];
   const Frame& f2 = model.frames[model.frame_index(spec.link2, FrameKind::Link)];
-  Data<double> data(model);
-  forward_kinematics(model, data, q);
-  const Transformd world_from_c1 = data.world_from_body[f1.body] * f1.placement * spec.placement1.transform();
-  const Transformd world_from_link2 = data.world_from_body[f2.body] * f2.placement;
+  std::vector<Transformd> world_from_body(static_cast<size_t>(model.num_bodies()), Transformd::identity());
+  for (int i = 1; i < model.num_bodies(); ++i)  // parents first
+    world_from_body[static_cast<size_t>(i)] = world_from_body[static_cast<size_t>(model.bodies[i].parent)] *
+                                              body_placement_at(model.bodies[i], q.data() + model.bodies[i].idx_q);
+  const Transformd world_from_c1 = world_from_body[static_cast<size_t>(f1.body)] * f1.placement * spec.placement1.transform();
+  const Transformd world_from_link2 = world_from_body[static_cast<size_t>(f2.body)] * f2.placement;
   const Transformd link2_from_c2 = world_from_link2.inverse() * world_from_c1;
   spec.placement2 = placement_of(link2_from_c2);
   return spec;

@@ -152,10 +152,6 @@ struct Model {
   // with as Pinocchio does. `batchdyn info` prints them; LoadOptions::strict_inertia refuses
   // them instead, balance_inertia repairs them.
   std::vector<std::string> inertia_warnings;
-  // Joints (as body indices) whose motion moves no mass or inertia at all: M(q) is singular
-  // for every q, so forward dynamics is undefined until they are locked or given armature.
-  // Computed when the model is built (find_singular_joints); see require_regular().
-  std::vector<int> singular_joints;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included
   int max_depth() const;
@@ -166,10 +162,6 @@ struct Model {
   bool has_frame(const std::string& name, FrameKind kind = FrameKind::Link) const;
   int joint_index(const std::string& joint_name) const;  // body index moved by that joint
   bool has_joint(const std::string& joint_name) const;   // a moving joint of that name
-
-  // Throws Error when singular_joints is not empty: names the joints and the two remedies
-  // (lock them, or give them armature). `what` names the computation that needs M(q)^{-1}.
-  void require_regular(const char* what) const;
 
   // Rebuilds the name lookup tables from bodies and frames (after editing them by hand).
   void index_names();
@@ -203,7 +195,7 @@ class ModelBuilder {
   bool has_link(const std::string& name) const;   // link name already used (or "world")
   bool has_joint(const std::string& name) const;  // joint name (moving or fixed) already used
   void set_mimic(int body, const std::string& mimicked_joint) { model_.bodies[body].mimic = mimicked_joint; }
-  // Rotor inertia of dof k of a body's joint (before finish, so singular joints are found with it).
+  // Rotor inertia of dof k of a body's joint.
   void set_armature(int body, int k, double armature) {
     model_.armature[static_cast<size_t>(model_.bodies[body].idx_v + k)] = armature;
   }
@@ -222,8 +214,8 @@ class ModelBuilder {
 
   // Checks the inertia of every moving body (the sum of its merged links: mass >= 0,
   // rotational inertia about the centre of mass positive semi-definite, within a tolerance;
-  // the triangle inequality as set_triangle_inequality says), finds singular joints, and
-  // returns the model. Throws Error naming the source, the link(s) and the values at fault.
+  // the triangle inequality as set_triangle_inequality says) and returns the model. (Joints
+  // that move no mass are found by the dynamics' data: kernels/singular_joints.hpp.) Throws Error naming the source, the link(s) and the values at fault.
   Model finish();
   const Model& model() const { return model_; }
   void set_source(int body, const std::string& source);
@@ -247,12 +239,6 @@ std::string check_rigid_body_inertia(const RigidInertiad& inertia, const std::st
 
 // Principal moments of a symmetric 3x3 matrix, ascending.
 Vec3d principal_moments(const Mat3d& inertia);
-
-// Body indices of the joints whose motion moves no mass or inertia for any q: ABA's pivot
-// D_i = S_i^T I^A_i S_i (armature included) vanishes, relative to the terms it is made of,
-// at the neutral and at several pseudo-random configurations (a structural zero is zero
-// everywhere; a configuration-dependent one is not zero at all of them). O(n) per sample.
-std::vector<int> find_singular_joints(const Model& model);
 
 // Resolves a spec against the model and appends it (checks link names, same link twice,
 // duplicate constraint names, axis). Returns the constraint index.

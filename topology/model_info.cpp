@@ -27,7 +27,7 @@ std::vector<int> mimic_joints(const Model& model) {
   return joints;
 }
 
-json model_json(const Model& model) {
+json model_json(const Model& model, const std::vector<int>& singular_joints) {
   const LoopAnalysis loops = analyze_loops(model);
   json j;
   j["name"] = model.name;
@@ -51,7 +51,7 @@ json model_json(const Model& model) {
   j["frames"] = json::array();
   for (const Frame& f : model.frames)
     j["frames"].push_back({{"name", f.name}, {"kind", frame_kind_name(f.kind)}, {"body", body_name(model, f.body)}});
-  j["singular_joints"] = joint_list(model, model.singular_joints);
+  j["singular_joints"] = joint_list(model, singular_joints);
   j["inertia_warnings"] = model.inertia_warnings;
   j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
   j["loops"] = json::array();
@@ -135,6 +135,8 @@ json model_json(const Model& model) {
 
 }  // namespace
 
-std::string model_info_json(const Model& model, int indent) { return model_json(model).dump(indent); }
+std::string model_info_json(const Model& model, const std::vector<int>& singular_joints, int indent) {
+  return model_json(model, singular_joints).dump(indent);
+}
 
 }  // namespace batchdyn

@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "kernels/joint.hpp"
+#include "topology/joint_model.hpp"
 
 namespace batchdyn {
 
@@ -70,7 +70,6 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
     position[static_cast<size_t>(idx)] = value;
   }
 
-  const ModelConstants<double> constants(model);
   ModelBuilder builder(model.name);
   // Old body -> the new body that carries it, and its frame in that body.
   std::vector<int> new_body(static_cast<size_t>(n), 0);
@@ -81,7 +80,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
     const int parent = new_body[static_cast<size_t>(b.parent)];
     const Transformd joint_in_parent = in_new_body[static_cast<size_t>(b.parent)] * b.joint_placement;
     if (locked[static_cast<size_t>(i)]) {
-      const Transformd placement = joint_in_parent * joint_transform(constants, i, position.data() + b.idx_q);
+      const Transformd placement = joint_in_parent * joint_transform(b.joint_type, joint_axis<double>(b.axis), position.data() + b.idx_q);
       new_body[static_cast<size_t>(i)] = parent;
       in_new_body[static_cast<size_t>(i)] = placement;
       if (parent > 0) builder.add_inertia(parent, b.inertia.transformed(placement), b.name);
@@ -111,7 +110,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
                       in_new_body[static_cast<size_t>(f.body)] * f.placement, source);
   }
 
-  Model reduced = builder.finish();  // finds the singular joints, armature included
+  Model reduced = builder.finish();
   reduced.gravity = model.gravity;
   for (const Constraint& c : model.constraints) add_constraint(reduced, c.spec, source);
   return reduced;
@@ -137,12 +136,10 @@ void set_joint_parameter(Model& model, std::vector<double> Model::*values, const
 
 void set_armature(Model& model, const std::string& joint, double armature) {
   set_joint_parameter(model, &Model::armature, "armature", &joint, armature);
-  model.singular_joints = find_singular_joints(model);
 }
 
 void set_armature(Model& model, double armature) {
   set_joint_parameter(model, &Model::armature, "armature", nullptr, armature);
-  model.singular_joints = find_singular_joints(model);
 }
 
 void set_damping(Model& model, const std::string& joint, double damping) {

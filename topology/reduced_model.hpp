@@ -1,6 +1,6 @@
 // Editing a loaded model's joints: locking joints (a reduced model, like Pinocchio's
 // buildReducedModel) and rotor inertia (armature). Both are the remedies for singular joints
-// (Model::singular_joints: joints whose motion moves no mass, e.g. massless finger links).
+// (kernels/singular_joints.hpp: joints whose motion moves no mass, e.g. massless finger links).
 #pragma once
 
 #include <optional>
@@ -28,15 +28,15 @@ struct JointLock {
 Model lock_joints(const Model& model, const std::vector<JointLock>& locks);
 
 // Sets the armature (rotor inertia, >= 0: kg m^2 for revolute, kg for prismatic joints) of
-// the named 1-dof joints, added to M(q)'s diagonal by every kernel, and updates
-// model.singular_joints. Throws Error for an unknown or free-flyer joint or a negative or
+// the named 1-dof joints, added to M(q)'s diagonal by every kernel. Throws Error for an unknown or free-flyer joint or a negative or
 // non-finite value.
 void set_armature(Model& model, const std::string& joint, double armature);
 // The same value for every 1-dof joint.
 void set_armature(Model& model, double armature);
 
 // Sets the viscous damping (>= 0: N m s/rad for revolute, N s/m for prismatic joints) of the
-// named 1-dof joint: a passive joint force -damping * v in forward dynamics and RNEA. Throws
+// named 1-dof joint: a passive joint force -damping * v in the simulation (Batch's passive
+// forces; the reference functions compute Pinocchio's dynamics without it). Throws
 // Error for an unknown or free-flyer joint or a negative or non-finite value.
 void set_damping(Model& model, const std::string& joint, double damping);
 // The same value for every 1-dof joint.

@@ -1,4 +1,4 @@
-#include "models/generators.hpp"
+#include "topology/generators.hpp"
 
 #include <cmath>
 #include <sstream>

@@ -1,6 +1,7 @@
-// The numbers of a Model converted once to a lane type S: joint placements, axes (and their
-// cross-product matrices for Rodrigues' formula), spatial inertias, the base acceleration.
-// Kernels read these instead of converting doubles per call.
+// The numbers of a Model converted once to a lane type S: the flat per-body table
+// (topology/tree_plan.hpp), joint placements and axes (with their cross-product matrices for
+// Rodrigues' formula, topology/joint_model.hpp), the constraints' frames, spatial inertias and
+// the base acceleration. Kernels read these instead of converting doubles per call.
 //
 // The physical parameters (inertias, armature, damping, gravity) are read through views
 // (`inertia`, `spatial_inertia`, `armature`, `damping`, `base_acceleration`). They show the
@@ -13,31 +14,11 @@
 #include <vector>
 
 #include "layout/spatial.hpp"
+#include "topology/joint_model.hpp"
 #include "topology/model.hpp"
+#include "topology/tree_plan.hpp"
 
 namespace batchdyn {
-
-// Model numbers (double) converted to the lane type S.
-template <class S> Vec3<S> cast3(const Vec3d& v) { return {S(v.x), S(v.y), S(v.z)}; }
-template <class S> Mat3<S> cast3(const Mat3d& m) {
-  Mat3<S> r;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) r.m[i][j] = S(m.m[i][j]);
-  return r;
-}
-template <class S> Transform<S> cast_transform(const Transformd& T) { return {cast3<S>(T.rotation), cast3<S>(T.translation)}; }
-template <class S> RigidInertia<S> cast_inertia(const RigidInertiad& I) {
-  return {S(I.mass), cast3<S>(I.com), cast3<S>(I.inertia_com)};
-}
-
-// One row of the flat per-body table the kernels walk (parents before children): everything a
-// sweep needs about body i's place in the tree and its joint, without the string-bearing Body.
-struct BodyPlan {
-  int parent = -1;  // λ(i), 0 = world
-  JointType joint_type = JointType::Revolute;
-  int idx_q = 0, idx_v = 0;  // first coordinate in q and in v
-  int nq = 0, nv = 0;
-};
 
 // A constraint's numbers for the lane kernels: its two frames in their bodies, and for a
 // revolute constraint the two directions orthogonal to its axis (frame 1) that its angular
@@ -63,13 +44,8 @@ inline void perpendicular_basis(const Vec3d& axis, Vec3d& b1, Vec3d& b2) {
 
 template <class S>
 struct ModelConstants {
-  explicit ModelConstants(const Model& model) {
+  explicit ModelConstants(const Model& model) : tree(plan_tree(model)) {
     const int n = model.num_bodies();
-    tree.resize(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      const Body& b = model.bodies[i];
-      tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv};
-    }
     for (const Constraint& k : model.constraints) {
       ConstraintConstants<S> cc;
       cc.type = k.type, cc.body1 = k.body1, cc.body2 = k.body2, cc.row = k.row, cc.dim = k.dim;
@@ -82,18 +58,13 @@ struct ModelConstants {
       constraints.push_back(cc);
     }
     joint_placement.resize(n);
-    axis.resize(n);
-    axis_skew.resize(n);
-    axis_skew_squared.resize(n);
+    joint_axis.resize(n);
     own_inertia_.resize(n);
     own_spatial_inertia_.resize(n);
     for (int i = 0; i < n; ++i) {
       const Body& b = model.bodies[i];
       joint_placement[i] = cast_transform<S>(b.joint_placement);
-      axis[i] = cast3<S>(b.axis);
-      const Mat3d K = Mat3d::skew(b.axis);
-      axis_skew[i] = cast3<S>(K);
-      axis_skew_squared[i] = cast3<S>(K * K);
+      joint_axis[i] = batchdyn::joint_axis<S>(b.axis);
       own_inertia_[i] = cast_inertia<S>(b.inertia);
       own_spatial_inertia_[i] = ArticulatedInertia<S>::from_rigid(own_inertia_[i]);
     }
@@ -109,7 +80,7 @@ struct ModelConstants {
   ModelConstants& operator=(const ModelConstants& other) {
     if (this == &other) return *this;
     tree = other.tree, constraints = other.constraints, joint_placement = other.joint_placement;
-    axis = other.axis, axis_skew = other.axis_skew, axis_skew_squared = other.axis_skew_squared;
+    joint_axis = other.joint_axis;
     own_inertia_ = other.own_inertia_, own_spatial_inertia_ = other.own_spatial_inertia_;
     own_armature_ = other.own_armature_, own_damping_ = other.own_damping_;
     base_acceleration = other.base_acceleration;
@@ -131,8 +102,7 @@ struct ModelConstants {
   std::vector<BodyPlan> tree;                      // per body, parents first
   std::vector<ConstraintConstants<S>> constraints;  // model.constraints, in order
   std::vector<Transform<S>> joint_placement;       // ^{λ(i)}M_{J_i} at q = 0
-  std::vector<Vec3<S>> axis;                       // 1-dof joint axis
-  std::vector<Mat3<S>> axis_skew, axis_skew_squared;  // K = [axis]x, K^2
+  std::vector<JointAxis<S>> joint_axis;            // 1-dof joint axis, K = [axis]x, K^2
 
   // Physical parameters (views; see the top of the file).
   std::span<const RigidInertia<S>> inertia;        // I_i (10 parameters), per body

@@ -1,0 +1,109 @@
+// The joint model: what each joint type (topology/model.hpp) does to its child body, for every
+// layer that moves bodies — the transform its coordinates add and its motion subspace S
+// (columns expressed in the child body's frame). The subspace of each type is one angular axis
+// (revolute, continuous), one linear axis (prismatic), the angular identity (spherical) or the
+// identity (free flyer), so I S, S^T f and S x never need a 6 x nv product.
+//
+// Lane-generic (S a scalar or a SIMD lane): the kernels call these on lanes through their
+// per-body tables (kernels/joint.hpp), the model edits (lock_joints, hold_at_configuration) on
+// doubles. Branches are on the joint *type*, a property of the model, never on state values.
+#pragma once
+
+#include "layout/lanes.hpp"
+#include "layout/spatial.hpp"
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+// A 1-dof joint's axis and what Rodrigues' formula needs of it (unused by the other types).
+template <class S>
+struct JointAxis {
+  Vec3<S> axis;                // unit axis in the joint frame
+  Mat3<S> skew, skew_squared;  // K = [axis]x, K^2
+};
+
+template <class S>
+JointAxis<S> joint_axis(const Vec3d& axis) {
+  const Mat3d K = Mat3d::skew(axis);
+  return {cast3<S>(axis), cast3<S>(K), cast3<S>(K * K)};
+}
+
+// Joint frame -> child body frame for the joint's coordinates q (nq of them).
+template <class S>
+BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>& a, const S* q) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
+      return {Mat3<S>::identity() + a.skew * sin(q[0]) + a.skew_squared * (S(1) - cos(q[0])), Vec3<S>::zero()};
+    case JointType::Prismatic:
+      return {Mat3<S>::identity(), a.axis * q[0]};
+    case JointType::FreeFlyer:
+      return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
+    case JointType::Spherical:
+      return {quaternion_rotation(q[0], q[1], q[2], q[3]), Vec3<S>::zero()};
+  }
+  return Transform<S>::identity();
+}
+
+// S x for joint-space x (nv values), e.g. the joint velocity S qd (the joint bias c_J is zero
+// for every supported joint type).
+template <class S>
+BATCHDYN_INLINE Motion<S> joint_subspace_times(JointType type, const JointAxis<S>& a, const S* x) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return {Vec3<S>::zero(), a.axis * x[0]};
+    case JointType::Prismatic: return {a.axis * x[0], Vec3<S>::zero()};
+    case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
+    case JointType::Spherical: return {Vec3<S>::zero(), {x[0], x[1], x[2]}};
+  }
+  return Motion<S>::zero();
+}
+
+// Column k of S.
+template <class S>
+BATCHDYN_INLINE Motion<S> joint_subspace_column(JointType type, const JointAxis<S>& a, int k) {
+  Motion<S> m = Motion<S>::zero();
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return {Vec3<S>::zero(), a.axis};
+    case JointType::Prismatic: return {a.axis, Vec3<S>::zero()};
+    case JointType::FreeFlyer: m[k] = S(1); return m;
+    case JointType::Spherical: m[3 + k] = S(1); return m;
+  }
+  return m;
+}
+
+// Row k of S^T f.
+template <class S>
+BATCHDYN_INLINE S joint_subspace_transpose_times(JointType type, const JointAxis<S>& a, const Force<S>& f, int k) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return dot(a.axis, f.angular);
+    case JointType::Prismatic: return dot(a.axis, f.linear);
+    case JointType::FreeFlyer: return f[k];
+    case JointType::Spherical: return f[3 + k];
+  }
+  return S(0);
+}
+
+// Column k of I S.
+template <class S>
+BATCHDYN_INLINE Force<S> joint_inertia_times_subspace(JointType type, const JointAxis<S>& a, const ArticulatedInertia<S>& I, int k) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous: return I.times_angular(a.axis);
+    case JointType::Prismatic: return I.times_linear(a.axis);
+    case JointType::FreeFlyer: return I.column(k);
+    case JointType::Spherical: return I.angular_column(k);
+  }
+  return Force<S>::zero();
+}
+
+// Body i's placement in its parent, ^{λ(i)}M_i, at the joint coordinates q (nq of them), in
+// double: for the model edits that need a configuration's geometry. The kernels' version walks
+// their lane tables (kernels/kinematics.hpp: body_placement).
+inline Transformd body_placement_at(const Body& body, const double* q) {
+  return body.joint_placement * joint_transform(body.joint_type, joint_axis<double>(body.axis), q);
+}
+
+}  // namespace batchdyn

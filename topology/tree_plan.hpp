@@ -1,0 +1,29 @@
+// The flat per-body table every sweep walks (parents before children): body i's place in the
+// tree and its joint, without the string-bearing Body. Computed once from the Model; the
+// kernels read it from ModelConstants::tree, the configuration helpers from here.
+#pragma once
+
+#include <vector>
+
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+struct BodyPlan {
+  int parent = -1;  // λ(i), 0 = world
+  JointType joint_type = JointType::Revolute;
+  int idx_q = 0, idx_v = 0;  // first coordinate in q and in v
+  int nq = 0, nv = 0;
+};
+
+// One row per body, the world (row 0) included. O(n).
+inline std::vector<BodyPlan> plan_tree(const Model& model) {
+  std::vector<BodyPlan> tree(static_cast<size_t>(model.num_bodies()));
+  for (int i = 0; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[i];
+    tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv};
+  }
+  return tree;
+}
+
+}  // namespace batchdyn
