@@ -809,7 +809,7 @@ class BatchEngine {
       return;
     }
     if (constraint_solver_ != ConstraintSolver::Dense) {
-      const LcabaLaneResult<L> r =
+      const LoopDynamicsResult<L> r =
           constraint_solver_ == ConstraintSolver::Lcaba
               ? lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), constraint_settings_,
                              ws.qdd.data(), ws.lambda.data(), ws.violation.data())

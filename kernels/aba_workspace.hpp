@@ -16,16 +16,16 @@ template <class S>
 struct AbaWorkspace {
   explicit AbaWorkspace(const Model& model)
       : parent_from_body(model.num_bodies()), velocity(model.num_bodies()), bias_acceleration(model.num_bodies()),
-        acceleration(model.num_bodies()), articulated_inertia(model.num_bodies()),
-        articulated_bias(model.num_bodies()), U(model.nv), U_Dinv(model.nv), u(model.nv) {
+        acceleration(model.num_bodies()), inertia(model.num_bodies()),
+        bias(model.num_bodies()), U(model.nv), U_Dinv(model.nv), u(model.nv) {
     Dinv.resize(static_cast<size_t>(pool_joint_blocks(model, Dinv_offset)));
   }
   std::vector<Transform<S>> parent_from_body;             // ^{λ(i)}M_i
   std::vector<Motion<S>> velocity;                        // v_i
   std::vector<Motion<S>> bias_acceleration;               // c_i = v_i x S_i qd_i
   std::vector<Motion<S>> acceleration;                    // a_i
-  std::vector<ArticulatedInertia<S>> articulated_inertia;  // I^A_i
-  std::vector<Force<S>> articulated_bias;                 // p^A_i
+  std::vector<ArticulatedInertia<S>> inertia;             // I^A_i, the articulated inertia (H_{i,i} in LCABA)
+  std::vector<Force<S>> bias;                             // p^A_i, the articulated bias force
   std::vector<Force<S>> U;                                // U_i = I^A_i S_i, one column per dof (idx_v)
   std::vector<Force<S>> U_Dinv;                           // U_i D_i^{-1} (idx_v)
   std::vector<S> u;                                       // u_i = tau_i - S_i^T p^A_i (idx_v)
@@ -36,8 +36,8 @@ struct AbaWorkspace {
   size_t bytes() const {
     return parent_from_body.size() * sizeof(Transform<S>) +
            (velocity.size() + bias_acceleration.size() + acceleration.size()) * sizeof(Motion<S>) +
-           articulated_inertia.size() * sizeof(ArticulatedInertia<S>) +
-           (articulated_bias.size() + U.size() + U_Dinv.size()) * sizeof(Force<S>) + (u.size() + Dinv.size()) * sizeof(S);
+           inertia.size() * sizeof(ArticulatedInertia<S>) +
+           (bias.size() + U.size() + U_Dinv.size()) * sizeof(Force<S>) + (u.size() + Dinv.size()) * sizeof(S);
   }
 };
 

@@ -21,23 +21,10 @@
 
 #include "kernels/constraints.hpp"
 #include "kernels/crba.hpp"
+#include "kernels/proximal_settings.hpp"
 #include "kernels/rnea.hpp"
 
 namespace batchdyn {
-
-// mu follows the augmented-Lagrangian convention of lcaba-proxbbo Eq. (14): a penalty, large is
-// stiff. The dual regularisation is rho = 1/mu. Larger mu converges in fewer iterations but
-// amplifies rounding along null(G) for redundant rows (measured on an over-constrained
-// mechanism: least-squares error 1e-9 at mu = 1e4, 1e-7 at 1e6, 1e-5 at 1e8); the paper's
-// recommended range is 1e5..1e7 (§VI-D). Use <= 1e3 in float.
-struct ProximalSettings {
-  double mu = 1e6;
-  int max_iterations = 100;
-  // Relative tolerance: stop when ||J qdd + drift - k||_inf <= tolerance * (1 + ||k - drift||_inf),
-  // when ||qdd^{k+1} - qdd^k||_inf <= tolerance * (1 + ||qdd||_inf), or when the residual no
-  // longer decreases by more than that (inconsistent rows).
-  double tolerance = 1e-13;
-};
 
 template <class S>
 struct ConstrainedData {

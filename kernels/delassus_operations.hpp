@@ -33,13 +33,10 @@ void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
   ws.body_acceleration[0] = Motion<S>::zero();
   for (int i = 1; i < n; ++i) {
     const BodyPlan& body = c.tree[i];
-    const int nv = body.nv;
     const Motion<S> a = ws.parent_from_body[i].act_inv(ws.body_acceleration[body.parent]);
-    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-    S rhs[6], qdd[6];
-    for (int k = 0; k < nv; ++k) rhs[k] = ws.joint_force[body.idx_v + k] - dot(ws.U[body.idx_v + k], a);
-    Dinv_times(nv, Dinv, rhs, qdd);
-    ws.body_acceleration[i] = a + subspace_times(c, i, qdd);
+    S qdd[6];
+    ws.body_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[i], a,
+                                             ws.joint_force.data() + body.idx_v, qdd);
   }
   for (int r = 0; r < plan.rows; ++r) y[r] = S(0);
   for (int t = 0; t < plan.num_terminals(); ++t) {

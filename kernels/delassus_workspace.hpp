@@ -93,8 +93,7 @@ void delassus_eliminate_joint(const ModelConstants<S>& c, DelassusWorkspace<S>& 
   eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
   times_Dinv(body.nv, U, Dinv, U_Dinv);
   if (body.parent == 0) return;
-  project_out_joint(body.nv, U, U_Dinv, ws.articulated_inertia[i]);
-  ws.articulated_inertia[body.parent] += ws.articulated_inertia[i].transformed(ws.parent_from_body[i]);
+  carry_inertia_to_parent(body.nv, U, U_Dinv, ws.parent_from_body[i], ws.articulated_inertia[i], ws.articulated_inertia[body.parent]);
 }
 
 }  // namespace batchdyn

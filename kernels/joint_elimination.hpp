@@ -1,8 +1,11 @@
-// Eliminating joint i from its articulated body: the step ABA's backward sweep and PV-OSIMr's
-// backward sweep share (Featherstone RBDA Table 7.1; pv-osimr-delassus eq. 7-8):
-//     U_i = H^A_i S_i,   D_i = S_i^T U_i (+ armature),   H^a_i = H^A_i - U_i D_i^{-1} U_i^T,
-// and the force propagator P_i = I - U_i D_i^{-1} S_i^T applied to a force f as
-//     P_i f = f - (U_i D_i^{-1}) (S_i^T f).
+// Eliminating joint i from its articulated body, the steps every recursive kernel (ABA, LCABA,
+// proxBBO, PV-OSIMr, G x, the singular-joint check) is made of (Featherstone RBDA Table 7.1;
+// lcaba-proxbbo Alg. 1; pv-osimr-delassus eq. 7-8):
+//   backward:  U_i = H^A_i S_i,   D_i = S_i^T U_i (+ armature),   H^a_i = H^A_i - U_i D_i^{-1} U_i^T,
+//              p^a_i = p^A_i + H^a_i c_i + U_i D_i^{-1} u_i, both carried into the parent;
+//              the force propagator P_i = I - U_i D_i^{-1} S_i^T applied as
+//              P_i f = f - (U_i D_i^{-1}) (S_i^T f);
+//   roll-out:  qdd_i = D_i^{-1} (u_i - U_i^T a'_i),   a_i = a'_i + S_i qdd_i.
 // Lane-generic, no allocation, branches on the joint type only.
 #pragma once
 
@@ -62,6 +65,59 @@ inline int pool_joint_blocks(const Model& model, std::vector<int>& offset) {
 template <class S>
 BATCHDYN_INLINE void project_out_joint(int nv, const Force<S>* U, const Force<S>* U_Dinv, ArticulatedInertia<S>& articulated_inertia) {
   for (int k = 0; k < nv; ++k) articulated_inertia.subtract_outer(U_Dinv[k], U[k]);
+}
+
+// The inertia half of carrying body i into its parent: H^a_i in place (project_out_joint), then
+// H^A_λ += ^λX*_i H^a_i ^iX_λ with X = ^λM_i. nv = 0 carries H^A_i as it is (a locked joint).
+template <class S>
+BATCHDYN_INLINE void carry_inertia_to_parent(int nv, const Force<S>* U, const Force<S>* U_Dinv, const Transform<S>& X,
+                                             ArticulatedInertia<S>& inertia, ArticulatedInertia<S>& parent_inertia) {
+  project_out_joint(nv, U, U_Dinv, inertia);
+  parent_inertia += inertia.transformed(X);
+}
+
+// ABA's backward step for body i (RBDA Table 7.1): H^a_i and p^a_i = p^A_i + U_i D_i^{-1} u_i +
+// H^a_i c_i carried into the parent (H^A_λ += X* H^a_i X^-1, p^A_λ += X* p^a_i). `inertia` becomes
+// H^a_i in place.
+template <class S>
+BATCHDYN_INLINE void carry_to_parent(int nv, const Force<S>* U, const Force<S>* U_Dinv, const S* u, const Motion<S>& bias_acceleration,
+                                     const Transform<S>& X, ArticulatedInertia<S>& inertia, const Force<S>& bias,
+                                     ArticulatedInertia<S>& parent_inertia, Force<S>& parent_bias) {
+  project_out_joint(nv, U, U_Dinv, inertia);
+  Force<S> pa = bias;
+  for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
+  pa += inertia * bias_acceleration;
+  parent_inertia += inertia.transformed(X);
+  parent_bias += X.act(pa);
+}
+
+// The force half alone, as the loop kernels' reduced sweeps carry a change of the bias forces
+// (lcaba-proxbbo Alg. 2, 5): p_λ += ^λX*_i (p_i + U_i D_i^{-1} u_i).
+template <class S>
+BATCHDYN_INLINE void carry_force_to_parent(int nv, const Force<S>* U_Dinv, const S* u, const Transform<S>& X, Force<S> force,
+                                           Force<S>& parent_force) {
+  for (int k = 0; k < nv; ++k) force += U_Dinv[k] * u[k];
+  parent_force += X.act(force);
+}
+
+// Joint i's step of a roll-out (lcaba-proxbbo Alg. 1 lines 30-33): with a' the acceleration of
+// body i at qdd_i = 0 (^iX_λ a_λ, plus c_i) and u the joint's force, qdd_i = D_i^{-1} (u - U_i^T a'
+// - coupling) into `qdd` and a_i = a' + S_i qdd_i returned. `coupling(rhs)` subtracts what a
+// kernel adds to the right-hand side (LCABA's neighbours, proxBBO's multipliers), after U_i^T a'.
+template <class S, class Coupling>
+BATCHDYN_INLINE Motion<S> roll_out_joint(const ModelConstants<S>& c, int i, const Force<S>* U, const S* Dinv, const Motion<S>& a,
+                                         const S* u, S* qdd, Coupling&& coupling) {
+  const int nv = c.tree[i].nv;
+  S rhs[6];
+  for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
+  coupling(rhs);
+  Dinv_times(nv, Dinv, rhs, qdd);
+  return a + subspace_times(c, i, qdd);
+}
+template <class S>
+BATCHDYN_INLINE Motion<S> roll_out_joint(const ModelConstants<S>& c, int i, const Force<S>* U, const S* Dinv, const Motion<S>& a,
+                                         const S* u, S* qdd) {
+  return roll_out_joint(c, i, U, Dinv, a, u, qdd, [](S*) {});
 }
 
 // P_i f = f - (U_i D_i^{-1}) (S_i^T f): the part of a force on body i that reaches its parent

@@ -34,9 +34,10 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/constrained_dynamics.hpp"
-#include "kernels/kinematics.hpp"
+#include "kernels/joint_elimination.hpp"
 #include "kernels/lcaba_workspace.hpp"
+#include "kernels/loop_constraints.hpp"
+#include "kernels/proximal_settings.hpp"
 
 namespace batchdyn {
 
@@ -100,49 +101,31 @@ void add_penalty_terms(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaW
   }
 }
 
-}  // namespace lcaba_detail
-
-// Per-lane outcome of lcaba_kernel.
+// rhs_k -= B_{j,i}^T a_j (column k of B_{j,i}) for the neighbours j of i: what the roll-outs
+// subtract (eq. 29), with `a` the accelerations or their changes.
 template <class S>
-struct LcabaLaneResult {
-  S iterations;  // sweeps run (1 = the three-sweep pass only), per lane
-  S residual;    // ||J qdd + drift - k||_inf at exit, per lane
-};
+BATCHDYN_INLINE void subtract_neighbours(const LcabaPlan& plan, const LcabaWorkspace<S>& ws, int i, int nv, const Motion<S>* a, S* rhs) {
+  const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
+  for (int t = first; t < last; ++t) {
+    const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
+    const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+    for (int k = 0; k < nv; ++k) rhs[k] -= dot(B[k], a[static_cast<size_t>(nb.body)]);
+  }
+}
 
-// LCABA on raw lane arrays: q (nq lanes), v, tau (nv) in; qdd (nv) out; lambda (m lanes, the
-// dense oracle's convention M qdd + b = tau + J^T lambda) in as the warm start, out as the
-// multipliers. `violation` is m lanes of scratch. Settings as the dense oracle's
-// (ProximalSettings: mu is the augmented-Lagrangian penalty); the tolerance is raised to
-// 16 epsilon of the lane's scalar when smaller. Precondition: unit quaternions.
-// Cost: O(n + m + m_c^2 n) for the first pass, O(n + m_c n) per further iteration.
+// ---- Backward sweep (Alg. 1 lines 13-28) in the elimination order S^E: each joint eliminated,
+// its coupling passed to its neighbours and parent (eq. 30c-e, 34), ABA's part carried up.
 template <class S>
-LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* q,
-                                const S* v, const S* tau, const ProximalSettings& settings, S* qdd, S* lambda, S* violation) {
-  using namespace lcaba_detail;
-  using std::abs;
-  using std::max;
-  const S mu(static_cast<lane_scalar<S>>(settings.mu));
-
-  // ---- First forward sweep (Alg. 1 lines 1-5): kinematics, H_{i,i} = I_i, p_i = v_i x* I_i v_i;
-  // the loops' rows and right-hand sides (a side on the world moves its known K a_0 to the
-  // right, eq. 35); then their penalty terms (lines 6-12, eq. 25).
-  loop_first_forward_sweep(c, ws, q, v);
-  for (CouplingBlock<S>& block : ws.coupling) block = CouplingBlock<S>::zero();
-  add_penalty_terms(c, plan, ws, mu, lambda);
-
-  // ---- Backward sweep (Alg. 1 lines 13-28) in the elimination order S^E.
+void backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* tau) {
   for (const int i : plan.elimination_order) {
     const BodyPlan& body = c.tree[i];
     const int nv = body.nv, parent = body.parent;
     Force<S>* U = ws.U.data() + body.idx_v;
     Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
     S* u = ws.u.data() + body.idx_v;
-    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)];
-    eliminate_joint(c, i, ws.inertia[i], U, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)]);
-    for (int k = 0; k < nv; ++k) {
-      const int dof = body.idx_v + k;
-      u[k] = tau[dof] - subspace_transpose_times(c, i, ws.bias[i], k);
-    }
+    S* Dinv = ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)];
+    eliminate_joint(c, i, ws.inertia[i], U, Dinv);
+    for (int k = 0; k < nv; ++k) u[k] = tau[body.idx_v + k] - subspace_transpose_times(c, i, ws.bias[i], k);
     times_Dinv(nv, U, Dinv, U_Dinv);
     const Transform<S>& X = ws.parent_from_body[i];
 
@@ -197,107 +180,125 @@ LcabaLaneResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& pla
         }
     }
     if (parent == 0) continue;  // the world absorbs nothing
-
-    // ABA's part: H^a_i and p^a_i into the parent.
-    ArticulatedInertia<S>& Ha = ws.inertia[i];
-    project_out_joint(nv, U, U_Dinv, Ha);
-    Force<S> pa = ws.bias[i];
-    for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
-    pa += Ha * ws.bias_acceleration[i];
-    ws.inertia[parent] += Ha.transformed(X);
-    ws.bias[parent] += X.act(pa);
+    carry_to_parent(nv, U, U_Dinv, u, ws.bias_acceleration[i], X, ws.inertia[i], ws.bias[i], ws.inertia[parent], ws.bias[parent]);
   }
+}
 
-  // ---- Second forward sweep, the roll-out (Alg. 1 lines 30-33), in reverse S^E (eq. 29).
+// ---- The roll-out (Alg. 1 lines 30-33) in reverse S^E, so N_i and π(i) are known when i is
+// reached (eq. 29): qdd_i = D_i^{-1} (u_i - U_i^T a'_i - sum_j B_{j,i}^T a_j).
+template <class S>
+void roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, S* qdd) {
   for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
     const int i = *it;
     const BodyPlan& body = c.tree[i];
-    const int nv = body.nv;
     const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
-    const Force<S>* U = ws.U.data() + body.idx_v;
-    const S* u = ws.u.data() + body.idx_v;
-    S rhs[6], x[6];
-    for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
-    const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
-    for (int t = first; t < last; ++t) {
-      const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
-      const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
-      for (int k = 0; k < nv; ++k) rhs[k] -= dot(B[k], ws.acceleration[static_cast<size_t>(nb.body)]);
-    }
-    Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], rhs, x);
-    for (int r = 0; r < nv; ++r) qdd[body.idx_v + r] = x[r];
-    ws.acceleration[i] = a + subspace_times(c, i, x);
+    ws.acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], a,
+                                        ws.u.data() + body.idx_v, qdd + body.idx_v,
+                                        [&](S* rhs) { subtract_neighbours(plan, ws, i, body.nv, ws.acceleration.data(), rhs); });
   }
+}
 
-  // ---- Augmented-Lagrangian iterations (Alg. 3) with the reduced two sweeps (Alg. 2).
+// ---- Multiplier update lambda^{k+1} = lambda^k + mu (K a - kappa) (eq. 33; dense convention:
+// minus), zero in frozen lanes, and the force change it makes, Δp_t = K^t^T Δlambda_ALM
+// (Alg. 3 lines 4-7).
+template <class S, class Mask>
+void update_multipliers(const ModelConstants<S>& c, LcabaWorkspace<S>& ws, const S& mu, const Mask& active, const S* violation,
+                        S* lambda) {
+  for (size_t i = 0; i < ws.delta_bias.size(); ++i) ws.delta_bias[i] = Force<S>::zero();
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    const LoopConstraintTerms<S>& t = ws.terms[j];
+    for (int r = 0; r < k.dim; ++r) {
+      const S change = select(active, mu * violation[k.row + r], S(0));
+      lambda[k.row + r] -= change;
+      if (k.body1 != 0) ws.delta_bias[static_cast<size_t>(k.body1)] += t.columns[0][r] * change;
+      if (k.body2 != 0) ws.delta_bias[static_cast<size_t>(k.body2)] += t.columns[1][r] * change;
+    }
+  }
+}
+
+// ---- Reduced backward sweep (Alg. 2 lines 1-5): only the bias forces change.
+template <class S>
+void reduced_backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws) {
+  for (const int i : plan.elimination_order) {
+    const BodyPlan& body = c.tree[i];
+    const int nv = body.nv;
+    S* du = ws.delta_u.data() + body.idx_v;
+    for (int k = 0; k < nv; ++k) du[k] = -subspace_transpose_times(c, i, ws.delta_bias[i], k);
+    const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
+    if (first < last) {
+      S x[6];
+      Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], du, x);
+      for (int t = first; t < last; ++t) {
+        const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
+        const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
+        Force<S> p = B[0] * x[0];
+        for (int k = 1; k < nv; ++k) p += B[k] * x[k];
+        ws.delta_bias[static_cast<size_t>(nb.body)] += p;
+      }
+    }
+    if (body.parent == 0) continue;
+    carry_force_to_parent(nv, ws.U_Dinv.data() + body.idx_v, du, ws.parent_from_body[i], ws.delta_bias[i], ws.delta_bias[body.parent]);
+  }
+}
+
+// ---- Reduced roll-out (Alg. 2 lines 7-12): the changes of a and qdd; returns the largest
+// change of qdd per lane.
+template <class S>
+S reduced_roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, S* qdd) {
+  using std::abs;
+  using std::max;
+  S step(0);
+  for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
+    const int i = *it;
+    const BodyPlan& body = c.tree[i];
+    const Motion<S> da = ws.parent_from_body[i].act_inv(ws.delta_acceleration[body.parent]);
+    S x[6];
+    ws.delta_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)],
+                                              da, ws.delta_u.data() + body.idx_v, x, [&](S* rhs) {
+                                                subtract_neighbours(plan, ws, i, body.nv, ws.delta_acceleration.data(), rhs);
+                                              });
+    for (int r = 0; r < body.nv; ++r) {
+      qdd[body.idx_v + r] += x[r];
+      step = max(step, abs(x[r]));
+    }
+    ws.acceleration[i] += ws.delta_acceleration[i];
+  }
+  return step;
+}
+
+}  // namespace lcaba_detail
+
+// LCABA on raw lane arrays: q (nq lanes), v, tau (nv) in; qdd (nv) out; lambda (m lanes, the
+// dense oracle's convention M qdd + b = tau + J^T lambda) in as the warm start, out as the
+// multipliers. `violation` is m lanes of scratch. Settings as the dense oracle's
+// (ProximalSettings: mu is the augmented-Lagrangian penalty); the tolerance is raised to
+// 16 epsilon of the lane's scalar when smaller. Precondition: unit quaternions.
+// Cost: O(n + m + m_c^2 n) for the first pass, O(n + m_c n) per further iteration.
+template <class S>
+LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* q,
+                                   const S* v, const S* tau, const ProximalSettings& settings, S* qdd, S* lambda, S* violation) {
+  using namespace lcaba_detail;
+  const S mu(static_cast<lane_scalar<S>>(settings.mu));
+
+  // The first pass (Alg. 1): the first forward sweep with the loops' rows and right-hand sides
+  // (a side on the world moves its known K a_0 to the right, eq. 35), their penalty terms
+  // (lines 6-12, eq. 25), the backward sweep and the roll-out.
+  loop_first_forward_sweep(c, ws, q, v);
+  for (CouplingBlock<S>& block : ws.coupling) block = CouplingBlock<S>::zero();
+  add_penalty_terms(c, plan, ws, mu, lambda);
+  backward_sweep(c, plan, ws, tau);
+  roll_out(c, plan, ws, qdd);
+
+  // Augmented-Lagrangian iterations (Alg. 3), each a multiplier update and the reduced two
+  // sweeps (Alg. 2).
   LoopConvergence<S> convergence(c, ws, settings);
   S step(0);
   for (int it = 1; it < settings.max_iterations; ++it) {
     if (!convergence.go_on(it, loop_constraint_violation(c, ws, violation), step, qdd, ws.u.size())) break;
-
-    // Multiplier update lambda^{k+1} = lambda^k + mu (K a - kappa) (eq. 33; dense convention:
-    // minus), and the force change it makes, Δp_t = K^t^T Δlambda_ALM (Alg. 3 lines 4-7).
-    for (size_t i = 0; i < ws.delta_bias.size(); ++i) ws.delta_bias[i] = Force<S>::zero();
-    for (size_t j = 0; j < c.constraints.size(); ++j) {
-      const ConstraintConstants<S>& k = c.constraints[j];
-      const LoopConstraintTerms<S>& t = ws.terms[j];
-      for (int r = 0; r < k.dim; ++r) {
-        const S change = select(convergence.active(), mu * violation[k.row + r], S(0));
-        lambda[k.row + r] -= change;
-        if (k.body1 != 0) ws.delta_bias[static_cast<size_t>(k.body1)] += t.columns[0][r] * change;
-        if (k.body2 != 0) ws.delta_bias[static_cast<size_t>(k.body2)] += t.columns[1][r] * change;
-      }
-    }
-
-    // Reduced backward sweep (Alg. 2 lines 1-5): only forces change.
-    for (const int i : plan.elimination_order) {
-      const BodyPlan& body = c.tree[i];
-      const int nv = body.nv;
-      S* du = ws.delta_u.data() + body.idx_v;
-      for (int k = 0; k < nv; ++k) du[k] = -subspace_transpose_times(c, i, ws.delta_bias[i], k);
-      const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
-      if (first < last) {
-        S x[6];
-        Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], du, x);
-        for (int t = first; t < last; ++t) {
-          const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
-          const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
-          Force<S> p = B[0] * x[0];
-          for (int k = 1; k < nv; ++k) p += B[k] * x[k];
-          ws.delta_bias[static_cast<size_t>(nb.body)] += p;
-        }
-      }
-      if (body.parent == 0) continue;
-      Force<S> dp = ws.delta_bias[i];
-      const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
-      for (int k = 0; k < nv; ++k) dp += U_Dinv[k] * du[k];
-      ws.delta_bias[body.parent] += ws.parent_from_body[i].act(dp);
-    }
-    // Reduced roll-out (Alg. 2 lines 7-12).
-    step = S(0);
-    for (auto rit = plan.elimination_order.rbegin(); rit != plan.elimination_order.rend(); ++rit) {
-      const int i = *rit;
-      const BodyPlan& body = c.tree[i];
-      const int nv = body.nv;
-      const Motion<S> da = ws.parent_from_body[i].act_inv(ws.delta_acceleration[body.parent]);
-      const Force<S>* U = ws.U.data() + body.idx_v;
-      const S* du = ws.delta_u.data() + body.idx_v;
-      S rhs[6], x[6];
-      for (int k = 0; k < nv; ++k) rhs[k] = du[k] - dot(U[k], da);
-      const int first = plan.neighbour_begin[static_cast<size_t>(i)], last = plan.neighbour_begin[static_cast<size_t>(i) + 1];
-      for (int t = first; t < last; ++t) {
-        const LcabaPlan::Neighbour& nb = plan.neighbours[static_cast<size_t>(t)];
-        const Force<S>* B = ws.coupling_columns.data() + nb.column_offset;
-        for (int k = 0; k < nv; ++k) rhs[k] -= dot(B[k], ws.delta_acceleration[static_cast<size_t>(nb.body)]);
-      }
-      Dinv_times(nv, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], rhs, x);
-      for (int r = 0; r < nv; ++r) {
-        qdd[body.idx_v + r] += x[r];
-        step = max(step, abs(x[r]));
-      }
-      ws.delta_acceleration[i] = da + subspace_times(c, i, x);
-      ws.acceleration[i] += ws.delta_acceleration[i];
-    }
+    update_multipliers(c, ws, mu, convergence.active(), violation, lambda);
+    reduced_backward_sweep(c, plan, ws);
+    step = reduced_roll_out(c, plan, ws, qdd);
   }
   return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
 }

@@ -15,8 +15,11 @@
 // no branches on values; O(1) per constraint.
 #pragma once
 
+#include "kernels/aba.hpp"
 #include "kernels/constraint_rows.hpp"
 #include "kernels/kinematics.hpp"
+#include "kernels/proximal_settings.hpp"
+#include "kernels/singular_joints.hpp"
 #include "layout/lie_group.hpp"
 
 #include <algorithm>
@@ -65,29 +68,16 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
   }
 }
 
-// The first forward sweep of the loop kernels (LCABA Alg. 1 and proxBBO Alg. 4, lines 1-5),
-// and their loops' rows: placements, velocities v_i, bias accelerations c_i = v_i x S_i qd_i,
-// H_{i,i} = I_i, bias forces p_i = v_i x* I_i v_i; per constraint its rows and rhs[6 j + r] =
-// kappa with a side on the world's known K a_0 moved to the right (eq. 35). `ws` is a kernel
-// workspace with those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp).
+// The first forward sweep of the loop kernels (LCABA Alg. 1 and proxBBO Alg. 4, lines 1-5):
+// ABA's (kernels/aba.hpp: placements, world placements, velocities v_i, bias accelerations c_i,
+// H_{i,i} = I_i, bias forces p_i), then per constraint its rows and rhs[6 j + r] = kappa with a
+// side on the world's known K a_0 moved to the right (eq. 35). `ws` is a kernel workspace with
+// those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp).
 template <class S, class Workspace>
 void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v) {
-  const int n = static_cast<int>(c.tree.size());
-  ws.velocity[0] = Motion<S>::zero();
-  ws.world_from_body[0] = Transform<S>::identity();
+  aba_first_forward_sweep(c, ws, q, v);
   ws.acceleration[0] = c.base_acceleration;
   ws.delta_acceleration[0] = Motion<S>::zero();
-  for (int i = 1; i < n; ++i) {
-    const Transform<S> X = body_placement(c, i, q);
-    ws.parent_from_body[i] = X;
-    ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * X;
-    Motion<S> vj;
-    const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
-    ws.velocity[i] = vi;
-    ws.bias_acceleration[i] = cross(vi, vj);
-    ws.inertia[i] = c.body_spatial_inertia(i);
-    ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
-  }
   for (size_t j = 0; j < c.constraints.size(); ++j) {
     const ConstraintConstants<S>& k = c.constraints[j];
     LoopConstraintTerms<S>& t = ws.terms[j];

@@ -58,17 +58,14 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
     if (body.parent == 0) continue;
     const Transform<double>& X = parent_from_body[static_cast<size_t>(i)];
     uneliminated[static_cast<size_t>(body.parent)] += articulated[static_cast<size_t>(i)].transformed(X);  // I^A_i
-    ArticulatedInertia<double> Ia = articulated[static_cast<size_t>(i)];
+    double Dinv[36];
+    Force<double> U_Dinv[6];
     if (!is_singular) {
-      double Dinv[36];
       invert_spd(D, nv, Dinv);
-      for (int k = 0; k < nv; ++k) {
-        Force<double> UDinv_k = Force<double>::zero();
-        for (int j = 0; j < nv; ++j) UDinv_k += U[j] * Dinv[j * nv + k];
-        Ia.subtract_outer(UDinv_k, U[k]);
-      }
+      times_Dinv(nv, U, Dinv, U_Dinv);
     }
-    articulated[static_cast<size_t>(body.parent)] += Ia.transformed(X);
+    carry_inertia_to_parent(is_singular ? 0 : nv, U, U_Dinv, X, articulated[static_cast<size_t>(i)],
+                            articulated[static_cast<size_t>(body.parent)]);
   }
 }
 }  // namespace

@@ -1,0 +1,31 @@
+// What the constrained-dynamics solvers share: their settings (the penalty mu, the iteration cap,
+// the tolerance) and the per-lane report of the recursive loop kernels. The dense oracle
+// (kernels/constrained_dynamics.hpp), LCABA (kernels/lcaba.hpp) and proxBBO (kernels/proxbbo.hpp)
+// read the same settings, so one set compares them.
+#pragma once
+
+namespace batchdyn {
+
+// mu follows the augmented-Lagrangian convention of lcaba-proxbbo Eq. (14): a penalty, large is
+// stiff. The dense solver and proxBBO regularise their dual problem by rho = 1/mu (eq. 42b). Larger
+// mu converges in fewer iterations but amplifies rounding along null(G) for redundant rows
+// (measured on an over-constrained mechanism: least-squares error 1e-9 at mu = 1e4, 1e-7 at 1e6,
+// 1e-5 at 1e8); the paper's recommended range is 1e5..1e7 (§VI-D). LCABA loses accuracy for large
+// mu (mu K^T K swamps light links' inertia); use <= 1e3 in float.
+struct ProximalSettings {
+  double mu = 1e6;
+  int max_iterations = 100;
+  // Relative tolerance: stop when ||J qdd + drift - k||_inf <= tolerance * (1 + ||k - drift||_inf),
+  // when ||qdd^{k+1} - qdd^k||_inf <= tolerance * (1 + ||qdd||_inf), or (dense solver) when the
+  // residual no longer decreases by more than that (inconsistent rows).
+  double tolerance = 1e-13;
+};
+
+// Per-lane outcome of the loop kernels (lcaba_kernel, proxbbo_kernel).
+template <class S>
+struct LoopDynamicsResult {
+  S iterations;  // sweeps run (1 = the first pass only), per lane
+  S residual;    // ||J qdd + drift - k||_inf at exit, per lane
+};
+
+}  // namespace batchdyn
