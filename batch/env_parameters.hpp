@@ -16,7 +16,8 @@
 // block. So ABA, the step and the other kernels run unchanged.
 //
 // Until the first per-environment value is set nothing is allocated and the kernels read the
-// model's shared constants.
+// model's shared constants. The user's calls (set_body_inertia, set_gravity, set_damping,
+// set_armature) are checked here as a loaded model's values are.
 #pragma once
 
 #include <cmath>
@@ -25,8 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "layout/lanes.hpp"
+#include "batch/argument_checks.hpp"
 #include "kernels/model_constants.hpp"
+#include "layout/lanes.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {
@@ -73,16 +75,76 @@ class EnvParameters {
   using T = lane_scalar<L>;
   static constexpr int W = lane_width<L>;
 
+  // The engine's model, its shared constants and N (both outlive this object).
+  EnvParameters(const Model& model, const ModelConstants<L>& shared, int num_envs)
+      : model_(model), shared_(shared), n_(num_envs) {}
+
+  // --- The user's calls: each sets the listed environments, one value (row) per listed
+  // environment, and switches to per-environment parameters (the others keep the model's).
+  // Values are checked like a loaded model's (finite, mass >= 0, rotational inertia positive
+  // semi-definite); an Error names the call, the environment and the body.
+
+  // Inertia of `body` (1..num_bodies-1) in its own frame: masses (k), centres of mass (k x 3)
+  // and rotational inertias about the centre of mass (k x 3 x 3, row-major).
+  void set_body_inertia(std::span<const int> envs, int body, std::span<const double> mass, std::span<const double> com,
+                        std::span<const double> rotational_inertia) {
+    const char* who = "set_body_inertia";
+    if (body < 1 || body >= model_.num_bodies())
+      throw Error(std::string(who) + ": body index " + std::to_string(body) + " out of range [1, " + std::to_string(model_.num_bodies()) + ")");
+    check_rows(who, "mass", envs, mass, 1);
+    check_rows(who, "com", envs, com, 3);
+    check_rows(who, "rotational_inertia", envs, rotational_inertia, 9);
+    std::vector<RigidInertiad> values(envs.size());
+    for (size_t k = 0; k < envs.size(); ++k) {
+      check_env(who, envs[k], n_);
+      RigidInertiad& I = values[k];
+      I.mass = mass[k];
+      for (int j = 0; j < 3; ++j) I.com[j] = com[3 * k + static_cast<size_t>(j)];
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j) I.inertia_com.m[r][j] = rotational_inertia[9 * k + static_cast<size_t>(3 * r + j)];
+      const std::string where = std::string(who) + ": environment " + std::to_string(envs[k]) + ", body '" + model_.bodies[body].name + "'";
+      check_link_inertial_values(I, model_.bodies[body].name, where);
+      check_rotational_inertia(I, where);
+    }
+    enable();
+    for (size_t k = 0; k < envs.size(); ++k) set_inertia(envs[k], body, values[k]);
+  }
+  // Gravity vectors (k x 3, m/s^2, world frame).
+  void set_gravity(std::span<const int> envs, std::span<const double> gravity) {
+    check_rows("set_gravity", "gravity", envs, gravity, 3);
+    for (size_t k = 0; k < envs.size(); ++k) check_env("set_gravity", envs[k], n_);
+    for (double g : gravity)
+      if (!std::isfinite(g)) throw Error("set_gravity: gravity must be finite");
+    enable();
+    for (size_t k = 0; k < envs.size(); ++k) set_gravity(envs[k], {gravity[3 * k], gravity[3 * k + 1], gravity[3 * k + 2]});
+  }
+  // Joint damping / armature per dof (k x nv, finite, >= 0).
+  void set_damping(std::span<const int> envs, std::span<const double> damping) {
+    set_dof_values("set_damping", envs, damping, damping_, model_.damping);
+  }
+  void set_armature(std::span<const int> envs, std::span<const double> armature) {
+    set_dof_values("set_armature", envs, armature, armature_, model_.armature);
+  }
+
+  // The constants block b's kernels read: the shared ones, or `thread_copy` (the calling
+  // thread's) viewing the block's values through its own inertia tables.
+  const ModelConstants<L>& block_constants(int b, ModelConstants<L>& thread_copy, EnvInertiaTables<L>& tables) const {
+    if (!enabled_) return shared_;
+    point_views(b, thread_copy, tables);
+    prefetch(b + 1);  // a thread's blocks are consecutive (blocked_range)
+    return thread_copy;
+  }
+
   bool enabled() const { return enabled_; }
 
-  // Switches to per-environment parameters for `blocks` lane blocks: gravity per block, every
-  // lane holding the model's value. Inertias, damping and armature are added when first set.
-  void enable(const ModelConstants<L>& shared, int blocks) {
+  // Switches to per-environment parameters: gravity per lane block, every lane holding the
+  // model's value. Inertias, damping and armature are added when first set.
+  void enable() {
     if (enabled_) return;
-    blocks_ = blocks;
-    bodies_ = static_cast<int>(shared.inertia.size());
-    nv_ = static_cast<int>(shared.armature.size());
-    base_acceleration_.assign(static_cast<size_t>(blocks), shared.base_acceleration);
+    blocks_ = (n_ + W - 1) / W;
+    bodies_ = static_cast<int>(shared_.inertia.size());
+    nv_ = static_cast<int>(shared_.armature.size());
+    base_acceleration_.assign(static_cast<size_t>(blocks_), shared_.base_acceleration);
     varying_slot_.assign(static_cast<size_t>(bodies_), -1);
     varying_bodies_.clear();
     inertia_.clear(), armature_.clear(), damping_.clear();
@@ -96,7 +158,8 @@ class EnvParameters {
   }
 
   // Points `c`'s parameter views at block b's values; `tables` are the calling thread's.
-  void point_views(int b, const ModelConstants<L>& shared, ModelConstants<L>& c, EnvInertiaTables<L>& tables) const {
+  void point_views(int b, ModelConstants<L>& c, EnvInertiaTables<L>& tables) const {
+    const ModelConstants<L>& shared = shared_;
     c.base_acceleration = base_acceleration_[static_cast<size_t>(b)];
     c.armature = armature_.empty() ? shared.armature : std::span<const L>(armature_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
     c.damping = damping_.empty() ? shared.damping : std::span<const L>(damping_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
@@ -136,16 +199,16 @@ class EnvParameters {
 
   // Environment e's values (lane e % W of block e / W). `model` holds the values of what does
   // not vary.
-  void set_inertia(int e, int body, const RigidInertiad& I, const Model& model) {
-    make_varying(body, model);
+  void set_inertia(int e, int body, const RigidInertiad& I) {
+    make_varying(body);
     PackedInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * varying_bodies_.size() + static_cast<size_t>(varying_slot_[static_cast<size_t>(body)])];
     set_lane(lanes.mass, e % W, I.mass);
     for (int k = 0; k < 3; ++k) set_lane(lanes.com[k], e % W, I.com[k]);
     for (int k = 0; k < 6; ++k) set_lane(lanes.inertia[k], e % W, I.inertia_com.m[PackedInertia<L>::row_col[k][0]][PackedInertia<L>::row_col[k][1]]);
   }
-  RigidInertiad inertia(int e, int body, const Model& model) const {
-    const int slot = varying_slot_[static_cast<size_t>(body)];
-    if (slot < 0) return model.bodies[static_cast<size_t>(body)].inertia;
+  RigidInertiad inertia(int e, int body) const {
+    const int slot = enabled_ ? varying_slot_[static_cast<size_t>(body)] : -1;
+    if (slot < 0) return model_.bodies.at(static_cast<size_t>(body)).inertia;
     const PackedInertia<L>& lanes = inertia_[static_cast<size_t>(e / W) * varying_bodies_.size() + static_cast<size_t>(slot)];
     RigidInertiad I;
     I.mass = get_lane(lanes.mass, e % W);
@@ -161,17 +224,16 @@ class EnvParameters {
     for (int k = 0; k < 3; ++k) set_lane(a0.linear[k], e % W, -g[k]);
   }
   Vec3d gravity(int e) const {
+    if (!enabled_) return model_.gravity;
     const Motion<L>& a0 = base_acceleration_[static_cast<size_t>(e / W)];
     return {-get_lane(a0.linear.x, e % W), -get_lane(a0.linear.y, e % W), -get_lane(a0.linear.z, e % W)};
   }
-  void set_armature(int e, int dof, double value, const Model& model) { set_lane(per_dof(armature_, model.armature)[index(e, dof)], e % W, value); }
-  void set_damping(int e, int dof, double value, const Model& model) { set_lane(per_dof(damping_, model.damping)[index(e, dof)], e % W, value); }
-  double armature(int e, int dof, const Model& model) const {
-    return armature_.empty() ? model.armature[static_cast<size_t>(dof)] : get_lane(armature_[index(e, dof)], e % W);
+  double armature(int e, int dof) const {
+    return armature_.empty() ? model_.armature.at(static_cast<size_t>(dof)) : get_lane(armature_[index(e, dof)], e % W);
   }
   bool varies_damping() const { return !damping_.empty(); }
-  double damping(int e, int dof, const Model& model) const {
-    return damping_.empty() ? model.damping[static_cast<size_t>(dof)] : get_lane(damping_[index(e, dof)], e % W);
+  double damping(int e, int dof) const {
+    return damping_.empty() ? model_.damping.at(static_cast<size_t>(dof)) : get_lane(damping_[index(e, dof)], e % W);
   }
 
   // Bytes streamed per lane block and call (what per-environment parameters cost).
@@ -181,6 +243,31 @@ class EnvParameters {
   }
 
  private:
+  // What the dynamics needs of a rigid body (check_rigid_body_inertia: positive semi-definite;
+  // the triangle inequality is not required, as at loading), given as a full, symmetric matrix.
+  static void check_rotational_inertia(const RigidInertiad& I, const std::string& where) {
+    const Mat3d& J = I.inertia_com;
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < r; ++k)
+        if (std::abs(J.m[r][k] - J.m[k][r]) > 1e-9 * (1 + std::abs(J.m[r][k]))) throw Error(where + ": rotational inertia is not symmetric");
+    check_rigid_body_inertia(I, where);
+  }
+  // k x nv values per listed environment into the per-dof lanes `lanes` (made on first use from
+  // `model_values`).
+  void set_dof_values(const char* who, std::span<const int> envs, std::span<const double> values, std::vector<L>& lanes,
+                      const std::vector<double>& model_values) {
+    const size_t nv = static_cast<size_t>(model_.nv);
+    check_rows(who, "values", envs, values, model_.nv);
+    for (size_t k = 0; k < envs.size(); ++k) {
+      check_env(who, envs[k], n_);
+      check_dof_values(std::string(who) + ": environment " + std::to_string(envs[k]), values.subspan(k * nv, nv), model_.nv, false);
+    }
+    enable();
+    for (size_t k = 0; k < envs.size(); ++k)
+      for (int dof = 0; dof < model_.nv; ++dof)
+        set_lane(per_dof(lanes, model_values)[index(envs[k], dof)], envs[k] % W, values[k * nv + static_cast<size_t>(dof)]);
+  }
+
   size_t index(int e, int dof) const { return static_cast<size_t>(e / W) * nv_ + static_cast<size_t>(dof); }
   static void set_lane(L& x, int l, double value) {
     alignas(64) T values[W];
@@ -200,11 +287,11 @@ class EnvParameters {
     return lanes;
   }
   // Gives `body` its own lanes (every lane at the model's inertia), relaying out the storage.
-  void make_varying(int body, const Model& model) {
+  void make_varying(int body) {
     if (varying_slot_[static_cast<size_t>(body)] >= 0) return;
     const size_t old_count = varying_bodies_.size(), count = old_count + 1;
     std::vector<PackedInertia<L>> relaid(static_cast<size_t>(blocks_) * count);
-    const RigidInertiad& I = model.bodies[static_cast<size_t>(body)].inertia;
+    const RigidInertiad& I = model_.bodies[static_cast<size_t>(body)].inertia;
     const PackedInertia<L> model_value = PackedInertia<L>::pack(cast_inertia<L>(I));
     for (int b = 0; b < blocks_; ++b) {
       for (size_t k = 0; k < old_count; ++k) relaid[static_cast<size_t>(b) * count + k] = inertia_[static_cast<size_t>(b) * old_count + k];
@@ -216,6 +303,9 @@ class EnvParameters {
     ++generation_;
   }
 
+  const Model& model_;
+  const ModelConstants<L>& shared_;
+  int n_;
   bool enabled_ = false;
   int blocks_ = 0, bodies_ = 0, nv_ = 0;
   std::uint64_t generation_ = 1;

@@ -10,6 +10,7 @@
 
 #include "batch/validation.hpp"
 #include "kernels/aba.hpp"
+#include "kernels/algorithms.hpp"
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/lcaba.hpp"
 #include "kernels/proxbbo.hpp"
@@ -17,18 +18,6 @@
 #include "kernels/pv_osimr.hpp"
 
 namespace batchdyn {
-
-// Delassus: the dense J M^{-1} J^T (CRBA + Cholesky); PvOsimr / PvOsim: the same matrix by the
-// recursive kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp). Constrained: the dense
-// proximal solver (the oracle); Lcaba / ProxBbo: the recursive kernels (kernels/lcaba.hpp,
-// kernels/proxbbo.hpp), cold-started.
-enum class Algorithm { Aba, Constrained, Lcaba, ProxBbo, Delassus, PvOsimr, PvOsim };
-
-inline bool solves_constraints(Algorithm a) {
-  return a == Algorithm::Constrained || a == Algorithm::Lcaba || a == Algorithm::ProxBbo;
-}
-
-inline bool computes_delassus(Algorithm a) { return a == Algorithm::Delassus || a == Algorithm::PvOsimr || a == Algorithm::PvOsim; }
 
 struct EnvironmentStates {
   std::vector<Eigen::VectorXd> q, v, tau;  // one entry per environment; v/tau may be empty lists
@@ -45,18 +34,20 @@ struct EnvironmentResult {
   bool ok() const { return error.empty(); }
 };
 
-// Evaluates every environment independently. A bad environment gets its error message and
-// the others are computed as usual. The dynamics are Pinocchio's (tau is the whole joint
+// Evaluates every environment independently with the algorithm's reference entry point (the
+// registry's, kernels/algorithms.hpp; the loop kernels cold-started). A bad environment gets its
+// error message and the others are computed as usual. The dynamics are Pinocchio's (tau is the whole joint
 // torque); with passive_forces the model's joint damping is applied as the engine applies it,
 // tau - d qd. Throws only if the list sizes disagree.
 inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Algorithm algorithm,
                                                          EnvironmentStates states,
                                                          const ProximalSettings& settings = {}, bool passive_forces = false) {
   const size_t n = states.q.size();
-  const bool needs_dynamics = !computes_delassus(algorithm);
+  const bool needs_dynamics = !algorithm_traits(algorithm).computes_delassus;
   if (needs_dynamics && (states.v.size() != n || states.tau.size() != n))
     throw Error("evaluate_reference: " + std::to_string(n) + " rows of q but " + std::to_string(states.v.size()) +
                 " of v and " + std::to_string(states.tau.size()) + " of tau");
+  const StateLayout layout(model);
   Data<double> data(model);
   ConstrainedData<double> cdata(model);
   std::optional<DelassusData<double>> ddata;
@@ -77,7 +68,7 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
   std::vector<EnvironmentResult> results(n);
   for (size_t e = 0; e < n; ++e) {
     EnvironmentResult& r = results[e];
-    r.error = validate_state(model, states.q[e], needs_dynamics ? &states.v[e] : nullptr,
+    r.error = validate_state(model, layout, states.q[e], needs_dynamics ? &states.v[e] : nullptr,
                              needs_dynamics ? &states.tau[e] : nullptr);
     if (!r.ok()) continue;
     if (passive_forces && needs_dynamics)

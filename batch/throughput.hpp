@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/aba.hpp"
+#include "kernels/algorithms.hpp"
 #include "kernels/configuration.hpp"
 #include "kernels/lcaba.hpp"
 #include "kernels/proxbbo.hpp"
@@ -84,6 +85,24 @@ inline FlopCount loop_dynamics_flops(const Model& model, int iterations, bool pr
   const LcabaPlan plan = plan_lcaba(model);
   LcabaWorkspace<CountingLane> workspace(model, plan);
   return extrapolate(plan, workspace, [](auto&&... args) { return lcaba_kernel(args...); });
+}
+
+// Floating-point operations per environment of one call of `algorithm` (the registry's): ABA,
+// PV-OSIMr and PV-OSIM counted; LCABA and proxBBO at a fixed number of sweeps `iterations`
+// (0: not counted, the converging solvers' count depends on the state); the dense ones not
+// counted (0).
+inline double algorithm_flops(const Model& model, Algorithm algorithm, int iterations = 0) {
+  switch (algorithm) {
+    case Algorithm::Aba: return static_cast<double>(aba_flops(model).total());
+    case Algorithm::PvOsimr: return static_cast<double>(delassus_flops(model).total());
+    case Algorithm::PvOsim: return static_cast<double>(delassus_flops(model, true).total());
+    case Algorithm::Lcaba:
+    case Algorithm::ProxBbo:
+      return iterations > 0 ? static_cast<double>(loop_dynamics_flops(model, iterations, algorithm == Algorithm::ProxBbo).total()) : 0.0;
+    case Algorithm::Constrained:
+    case Algorithm::Delassus: return 0.0;
+  }
+  return 0.0;
 }
 
 // The value of the first "key : value" line of /proc/cpuinfo whose key starts with `key`

@@ -66,7 +66,6 @@ const std::vector<Case>& loop_models() {
   return all;
 }
 
-enum class Solver { Aba, Lcaba, ProxBbo, Dense };
 
 // Where a case's environments start (Case::start_on_loops): 16 poses near the neutral one,
 // projected onto the loops, repeated; empty for the others (random configurations). Computed
@@ -90,14 +89,13 @@ const std::vector<Eigen::VectorXd>& start_poses(const Case& c) {
 }
 
 template <class Engine>
-void BM_Loops(benchmark::State& state, const Case* c, Solver solver, int iterations, bool step) {
+void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iterations, bool step) {
   const Model* model = &c->model;
   using T = typename Engine::T;
   const int n = static_cast<int>(state.range(0));
   Engine batch(*model, n, 1);
-  batch.set_use_constraints(solver != Solver::Aba);
-  if (solver == Solver::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
-  if (solver == Solver::Dense) batch.set_constraint_solver(ConstraintSolver::Dense);
+  batch.set_use_constraints(algorithm_traits(solver).solves_constraints);
+  if (algorithm_traits(solver).solves_constraints) batch.set_constraint_solver(solver);
   ProximalSettings settings = batch.constraint_settings();
   if (iterations > 0) settings.max_iterations = iterations, settings.tolerance = 0.0;  // exactly `iterations` sweeps
   batch.set_constraint_settings(settings);
@@ -133,21 +131,19 @@ void BM_Loops(benchmark::State& state, const Case* c, Solver solver, int iterati
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
-  // Flops as counted on CountingLane: ABA, and the loop kernels at a fixed iteration count (the
-  // converged runs' count varies per step and the dense solver's is not counted: 0).
-  const bool fixed_loop_kernel = (solver == Solver::Lcaba || solver == Solver::ProxBbo) && iterations > 0 && !step;
-  const double flops = solver == Solver::Aba && !step ? static_cast<double>(aba_flops(*model).total())
-                       : fixed_loop_kernel ? static_cast<double>(loop_dynamics_flops(*model, iterations, solver == Solver::ProxBbo).total())
-                                           : 0.0;
+  // Flops as counted on CountingLane (batch/throughput.hpp): ABA, and the loop kernels at a fixed
+  // iteration count (the converged runs' count varies per step and the dense solver's is not
+  // counted: 0), one call without a step.
+  const double flops = step ? 0.0 : algorithm_flops(*model, solver, iterations);
   bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, flops);
-  if (solver == Solver::Lcaba || solver == Solver::ProxBbo) {
+  if (solver == Algorithm::Lcaba || solver == Algorithm::ProxBbo) {
     const std::vector<int>& it = batch.constraint_iterations();
     state.counters["iterations"] = *std::max_element(it.begin(), it.end());
   }
   state.counters["constraint_rows"] = model->constraint_rows;
 }
 
-void add(const std::string& name, const Case& c, Solver solver, int iterations, auto bm, bool step = false) {
+void add(const std::string& name, const Case& c, Algorithm solver, int iterations, auto bm, bool step = false) {
   benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c, solver, iterations, step)
       ->ArgNames({"N"})
       ->Arg(1024)
@@ -157,27 +153,27 @@ void add(const std::string& name, const Case& c, Solver solver, int iterations, 
 
 template <class T>
 void register_precision(const std::string& p, const Case& c) {
-  add("Aba" + p, c, Solver::Aba, 0, BM_Loops<Batch<T>>);
+  add("Aba" + p, c, Algorithm::Aba, 0, BM_Loops<Batch<T>>);
   for (int k : {1, 3}) {
-    add("Lcaba" + std::to_string(k) + p, c, Solver::Lcaba, k, BM_Loops<Batch<T>>);
-    add("ProxBbo" + std::to_string(k) + p, c, Solver::ProxBbo, k, BM_Loops<Batch<T>>);
+    add("Lcaba" + std::to_string(k) + p, c, Algorithm::Lcaba, k, BM_Loops<Batch<T>>);
+    add("ProxBbo" + std::to_string(k) + p, c, Algorithm::ProxBbo, k, BM_Loops<Batch<T>>);
   }
-  add("Lcaba1Scalar" + p, c, Solver::Lcaba, 1, BM_Loops<ScalarBatch<T>>);
+  add("Lcaba1Scalar" + p, c, Algorithm::Lcaba, 1, BM_Loops<ScalarBatch<T>>);
 #if XSIMD_WITH_AVX512F
   // Half-width lanes on an AVX-512 build: cores that split 512-bit operations in two (AMD
   // Zen 4) have the same arithmetic throughput at W/2, with half the workspace per block.
-  add("Aba" + p + "Avx2", c, Solver::Aba, 0, BM_Loops<BatchEngine<xsimd::batch<T, xsimd::avx2>>>);
-  add("Lcaba1" + p + "Avx2", c, Solver::Lcaba, 1, BM_Loops<BatchEngine<xsimd::batch<T, xsimd::avx2>>>);
+  add("Aba" + p + "Avx2", c, Algorithm::Aba, 0, BM_Loops<BatchEngine<xsimd::batch<T, xsimd::avx2>>>);
+  add("Lcaba1" + p + "Avx2", c, Algorithm::Lcaba, 1, BM_Loops<BatchEngine<xsimd::batch<T, xsimd::avx2>>>);
 #endif
-  add("LcabaConvergedStep" + p, c, Solver::Lcaba, 0, BM_Loops<Batch<T>>, true);
-  add("ProxBboConvergedStep" + p, c, Solver::ProxBbo, 0, BM_Loops<Batch<T>>, true);
+  add("LcabaConvergedStep" + p, c, Algorithm::Lcaba, 0, BM_Loops<Batch<T>>, true);
+  add("ProxBboConvergedStep" + p, c, Algorithm::ProxBbo, 0, BM_Loops<Batch<T>>, true);
 }
 
 const bool registered = [] {
   for (const Case& c : loop_models()) {
     register_precision<double>("<double>", c);
     register_precision<float>("<float>", c);
-    add("Dense<double>", c, Solver::Dense, 0, BM_Loops<Batch<double>>);
+    add("Dense<double>", c, Algorithm::Constrained, 0, BM_Loops<Batch<double>>);
   }
   return true;
 }();

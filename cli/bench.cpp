@@ -27,14 +27,9 @@ std::string default_model_path() {
   return BATCHDYN_SOURCE_MODEL;
 }
 
-// What a bench run times.
-enum class BenchAlgorithm { Aba, Lcaba, ProxBbo, DenseConstrained, PvOsimr, PvOsim, DenseDelassus };
-bool solves_constraints(BenchAlgorithm a) {
-  return a == BenchAlgorithm::Lcaba || a == BenchAlgorithm::ProxBbo || a == BenchAlgorithm::DenseConstrained;
-}
 
 struct BenchSettings {
-  BenchAlgorithm algorithm = BenchAlgorithm::Aba;
+  Algorithm algorithm = Algorithm::Aba;  // what a run times (kernels/algorithms.hpp)
   int envs = 4096;
   int threads = 0;
   double seconds = 3.0;
@@ -58,23 +53,13 @@ struct BenchResult {
 };
 
 std::string mode_name(const BenchSettings& s) {
-  switch (s.algorithm) {
-    case BenchAlgorithm::Aba:
-      return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
-             (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
-    case BenchAlgorithm::Lcaba:
-    case BenchAlgorithm::ProxBbo:
-    case BenchAlgorithm::DenseConstrained:
-      return std::string(s.step ? "constrained step" : "constrained forward dynamics") + " by " +
-             (s.algorithm == BenchAlgorithm::Lcaba     ? "LCABA"
-              : s.algorithm == BenchAlgorithm::ProxBbo ? "proxBBO"
-                                                       : "the dense proximal solver") +
-             (s.iterations > 0 ? " (" + std::to_string(s.iterations) + " iterations)" : "");
-    case BenchAlgorithm::PvOsimr: return "Delassus by PV-OSIMr";
-    case BenchAlgorithm::PvOsim: return "Delassus by PV-OSIM";
-    case BenchAlgorithm::DenseDelassus: return "dense Delassus J M^-1 J^T";
-  }
-  return "?";
+  const AlgorithmTraits& traits = algorithm_traits(s.algorithm);
+  if (traits.computes_delassus) return std::string("Delassus by ") + traits.title;
+  if (traits.solves_constraints)
+    return std::string(s.step ? "constrained step" : "constrained forward dynamics") + " by " + traits.title +
+           (s.iterations > 0 ? " (" + std::to_string(s.iterations) + " iterations)" : "");
+  return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
+         (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
 }
 
 void draw_progress(double fraction) {
@@ -173,9 +158,9 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   using T = typename Engine::T;
   Engine batch(model, s.envs, s.threads);
   batch.set_passive_forces(s.passive_forces);
-  batch.set_use_constraints(solves_constraints(s.algorithm));
-  if (s.algorithm == BenchAlgorithm::DenseConstrained) batch.set_constraint_solver(ConstraintSolver::Dense);
-  if (s.algorithm == BenchAlgorithm::ProxBbo) batch.set_constraint_solver(ConstraintSolver::ProxBbo);
+  const AlgorithmTraits& traits = algorithm_traits(s.algorithm);
+  batch.set_use_constraints(traits.solves_constraints);
+  if (traits.solves_constraints) batch.set_constraint_solver(s.algorithm);
   if (s.iterations > 0) {
     ProximalSettings settings = batch.constraint_settings();
     settings.max_iterations = s.iterations;
@@ -185,16 +170,10 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   fill_random_poses(batch, model);
   if (s.pd) configure_pd(batch, model);
   if (s.randomize) randomize_parameters(batch, model);
-  auto call = [&] {
-    switch (s.algorithm) {
-      case BenchAlgorithm::Aba:
-      case BenchAlgorithm::Lcaba:
-      case BenchAlgorithm::ProxBbo:
-      case BenchAlgorithm::DenseConstrained: s.step ? batch.step(static_cast<T>(s.dt), s.substeps) : batch.forward_dynamics(); break;
-      case BenchAlgorithm::PvOsimr: batch.delassus(Engine::DelassusAlgorithm::PvOsimr); break;
-      case BenchAlgorithm::PvOsim: batch.delassus(Engine::DelassusAlgorithm::PvOsim); break;
-      case BenchAlgorithm::DenseDelassus: break;  // timed by run_dense
-    }
+  auto call = [&] {  // (the dense Delassus matrix is timed by run_dense)
+    if (traits.computes_delassus) batch.delassus(s.algorithm);
+    else if (s.step) batch.step(static_cast<T>(s.dt), s.substeps);
+    else batch.forward_dynamics();
   };
   return timed(batch, s, call);
 }
@@ -239,19 +218,13 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
     BenchSettings s;
-    if (algo == "aba") s.algorithm = BenchAlgorithm::Aba;
-    else if (algo == "lcaba") s.algorithm = BenchAlgorithm::Lcaba;
-    else if (algo == "proxbbo") s.algorithm = BenchAlgorithm::ProxBbo;
-    else if (algo == "constrained") s.algorithm = BenchAlgorithm::DenseConstrained;
-    else if (algo == "pv-osimr") s.algorithm = BenchAlgorithm::PvOsimr;
-    else if (algo == "pv-osim") s.algorithm = BenchAlgorithm::PvOsim;
-    else if (algo == "delassus") s.algorithm = BenchAlgorithm::DenseDelassus;
-    else throw Error("--algo must be aba, lcaba, proxbbo, constrained, pv-osimr, pv-osim or delassus (got '" + algo + "')");
-    const bool delassus_algorithm = s.algorithm != BenchAlgorithm::Aba && !solves_constraints(s.algorithm);
-    if (solves_constraints(s.algorithm) && model.constraint_rows == 0)
+    s.algorithm = parse_algorithm(algo, "--algo");
+    const AlgorithmTraits& traits = algorithm_traits(s.algorithm);
+    const bool delassus_algorithm = traits.computes_delassus;
+    if (traits.solves_constraints && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.iterations = std::stoi(o.get("--iterations").value_or("0"));
-    if (s.iterations < 0 || (s.iterations > 0 && !solves_constraints(s.algorithm)))
+    if (s.iterations < 0 || (s.iterations > 0 && !traits.solves_constraints))
       throw Error("--iterations K (K >= 1) is for --algo lcaba, proxbbo and constrained");
     if (delassus_algorithm && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
@@ -268,7 +241,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (s.substeps < 1) throw Error("--substeps must be >= 1");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
-    if (s.randomize && s.algorithm == BenchAlgorithm::DenseConstrained)
+    if (s.randomize && s.algorithm == Algorithm::Constrained)
       throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");
     const std::string precision = o.get("--precision").value_or("double");
     if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
@@ -277,24 +250,18 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.progress = isatty(STDERR_FILENO) && s.seconds > 2.0;
     const bool scalar = o.has_flag("--scalar");
 
-    if (scalar && s.algorithm == BenchAlgorithm::DenseDelassus) throw Error("--scalar does not apply to --algo delassus (it is scalar)");
+    if (scalar && s.algorithm == Algorithm::Delassus) throw Error("--scalar does not apply to --algo delassus (it is scalar)");
     BenchResult r;
-    if (s.algorithm == BenchAlgorithm::DenseDelassus) r = precision == "double" ? run_dense<double>(model, s) : run_dense<float>(model, s);
+    if (s.algorithm == Algorithm::Delassus) r = precision == "double" ? run_dense<double>(model, s) : run_dense<float>(model, s);
     else if (precision == "double") r = scalar ? run<ScalarBatch<double>>(model, s) : run<Batch<double>>(model, s);
     else r = scalar ? run<ScalarBatch<float>>(model, s) : run<Batch<float>>(model, s);
 
     const double envs = static_cast<double>(r.calls) * s.envs;
     const double rate = envs / r.seconds;
-    // Flops of the algorithm (LCABA and proxBBO at a fixed --iterations K; the dense solvers'
-    // and the converging loop solvers' are not counted: 0).
-    const bool fixed_loop_kernel = s.iterations > 0 && !s.step &&
-                                   (s.algorithm == BenchAlgorithm::Lcaba || s.algorithm == BenchAlgorithm::ProxBbo);
-    const double flops = s.algorithm == BenchAlgorithm::Aba       ? static_cast<double>(aba_flops(model).total()) * s.substeps
-                         : s.algorithm == BenchAlgorithm::PvOsimr ? static_cast<double>(delassus_flops(model).total())
-                         : s.algorithm == BenchAlgorithm::PvOsim  ? static_cast<double>(delassus_flops(model, true).total())
-                         : fixed_loop_kernel ? static_cast<double>(loop_dynamics_flops(model, s.iterations, s.algorithm == BenchAlgorithm::ProxBbo).total())
-                                             : 0.0;
-    const bool dense = s.algorithm == BenchAlgorithm::DenseDelassus;
+    // Flops of the algorithm per call (batch/throughput.hpp: the loop solvers at a fixed
+    // --iterations K and without steps; the dense solvers are not counted: 0).
+    const double flops = s.step && s.algorithm != Algorithm::Aba ? 0.0 : algorithm_flops(model, s.algorithm, s.iterations) * s.substeps;
+    const bool dense = s.algorithm == Algorithm::Delassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
     nlohmann::json j;

@@ -186,14 +186,13 @@ json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.
 std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states,
                                                 const ProximalSettings& settings, bool passive_forces) {
   const int n = static_cast<int>(states.q.size());
-  const bool dynamics = !computes_delassus(algorithm);
+  const AlgorithmTraits& traits = algorithm_traits(algorithm);
+  const bool dynamics = !traits.computes_delassus;
   std::vector<EnvironmentResult> results(static_cast<size_t>(n));
   Batch<double> batch(model, n);
   batch.set_passive_forces(passive_forces);
-  batch.set_use_constraints(solves_constraints(algorithm));
-  batch.set_constraint_solver(algorithm == Algorithm::Constrained ? ConstraintSolver::Dense
-                              : algorithm == Algorithm::ProxBbo   ? ConstraintSolver::ProxBbo
-                                                                  : ConstraintSolver::Lcaba);
+  batch.set_use_constraints(traits.solves_constraints);
+  if (traits.solves_constraints) batch.set_constraint_solver(algorithm);
   batch.set_constraint_settings(settings);
   auto check_length = [](const char* name, const Eigen::VectorXd& x, int expected, const char* what) {
     return x.size() == expected ? std::string()
@@ -212,7 +211,7 @@ std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm al
     std::copy_n(states.tau[e].data(), model.nv, batch.tau() + static_cast<long>(e) * model.nv);
   }
   if (dynamics) batch.forward_dynamics();
-  else batch.delassus(algorithm == Algorithm::PvOsim ? Batch<double>::DelassusAlgorithm::PvOsim : Batch<double>::DelassusAlgorithm::PvOsimr);
+  else batch.delassus(algorithm);
   const int m = model.constraint_rows;
   for (int e = 0; e < n; ++e) {
     EnvironmentResult& r = results[static_cast<size_t>(e)];
@@ -222,7 +221,7 @@ std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm al
       continue;
     }
     if (dynamics) r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
-    if (solves_constraints(algorithm)) {
+    if (traits.solves_constraints) {
       r.lambda = Eigen::Map<const Eigen::VectorXd>(batch.constraint_forces() + static_cast<long>(e) * m, m);
       r.iterations = batch.constraint_iterations()[static_cast<size_t>(e)];
       r.residual = batch.constraint_residual()[static_cast<size_t>(e)];
@@ -284,17 +283,12 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     passive_forces = passive_forces_option(o, false);
     model = load_model(o);
     const std::string algo = o.get("--algo").value_or("");
-    if (algo == "aba") algorithm = Algorithm::Aba;
-    else if (algo == "constrained") algorithm = Algorithm::Constrained;
-    else if (algo == "lcaba") algorithm = Algorithm::Lcaba;
-    else if (algo == "proxbbo") algorithm = Algorithm::ProxBbo;
-    else if (algo == "delassus") algorithm = Algorithm::Delassus;
-    else if (algo == "pv-osimr") algorithm = Algorithm::PvOsimr;
-    else if (algo == "pv-osim") algorithm = Algorithm::PvOsim;
-    else throw Error("--algo must be aba, constrained, lcaba, proxbbo, delassus, pv-osimr or pv-osim (got '" + algo + "')");
-    if (batched && algorithm == Algorithm::Delassus)
-      throw Error("--batched is available for --algo aba, constrained, lcaba, proxbbo, pv-osimr and pv-osim");
-    if (algorithm == Algorithm::Lcaba) settings.mu = Batch<double>::kDefaultLcabaPenalty;  // unless --mu
+    algorithm = parse_algorithm(algo, "--algo");
+    const AlgorithmTraits& traits = algorithm_traits(algorithm);
+    // The batch engine runs the lane kernels, and the dense constraint solver lane by lane.
+    const auto batchable = [](const AlgorithmTraits& t) { return t.runs_on_lanes || t.solves_constraints; };
+    if (batched && !batchable(traits)) throw Error("--batched is available for --algo " + algorithm_names(batchable));
+    if (traits.solves_constraints) settings.mu = traits.default_mu;  // unless --mu
     if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
       throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
     if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
@@ -317,7 +311,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (!doc.contains("q") || !doc["q"].is_array()) throw Error(*in_path + ": missing \"q\" array");
     const size_t n = doc["q"].size();
     input_errors.assign(n, "");
-    const bool dynamics = !computes_delassus(algorithm);
+    const bool dynamics = !algorithm_traits(algorithm).computes_delassus;
     states.q = read_rows(doc, "q", input_errors, true, n);
     states.v = read_rows(doc, "v", input_errors, dynamics, n);
     states.tau = read_rows(doc, "tau", input_errors, dynamics, n);
@@ -341,7 +335,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   json result = json::object();
   const std::vector<const char*> fields =
       algorithm == Algorithm::Aba ? std::vector<const char*>{"qdd"}
-      : solves_constraints(algorithm) ? std::vector<const char*>{"qdd", "lambda", "iterations", "residual", "converged"}
+      : algorithm_traits(algorithm).solves_constraints ? std::vector<const char*>{"qdd", "lambda", "iterations", "residual", "converged"}
                                             : std::vector<const char*>{"delassus"};
   for (const char* field : fields) result[field] = json::array();
   json errors = json::array();

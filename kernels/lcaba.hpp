@@ -303,10 +303,6 @@ LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& 
   return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
 }
 
-}  // namespace batchdyn
-
-namespace batchdyn {
-
 // The reference entry point's data (kernels/loop_constraints.hpp): construct once per model.
 template <class S>
 struct LcabaData : LoopDynamicsData<S, LcabaPlan, LcabaWorkspace<S>> {

@@ -218,14 +218,11 @@ void bind_batch(py::module_& m, const char* name) {
       .def("status_message", [](B& b, int env) { return b.batch.status_message(env); })
       .def_property("use_constraints", [](B& b) { return b.batch.constrained(); },
                     [](B& b, bool on) { b.batch.set_use_constraints(on); })
-      .def_property("constraint_solver", [](B& b) { return std::string(constraint_solver_name(b.batch.constraint_solver())); },
+      .def_property("constraint_solver", [](B& b) { return std::string(algorithm_name(b.batch.constraint_solver())); },
                     [](B& b, const std::string& name) {
-                      if (name == "lcaba") b.batch.set_constraint_solver(ConstraintSolver::Lcaba);
-                      else if (name == "proxbbo") b.batch.set_constraint_solver(ConstraintSolver::ProxBbo);
-                      else if (name == "dense") b.batch.set_constraint_solver(ConstraintSolver::Dense);
-                      else throw Error("constraint_solver: unknown solver '" + name + "' (lcaba, proxbbo or dense)");
+                      b.batch.set_constraint_solver(parse_algorithm(name, "constraint_solver", is_constraint_solver));
                     }, "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default), \"proxbbo\" "
-                       "(recursive, accurate at stiff mu) or \"dense\" (the oracle).")
+                       "(recursive, accurate at stiff mu) or \"constrained\" (dense, the oracle; \"dense\" is accepted too).")
       .def_property("constraint_mu", [](B& b) { return b.batch.constraint_settings().mu; },
                     [](B& b, double mu) {
                       if (!(mu > 0) || !std::isfinite(mu)) throw Error("constraint_mu must be finite and > 0");
@@ -367,14 +364,14 @@ PYBIND11_MODULE(_batchdyn, m) {
     auto data = std::make_unique<LcabaData<double>>(model);
     lcaba(model, *data, q, v, tau, settings);
     return data;
-  }, BatchEngine<double>::kDefaultLcabaPenalty,
+  }, algorithm_traits(Algorithm::Lcaba).default_mu,
   "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
   bind_loop_solver("proxbbo", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
                                  const ProximalSettings& settings) {
     auto data = std::make_unique<ProxBboData<double>>(model);
     proxbbo(model, *data, q, v, tau, settings);
     return data;
-  }, ProximalSettings{}.mu,
+  }, algorithm_traits(Algorithm::ProxBbo).default_mu,
   "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
   "iterations, residual).");
   m.def("project_to_constraints",

@@ -157,7 +157,7 @@ foreach(variant "lcaba" "lcaba;--batched" "proxbbo;--mu;1e4" "proxbbo;--mu;1e4;-
     math(EXPR failures "${failures} + 1")
   endif()
 endforeach()
-run(1 "--batched is available for --algo aba, constrained, lcaba" eval ${MODELS}/four_bar.urdf --algo delassus --batched --in ${WORK}/fourbar.json)
+run(1 "--batched is available for --algo aba, lcaba, proxbbo, constrained, pv-osimr or pv-osim" eval ${MODELS}/four_bar.urdf --algo delassus --batched --in ${WORK}/fourbar.json)
 
 # eval --algo pv-osimr / pv-osim, scalar and --batched: the dense Delassus matrix's numbers, same JSON
 run(0 "" eval ${MODELS}/quadruped.urdf --root free --constraints ${MODELS}/quadruped_feet.json --algo delassus --in ${WORK}/quad_dyn.json --out ${WORK}/dense.json)

@@ -292,19 +292,42 @@ TEST_CASE("constraint JSON with missing fields, wrong types or bad syntax names 
 
 TEST_CASE("per-environment state checks name the array, the entry and the joint") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  const StateLayout layout(model);
   Eigen::VectorXd q = neutral_configuration<double>(model), v = Eigen::VectorXd::Zero(model.nv), tau = v;
-  CHECK(validate_state(model, q, &v, &tau).empty());
+  CHECK(validate_state(model, layout, q, &v, &tau).empty());
   Eigen::VectorXd bad = q;
   bad[9] = std::nan("");
-  CHECK(validate_state(model, bad, &v, &tau).find("q[9]") != std::string::npos);
+  CHECK(validate_state(model, layout, bad, &v, &tau).find("q[9]") != std::string::npos);
   bad = q;
   bad.segment<4>(3).setZero();
-  CHECK(validate_state(model, bad, &v, &tau).find("quaternion") != std::string::npos);
+  CHECK(validate_state(model, layout, bad, &v, &tau).find("quaternion") != std::string::npos);
   Eigen::VectorXd short_v = Eigen::VectorXd::Zero(3);
-  CHECK(validate_state(model, q, &short_v, &tau).find("expected nv = 18") != std::string::npos);
+  CHECK(validate_state(model, layout, q, &short_v, &tau).find("expected nv = 18") != std::string::npos);
   Eigen::VectorXd nan_tau = tau;
   nan_tau[7] = std::numeric_limits<double>::infinity();
-  CHECK(validate_state(model, q, &v, &nan_tau).find("FL_hip_flexion") != std::string::npos);
+  CHECK(validate_state(model, layout, q, &v, &nan_tau).find("FL_hip_flexion") != std::string::npos);
+}
+
+TEST_CASE("the engine's status message and the reference evaluation name the same entry at fault") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  Batch<double> batch(model, 3, 1);
+  batch.tau()[1 * model.nv + 7] = std::numeric_limits<double>::infinity();
+  batch.q()[2 * model.nq + 3] = 0.5;  // the base quaternion's norm is off
+  batch.forward_dynamics();
+  EnvironmentStates states;
+  for (int e = 0; e < 3; ++e) {
+    states.q.push_back(Eigen::Map<const Eigen::VectorXd>(batch.q() + e * model.nq, model.nq));
+    states.v.push_back(Eigen::Map<const Eigen::VectorXd>(batch.v() + e * model.nv, model.nv));
+    states.tau.push_back(Eigen::Map<const Eigen::VectorXd>(batch.tau() + e * model.nv, model.nv));
+  }
+  const std::vector<EnvironmentResult> reference = evaluate_reference(model, Algorithm::Aba, states);
+  CHECK(batch.status_message(0) == "environment 0: ok");
+  for (int e : {1, 2}) {
+    CAPTURE(e);
+    CHECK(batch.status_message(e) == "environment " + std::to_string(e) + ": " + reference[static_cast<size_t>(e)].error);
+  }
+  CHECK(batch.status_message(1).find("tau[7] (joint 'FL_hip_flexion') is not finite") != std::string::npos);
+  CHECK(batch.status_message(2).find("quaternion q[3..6] (joint 'root_joint')") != std::string::npos);
 }
 
 TEST_CASE("one bad environment does not affect the others in a reference evaluation") {

@@ -26,4 +26,17 @@ inline std::vector<BodyPlan> plan_tree(const Model& model) {
   return tree;
 }
 
+// A 1-dof joint's velocity and position coordinate: the dofs that take PD targets and gains.
+struct SingleDof {
+  int v, q;
+};
+
+// The 1-dof joints (revolute, continuous, prismatic) in body order. O(n).
+inline std::vector<SingleDof> single_dofs(const Model& model) {
+  std::vector<SingleDof> dofs;
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (is_single_dof(model.bodies[i].joint_type)) dofs.push_back({model.bodies[i].idx_v, model.bodies[i].idx_q});
+  return dofs;
+}
+
 }  // namespace batchdyn

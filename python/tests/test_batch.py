@@ -116,7 +116,7 @@ def test_a_constrained_model_steps_with_lcaba_or_the_dense_constrained_solver(mo
     for e in range(5):
         ref = batchdyn.constrained_forward_dynamics(model, batch.q[e], batch.v[e], batch.tau[e], mu=mu)
         np.testing.assert_allclose(batch.qdd[e], ref["qdd"], rtol=1e-8, atol=1e-8)
-    with pytest.raises(ValueError, match="lcaba, proxbbo or dense"):
+    with pytest.raises(ValueError, match="lcaba, proxbbo or constrained"):
         batch.constraint_solver = "qr"
     assert batchdyn.delassus(model, batch.q[0]).shape == (model.constraint_rows,) * 2
 

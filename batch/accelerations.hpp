@@ -1,0 +1,19 @@
+// The accelerations stage: qdd of a lane block's environments from ws.q, ws.v and the applied
+// torque ws.tau_applied (actuation and passive forces included): ABA on the tree (DESIGN.md §3),
+// or, for a model whose constraints are on, the constraint solver (batch/constraint_solving.hpp).
+#pragma once
+
+#include "batch/block_workspace.hpp"
+#include "batch/constraint_solving.hpp"
+#include "kernels/aba.hpp"
+
+namespace batchdyn {
+
+template <class L>
+void compute_accelerations(ConstraintSolving<L>& constraints, int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws,
+                           const bool* valid) {
+  if (constraints.active()) constraints.solve(block, c, ws, valid);
+  else aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
+}
+
+}  // namespace batchdyn

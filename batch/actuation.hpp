@@ -1,0 +1,119 @@
+// Actuation, the stage after the check: the joint torque that drives the dynamics, per dof k,
+//   Torque:      tau_k                                                   (the tau buffer)
+//   PositionPD:  tau_k + kp_k (target_k - q_k) - kd_k qd_k               (1-dof joints; tau as feed-forward)
+// then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise).
+// Computed on the lanes inside every substep, from that substep's q and qd.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "batch/argument_checks.hpp"
+#include "batch/block_workspace.hpp"
+#include "topology/tree_plan.hpp"
+
+namespace batchdyn {
+
+enum class ControlMode : std::uint8_t { Torque, PositionPD };
+
+template <class L>
+class Actuation {
+ public:
+  using T = lane_scalar<L>;
+
+  Actuation(const Model& model, int num_envs)
+      : model_(model), n_(num_envs), dofs_(single_dofs(model)), kp_(static_cast<size_t>(model.nv), L(T(0))), kd_(kp_),
+        kp_values_(static_cast<size_t>(model.nv), 0.0), kd_values_(kp_values_) {
+    set_effort_limits(model.effort_limit);
+  }
+
+  void set_control_mode(ControlMode mode) { mode_ = mode; }
+  ControlMode control_mode() const { return mode_; }
+
+  // PD gains per dof (nv values each, >= 0; N m/rad and N m s/rad for revolute dofs). The dofs
+  // of free-flyer and spherical joints are not actuated: their gains must be 0. Throws Error
+  // otherwise.
+  void set_pd_gains(std::span<const double> kp, std::span<const double> kd) {
+    check_dof_values("set_pd_gains: kp", kp, model_.nv, /*allow_infinity=*/false);
+    check_dof_values("set_pd_gains: kd", kd, model_.nv, false);
+    for (int i = 1; i < model_.num_bodies(); ++i) {
+      const Body& b = model_.bodies[i];
+      if (is_single_dof(b.joint_type)) continue;
+      for (int k = 0; k < b.nv; ++k)
+        if (kp[static_cast<size_t>(b.idx_v + k)] != 0 || kd[static_cast<size_t>(b.idx_v + k)] != 0)
+          throw Error("set_pd_gains: dof " + std::to_string(b.idx_v + k) + " belongs to the " +
+                      (b.joint_type == JointType::FreeFlyer ? "free-flyer" : "ball") + " joint '" + b.joint_name +
+                      "', which has no actuator: its gains must be 0");
+    }
+    for (size_t k = 0; k < kp.size(); ++k) kp_[k] = L(static_cast<T>(kp[k])), kd_[k] = L(static_cast<T>(kd[k]));
+    kp_values_.assign(kp.begin(), kp.end());
+    kd_values_.assign(kd.begin(), kd.end());
+  }
+  const std::vector<double>& kp() const { return kp_values_; }
+  const std::vector<double>& kd() const { return kd_values_; }
+
+  // Effort limits per dof (nv values, > 0; infinity = unlimited). The model's by default (URDF
+  // <limit effort>; 0 or missing there means unlimited). Throws Error otherwise.
+  void set_effort_limits(std::span<const double> limits) {
+    if (limits.size() != static_cast<size_t>(model_.nv))
+      throw Error("set_effort_limits: expected nv = " + std::to_string(model_.nv) + " values, got " + std::to_string(limits.size()));
+    for (size_t k = 0; k < limits.size(); ++k)
+      if (!(limits[k] > 0))
+        throw Error("set_effort_limits: dof " + std::to_string(k) + ": limit must be > 0 (infinity = none), got " + std::to_string(limits[k]));
+    effort_values_.assign(limits.begin(), limits.end());
+    effort_.resize(limits.size());
+    for (size_t k = 0; k < limits.size(); ++k) effort_[k] = L(static_cast<T>(limits[k]));
+  }
+  // No clamping: every limit infinite.
+  void remove_effort_limits() {
+    set_effort_limits(std::vector<double>(static_cast<size_t>(model_.nv), std::numeric_limits<double>::infinity()));
+  }
+  const std::vector<double>& effort_limits() const { return effort_values_; }
+
+  // PD position targets, N x nv env-major (entry idx_v of a 1-dof joint is its position target;
+  // the others are not read). Zero until written; owned until use_target_buffer.
+  T* target() {
+    if (!target_) {
+      owned_target_.assign(static_cast<size_t>(n_) * model_.nv, T(0));
+      target_ = owned_target_.data();
+    }
+    return target_;
+  }
+  // Uses the caller's N x nv array for the targets (no copy). Throws Error on a size mismatch.
+  void use_target_buffer(std::span<T> target) {
+    check_buffer_size("target", target.size(), n_, model_.nv, "nv");
+    target_ = target.data();
+  }
+  // What a call gathers: the targets in PD mode, nothing otherwise.
+  const T* target_rows() { return mode_ == ControlMode::PositionPD ? target() : nullptr; }
+
+  // The stage: ws.tau_applied from ws.tau (+ PD from ws.q, ws.v, ws.target), clamped, on lanes.
+  void actuate(BlockWorkspace<L>& ws) const {
+    for (size_t k = 0; k < ws.tau.size(); ++k) ws.tau_applied[k] = ws.tau[k];
+    if (mode_ == ControlMode::PositionPD)
+      for (const SingleDof& d : dofs_) {
+        const size_t k = static_cast<size_t>(d.v);
+        ws.tau_applied[k] += kp_[k] * (ws.target[k] - ws.q[static_cast<size_t>(d.q)]) - kd_[k] * ws.v[k];
+      }
+    for (size_t k = 0; k < ws.tau.size(); ++k) {  // an infinite limit leaves the torque as it is
+      L& t = ws.tau_applied[k];
+      const L& limit = effort_[k];
+      t = select(t > limit, limit, select(t < -limit, -limit, t));
+    }
+  }
+
+ private:
+  const Model& model_;
+  int n_;
+  std::vector<SingleDof> dofs_;
+  ControlMode mode_ = ControlMode::Torque;
+  LaneArray<L> kp_, kd_, effort_;  // per dof, broadcast to every lane
+  std::vector<double> kp_values_, kd_values_, effort_values_;
+  std::vector<T> owned_target_;
+  T* target_ = nullptr;
+};
+
+}  // namespace batchdyn

@@ -1,0 +1,85 @@
+// One thread's working set for one lane block: the block's state as lanes, the scalar staging
+// rows its gather and scatter transpose through, and the workspace of every kernel the engine
+// may run on the block. Made once per thread (oneTBB's enumerable_thread_specific in
+// batch/batch.hpp), sized from the model and its plans; nothing is allocated per call.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "batch/env_parameters.hpp"
+#include "kernels/aba_workspace.hpp"
+#include "kernels/constrained_dynamics.hpp"
+#include "kernels/delassus_workspace.hpp"
+#include "kernels/frame_observation.hpp"
+#include "kernels/lcaba_workspace.hpp"
+#include "kernels/proxbbo_workspace.hpp"
+#include "layout/lanes.hpp"
+
+namespace batchdyn {
+
+// Aligned, lane-typed storage (std::vector provides for over-aligned types since C++17).
+template <class L>
+using LaneArray = std::vector<L>;
+
+template <class L>
+struct BlockWorkspace {
+  using T = lane_scalar<L>;
+  static constexpr int W = lane_width<L>;
+
+  // `constants` are the engine's shared ones (this thread's copy is pointed at per-environment
+  // parameters per block); the plans are needed for a model with constraints only;
+  // observation_size = 13 x the observed frames.
+  BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
+                 const ProxBboPlan& proxbbo_plan, int observation_size)
+      : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
+        tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)),
+        G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
+        observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
+        stage_target(stage_v.size()), stage_qdd(stage_v.size()), stage_lambda(size(m.constraint_rows * W)) {
+    if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
+      delassus.emplace(m, delassus_plan);
+      lcaba.emplace(m, lcaba_plan);
+      proxbbo.emplace(m, proxbbo_plan);
+      dense.emplace(m);
+      dense_armature.assign(size(m.nv), 0.0);
+      dense_constrained.emplace(m);
+      dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
+    }
+    if (observation_size > 0) observation.emplace(m);
+  }
+  static size_t size(int n) { return static_cast<size_t>(n); }
+
+  // Per-environment parameters (batch/env_parameters.hpp) and passive forces (batch/passive_forces.hpp)
+  ModelConstants<L> constants;         // this thread's views of the block's parameters
+  EnvInertiaTables<L> inertia_tables;  // the block's inertias
+  LaneArray<L> implicit_armature;      // armature + h d per dof (implicitly damped steps)
+  // Kernel workspaces
+  AbaWorkspace<L> aba;
+  std::optional<DelassusWorkspace<L>> delassus;
+  std::optional<LcabaWorkspace<L>> lcaba;
+  std::optional<ProxBboWorkspace<L>> proxbbo;
+  std::optional<FrameObservationWorkspace<L>> observation;
+  // The dense constrained solver, one environment at a time in double (batch/constraint_solving.hpp)
+  std::optional<Data<double>> dense;
+  std::optional<ConstrainedData<double>> dense_constrained;
+  std::vector<double> dense_armature;  // its armature (lane 0: the shared parameters)
+  Eigen::VectorXd dense_q, dense_v, dense_tau;
+  // The block as lanes, one lane per environment
+  LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, lambda, violation, observation_out;
+  // Lane-major scalar staging rows (stage[k * W + l]) for the transposition of env-major rows
+  std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd, stage_lambda;
+
+  // Bytes of kernel workspace and gathered state.
+  size_t bytes() const {
+    return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
+           (observation ? observation->bytes() : 0) +
+           (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + G.size() +
+            factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
+           (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
+  }
+};
+
+}  // namespace batchdyn

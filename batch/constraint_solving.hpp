@@ -1,0 +1,177 @@
+// Constraint solving: for a model with loops or contacts (and constraints on), the
+// accelerations stage solves the constrained dynamics of each lane block with the Baumgarte
+// gains of the constraint specs, by
+//   LCABA (default):  the recursive LCABA on the lanes (kernels/lcaba.hpp), O(n + m_c^2 n) per environment;
+//   proxBBO:          the recursive proxBBO on the lanes (kernels/proxbbo.hpp), O(n + m_b^2 n + m_b^3),
+//                     accurate at stiff penalties where LCABA is not;
+//   constrained:      the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
+//                     environment at a time in double whatever the lane type: the oracle.
+// The recursive solvers warm-start from each environment's multipliers of the previous call.
+// This stage keeps the solver choice, its settings, the multipliers and each environment's
+// solver report.
+#pragma once
+
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "batch/block_io.hpp"
+#include "batch/block_workspace.hpp"
+#include "kernels/algorithms.hpp"
+#include "kernels/constrained_dynamics.hpp"
+#include "kernels/lcaba.hpp"
+#include "kernels/proxbbo.hpp"
+
+namespace batchdyn {
+
+template <class L>
+class ConstraintSolving {
+ public:
+  using T = lane_scalar<L>;
+  static constexpr int W = lane_width<L>;
+
+  ConstraintSolving(const Model& model, int num_envs)
+      : model_(model), n_(num_envs), lcaba_plan_(plan_lcaba(model)), proxbbo_plan_(plan_proxbbo(model)),
+        lambda_(static_cast<size_t>(num_envs) * model.constraint_rows, T(0)), iterations_(static_cast<size_t>(num_envs), 0),
+        residual_(static_cast<size_t>(num_envs), T(0)) {
+    settings_.mu = default_penalty();
+  }
+
+  // On (the default), a model with constraints steps with them; off, the tree alone (ABA).
+  void set_enabled(bool on) { enabled_ = on; }
+  bool active() const { return enabled_ && model_.constraint_rows > 0; }
+  // A constraint solver of the registry (kernels/algorithms.hpp: LCABA, proxBBO, the dense
+  // solver). The dense solver reads the model's parameters, so it refuses per-environment ones.
+  void set_solver(Algorithm solver, bool per_env_parameters) {
+    if (!algorithm_traits(solver).solves_constraints)
+      throw Error(std::string("Batch::set_constraint_solver: ") + algorithm_name(solver) + " does not solve constraints; use " +
+                  algorithm_names(is_constraint_solver));
+    if (solver == Algorithm::Constrained && per_env_parameters)
+      throw Error("Batch::set_constraint_solver: the dense solver reads the model's parameters, not the per-environment ones; "
+                  "call reset_parameters() first");
+    solver_ = solver;
+  }
+  Algorithm solver() const { return solver_; }
+  // Whether per-environment parameters can be set (not with the dense solver in use).
+  void require_per_env_parameters(const char* who) const {
+    if (active() && solver_ == Algorithm::Constrained)
+      throw Error(std::string(who) + ": per-environment parameters are not available with the dense constraint solver (it "
+                  "reads the model's parameters); use ConstraintSolver::Lcaba, or set_use_constraints(false) to step the tree only");
+  }
+
+  // The penalty mu (ProximalSettings), iteration cap, tolerance. The default mu is 1e4 in double
+  // and 1e2 in float lanes: LCABA's primal solves lose accuracy as mu grows (mu K^T K swamps light
+  // links' inertia; lcaba-proxbbo §VI-D), and float has seven digits to lose from. Smaller mu costs
+  // iterations. proxBBO keeps its accuracy at stiff penalties (1e6 and more).
+  void set_settings(const ProximalSettings& settings) { settings_ = settings; }
+  const ProximalSettings& settings() const { return settings_; }
+  static constexpr double default_penalty() {
+    return std::is_same_v<T, float> ? 1e2 : algorithm_traits(Algorithm::Lcaba).default_mu;
+  }
+
+  // Per environment, from the last constrained call (its last substep): the solver's iterations
+  // and residual ||J qdd + drift - k||_inf; the multipliers N x m (M qdd + b = tau + J^T lambda,
+  // rows as the model's constraint rows, in constraint frames), the recursive solvers' next warm
+  // start.
+  const std::vector<int>& iterations() const { return iterations_; }
+  const std::vector<T>& residual() const { return residual_; }
+  const T* multipliers() const { return lambda_.data(); }
+  void clear_multipliers(int e) {
+    std::fill_n(lambda_.data() + static_cast<long>(e) * model_.constraint_rows, model_.constraint_rows, T(0));
+  }
+  const LcabaPlan& lcaba_plan() const { return lcaba_plan_; }
+  const ProxBboPlan& proxbbo_plan() const { return proxbbo_plan_; }
+
+  // The block's multipliers into ws.lambda (zero in lanes without a valid environment): the warm start.
+  void warm_start(int block, BlockWorkspace<L>& ws, const bool* valid) const {
+    using Traits = LaneTraits<L>;
+    const int m = model_.constraint_rows;
+    for (int l = 0; l < W; ++l)
+      for (int k = 0; k < m; ++k)
+        ws.stage_lambda[static_cast<size_t>(k * W + l)] = valid[l] ? lambda_[static_cast<size_t>((block * W + l) * m + k)] : T(0);
+    for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
+  }
+  // ws.lambda back into the valid environments' rows.
+  void store_multipliers(int block, const BlockIO<L>& io, const BlockWorkspace<L>& ws, const bool* valid) {
+    io.write_rows(block, valid, ws.lambda.data(), model_.constraint_rows, lambda_.data());
+  }
+
+  // The block's constrained accelerations ws.qdd and multipliers ws.lambda from ws.q, ws.v and the
+  // applied torque ws.tau_applied, with the constants `c` (the block's parameters).
+  void solve(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid) {
+    if (solver_ == Algorithm::Constrained) {
+      solve_dense(block, c, ws, valid);
+      return;
+    }
+    const LoopDynamicsResult<L> r =
+        solver_ == Algorithm::Lcaba
+            ? lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), settings_, ws.qdd.data(),
+                           ws.lambda.data(), ws.violation.data())
+            : proxbbo_kernel(c, proxbbo_plan_, *ws.proxbbo, ws.q.data(), ws.v.data(), ws.tau_applied.data(), settings_,
+                             ws.qdd.data(), ws.lambda.data(), ws.violation.data());
+    using Traits = LaneTraits<L>;
+    alignas(64) T iterations[W], residual[W];
+    Traits::store(r.iterations, iterations);
+    Traits::store(r.residual, residual);
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
+      if (!valid[l]) continue;
+      const size_t e = static_cast<size_t>(block * W + l);
+      iterations_[e] = static_cast<int>(iterations[l]);
+      residual_[e] = residual[l];
+    }
+  }
+
+ private:
+  // The dense oracle, lane by lane (valid lanes only; the others get qdd = 0), in double: the
+  // block's lanes through the staging rows into Eigen vectors and back.
+  void solve_dense(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid) {
+    using Traits = LaneTraits<L>;
+    const int nq = model_.nq, nv = model_.nv, m = model_.constraint_rows;
+    for (int k = 0; k < nv; ++k) {  // the armature of `c` (lane 0: per-environment parameters are refused here)
+      alignas(64) T lanes[W];
+      Traits::store(c.armature[static_cast<size_t>(k)], lanes);
+      ws.dense_armature[static_cast<size_t>(k)] = lanes[0];
+    }
+    ws.dense->constants.armature = ws.dense_armature;
+    for (int k = 0; k < nq; ++k) Traits::store(ws.q[static_cast<size_t>(k)], &ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < nv; ++k) {
+      Traits::store(ws.v[static_cast<size_t>(k)], &ws.stage_v[static_cast<size_t>(k * W)]);
+      Traits::store(ws.tau_applied[static_cast<size_t>(k)], &ws.stage_tau[static_cast<size_t>(k * W)]);
+    }
+    for (int l = 0; l < W; ++l) {
+      const size_t lane = static_cast<size_t>(l);
+      if (!valid[l]) {
+        for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = T(0);
+        continue;
+      }
+      for (int k = 0; k < nq; ++k) ws.dense_q[k] = ws.stage_q[static_cast<size_t>(k * W) + lane];
+      for (int k = 0; k < nv; ++k) {
+        ws.dense_v[k] = ws.stage_v[static_cast<size_t>(k * W) + lane];
+        ws.dense_tau[k] = ws.stage_tau[static_cast<size_t>(k * W) + lane];
+      }
+      const Eigen::VectorXd& qdd =
+          constrained_forward_dynamics(model_, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, settings_);
+      for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = static_cast<T>(qdd[k]);
+      for (int k = 0; k < m; ++k) ws.stage_lambda[static_cast<size_t>(k * W) + lane] = static_cast<T>(ws.dense_constrained->lambda[k]);
+      const size_t e = static_cast<size_t>(block * W + l);
+      iterations_[e] = ws.dense_constrained->iterations;
+      residual_[e] = static_cast<T>(ws.dense_constrained->residual_norm);
+    }
+    for (int k = 0; k < nv; ++k) ws.qdd[static_cast<size_t>(k)] = Traits::load(&ws.stage_qdd[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
+  }
+
+  const Model& model_;
+  int n_;
+  bool enabled_ = true;
+  Algorithm solver_ = Algorithm::Lcaba;
+  ProximalSettings settings_;
+  LcabaPlan lcaba_plan_;
+  ProxBboPlan proxbbo_plan_;
+  std::vector<T> lambda_;  // N x m
+  std::vector<int> iterations_;
+  std::vector<T> residual_;
+};
+
+}  // namespace batchdyn
