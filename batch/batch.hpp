@@ -193,10 +193,22 @@ class BatchEngine {
   void reset_parameters() { parameters_.disable(); }  // back to the model's for every environment
   bool per_env_parameters() const { return parameters_.enabled(); }
   // Environment e's current values (the model's when not set).
-  RigidInertiad body_inertia(int env, int body) const { return check_env("body_inertia", env, n_), parameters_.inertia(env, body); }
-  Vec3d gravity(int env) const { return check_env("gravity", env, n_), parameters_.gravity(env); }
-  double damping(int env, int dof) const { return check_env("damping", env, n_), parameters_.damping(env, dof); }
-  double armature(int env, int dof) const { return check_env("armature", env, n_), parameters_.armature(env, dof); }
+  RigidInertiad body_inertia(int env, int body) const {
+    check_env("body_inertia", env, n_);
+    return parameters_.inertia(env, body);
+  }
+  Vec3d gravity(int env) const {
+    check_env("gravity", env, n_);
+    return parameters_.gravity(env);
+  }
+  double damping(int env, int dof) const {
+    check_env("damping", env, n_);
+    return parameters_.damping(env, dof);
+  }
+  double armature(int env, int dof) const {
+    check_env("armature", env, n_);
+    return parameters_.armature(env, dof);
+  }
 
   // --- Observations (batch/observations.hpp): N x k x 13 world poses and velocities of frames ---
   void set_observed_frames(const std::vector<std::string>& names) {

@@ -109,7 +109,6 @@ class BlockIO {
   }
   void clear_status(int e) { status_[static_cast<size_t>(e)] = EnvStatus::Ok, faults_[static_cast<size_t>(e)] = {}; }
   const std::vector<T>& neutral() const { return neutral_; }
-  std::span<const SingleDof> single_dofs() const { return dofs_; }
 
  private:
   // Checks environment e and, when valid, writes its rows into lane l of the staging rows,
@@ -120,7 +119,7 @@ class BlockIO {
     const T* v = rows.v ? rows.v + static_cast<long>(e) * nv : nullptr;
     const T* tau = rows.tau ? rows.tau + static_cast<long>(e) * nv : nullptr;
     const T* target = rows.target ? rows.target + static_cast<long>(e) * nv : nullptr;
-    faults_[static_cast<size_t>(e)] = find_state_fault(layout_, q, v, tau, target ? target_dofs() : std::span<const int>(), target);
+    faults_[static_cast<size_t>(e)] = find_state_fault(layout_, q, v, tau, dofs_, target);
     status_[static_cast<size_t>(e)] = faults_[static_cast<size_t>(e)].status;
     if (!faults_[static_cast<size_t>(e)].ok()) return false;
     for (int k = 0; k < nq; ++k) ws.stage_q[static_cast<size_t>(k * W + l)] = q[k];
@@ -132,8 +131,7 @@ class BlockIO {
       ws.stage_v[static_cast<size_t>(k * W + l)] = v[k];
       ws.stage_tau[static_cast<size_t>(k * W + l)] = tau[k];
     }
-    for (const SingleDof& d : dofs_)
-      if (target) ws.stage_target[static_cast<size_t>(d.v * W + l)] = target[d.v];
+    for (size_t k = 0; target && k < dofs_.size(); ++k) ws.stage_target[static_cast<size_t>(dofs_[k].v * W + l)] = target[dofs_[k].v];
     return true;
   }
   // The neutral state in lane l: neutral q, zero v and tau, the targets at the neutral positions.
@@ -146,21 +144,13 @@ class BlockIO {
     }
     for (const SingleDof& d : dofs_) ws.stage_target[static_cast<size_t>(d.v * W + l)] = neutral_[static_cast<size_t>(d.q)];
   }
-  std::span<const int> target_dofs() const { return target_dofs_; }
 
   int n_;
   StateLayout layout_;
-  std::vector<SingleDof> dofs_;
-  std::vector<int> target_dofs_ = dof_indices(dofs_);
+  std::vector<SingleDof> dofs_;  // the 1-dof joints: their PD targets are read
   std::vector<T> neutral_;
   std::vector<EnvStatus> status_;
   std::vector<StateFault> faults_;
-
-  static std::vector<int> dof_indices(const std::vector<SingleDof>& dofs) {
-    std::vector<int> v;
-    for (const SingleDof& d : dofs) v.push_back(d.v);
-    return v;
-  }
 };
 
 }  // namespace batchdyn

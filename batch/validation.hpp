@@ -12,6 +12,7 @@
 
 #include "batch/env_status.hpp"
 #include "topology/model.hpp"
+#include "topology/tree_plan.hpp"
 
 namespace batchdyn {
 
@@ -54,9 +55,9 @@ T quaternion_norm(const T* q, int at) {
 }
 
 // The first fault of one environment's rows: q (nq), v and tau (nv; nullptr: not read) and the
-// PD targets at `target_dofs` (target: nullptr, not read). O(nq + nv).
+// PD targets (nv; nullptr: not read) of the actuated 1-dof joints `target_dofs`. O(nq + nv).
 template <class T>
-StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, const T* tau, std::span<const int> target_dofs,
+StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, const T* tau, std::span<const SingleDof> target_dofs,
                             const T* target) {
   for (int k = 0; k < layout.nq; ++k)
     if (!std::isfinite(q[k])) return {EnvStatus::NonFiniteState, "q", k};
@@ -64,8 +65,8 @@ StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, c
     if (!std::isfinite(v[k])) return {EnvStatus::NonFiniteState, "v", k};
   for (int k = 0; tau && k < layout.nv; ++k)
     if (!std::isfinite(tau[k])) return {EnvStatus::NonFiniteState, "tau", k};
-  for (int k : target_dofs)
-    if (target && !std::isfinite(target[k])) return {EnvStatus::NonFiniteState, "target", k};
+  for (size_t k = 0; target && k < target_dofs.size(); ++k)
+    if (!std::isfinite(target[target_dofs[k].v])) return {EnvStatus::NonFiniteState, "target", target_dofs[k].v};
   for (int at : layout.quaternions) {
     const T norm = quaternion_norm(q, at);
     if (!(std::abs(norm - T(1)) <= T(kQuaternionNormTolerance))) return {EnvStatus::InvalidQuaternion, "q", at, static_cast<double>(norm)};
