@@ -353,3 +353,39 @@ TEST_CASE("unknown model generators and bad arguments are reported") {
   CHECK_ERROR_MENTIONS(generate_from_spec("chain:x"), "'x'");
   CHECK_ERROR_MENTIONS(generate_from_spec("cycle:2"), "n >= 3");
 }
+
+// Inputs a fuzzing probe found accepted without a word (issue 18): each is now a clear error.
+TEST_CASE("a prismatic joint with lower > upper or a NaN limit is refused, naming the joint") {
+  const auto slider = [](const std::string& lower, const std::string& upper) {
+    return robot(link("base") + link("slide") + "<joint name=\"j\" type=\"prismatic\"><parent link=\"base\"/><child link=\"slide\"/>"
+                 "<axis xyz=\"1 0 0\"/><limit lower=\"" + lower + "\" upper=\"" + upper + "\" effort=\"1\" velocity=\"1\"/></joint>");
+  };
+  CHECK(load_urdf_string(slider("-1", "1"), RootJoint::Fixed, "ok.urdf").nv == 1);
+  CHECK_ERROR_MENTIONS(load_urdf_string(slider("1", "-1"), RootJoint::Fixed, "swapped.urdf"), "swapped.urdf", "'j'", "lower limit > upper");
+  CHECK_ERROR_MENTIONS(load_urdf_string(slider("nan", "1"), RootJoint::Fixed, "nan.urdf"), "nan.urdf", "lower", "[j]");  // urdfdom's words
+}
+
+TEST_CASE("a subnormal or absurdly large mass or inertia is refused: 1/m and products would overflow") {
+  const auto arm = [](const std::string& mass, const std::string& inertia) {
+    return robot(link("base") + inertial_link("arm", mass, inertia) + joint("j", "base", "arm"));
+  };
+  CHECK_ERROR_MENTIONS(load_urdf_string(arm("1e-310", kDiagonal), RootJoint::Fixed, "tiny.urdf"), "tiny.urdf", "link 'arm'",
+                       "smallest normal double");
+  CHECK_ERROR_MENTIONS(load_urdf_string(arm("1e101", kDiagonal), RootJoint::Fixed, "huge.urdf"), "huge.urdf", "link 'arm'", "1e100");
+  CHECK_ERROR_MENTIONS(load_urdf_string(arm("1", R"(ixx="1e308" ixy="0" ixz="0" iyy="1e308" iyz="0" izz="1e308")"), RootJoint::Fixed,
+                                        "huge_inertia.urdf"),
+                       "huge_inertia.urdf", "link 'arm'", "rotational inertia");
+  CHECK(load_urdf_string(arm("0", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") + "", RootJoint::Fixed, "massless.urdf").nv == 1);
+  CHECK_ERROR_MENTIONS(load_scene_json(R"({"boxes": [{"name": "dust", "mass": 1e-320, "size": [1, 1, 1]}]})", "scene.json", "."),
+                       "scene.json: boxes[0]", "'dust'", "smallest normal double");
+  CHECK_ERROR_MENTIONS(load_scene_json(R"({"boxes": [{"name": "slab", "mass": 1, "size": [1e200, 1, 1]}]})", "scene.json", "."),
+                       "scene.json: boxes[0]", "'slab'");
+}
+
+TEST_CASE("a scene file's damping is applied to its robots' joints, and a malformed one is refused") {
+  const std::string robots = std::string(R"({"robots": [{"urdf": ")") + model_path("quadruped.urdf") + R"(", "root": "free"}], )";
+  const Model damped = load_scene_json(robots + R"("damping": 0.5})", "scene.json", ".");
+  CHECK(damped.damping[static_cast<size_t>(damped.bodies[damped.joint_index("FL_knee")].idx_v)] == 0.5);
+  CHECK_ERROR_MENTIONS(load_scene_json(robots + R"("damping": "garbage"})", "garbage.json", "."), "garbage.json", "damping");
+  CHECK_ERROR_MENTIONS(load_scene_json(robots + R"("damping": {"FL_knee": -1}})", "negative.json", "."), "negative.json", "'FL_knee'");
+}

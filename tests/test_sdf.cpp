@@ -219,6 +219,42 @@ TEST_CASE("an SDF file is refused with the file and the fault named") {
   CHECK(load_sdf_file(write_file("revolute.sdf", linked("revolute"))).nv == 1);
 }
 
+// What URDF refuses, SDF refuses too (issue 18: a fuzzing probe found these accepted).
+TEST_CASE("an SDF joint with negative or NaN <damping>, lower > upper or a NaN limit is refused, naming the joint") {
+  const std::string header = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\">";
+  const std::string links = "<link name=\"a\"><inertial><mass>1</mass></inertial></link><link name=\"b\"><inertial><mass>1</mass></inertial></link>";
+  const auto joint = [&](const std::string& type, const std::string& axis_extra) {
+    return header + links + "<joint name=\"j\" type=\"" + type + "\"><parent>a</parent><child>b</child><axis><xyz>0 0 1</xyz>" +
+           axis_extra + "</axis></joint></model></sdf>";
+  };
+  CHECK(load_sdf_file(write_file("damped.sdf", joint("revolute", "<dynamics><damping>0.5</damping></dynamics>"))).damping[0] == 0.5);
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("negative_damping.sdf", joint("revolute", "<dynamics><damping>-5</damping></dynamics>"))),
+                       "negative_damping.sdf", "'j'", "<damping>");
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("nan_damping.sdf", joint("revolute", "<dynamics><damping>nan</damping></dynamics>"))),
+                       "nan_damping.sdf", "'j'", "<damping>");
+  for (const char* type : {"revolute", "prismatic"}) {
+    CAPTURE(type);
+    CHECK_ERROR_MENTIONS(load_sdf_file(write_file("swapped.sdf", joint(type, "<limit><lower>1</lower><upper>-1</upper></limit>"))),
+                         "swapped.sdf", "'j'", "lower limit > upper");
+    CHECK_ERROR_MENTIONS(load_sdf_file(write_file("nan_limit.sdf", joint(type, "<limit><lower>nan</lower><upper>1</upper></limit>"))),
+                         "nan_limit.sdf", "'j'");
+  }
+}
+
+TEST_CASE("an SDF model nesting another model is refused rather than its links dropped") {
+  const std::string text = "<?xml version=\"1.0\"?><sdf version=\"1.7\"><model name=\"outer\"><link name=\"a\"><inertial><mass>1</mass>"
+                           "</inertial></link><model name=\"inner\"><link name=\"b\"><inertial><mass>1</mass></inertial></link></model>"
+                           "</model></sdf>";
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("nested.sdf", text)), "nested.sdf", "'outer'", "'inner'", "nested");
+}
+
+TEST_CASE("an SDF inertia of 1e308 is refused before the eigen-solver overflows") {
+  const std::string text = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\"><link name=\"a\"><inertial><mass>1</mass>"
+                           "<inertia><ixx>1e308</ixx><iyy>1e308</iyy><izz>1e308</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>"
+                           "</inertial></link></model></sdf>";
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("huge.sdf", text), RootJoint::FreeFlyer), "huge.sdf", "'a'", "rotational inertia");
+}
+
 TEST_CASE("load_robot_file picks the parser by extension") {
   CHECK(load_robot_file(model_path("cassie_v2.sdf")).constraints.size() == 4);
   CHECK(load_robot_file(model_path("humanoid.urdf")).constraints.empty());

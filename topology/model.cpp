@@ -152,8 +152,9 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
       throw Error(source + ": joint '" + joint_name + "' has a zero or non-finite axis");
     unit_axis = axis * (1.0 / n);
   }
-  if (type == JointType::Revolute && !(lower <= upper))
-    throw Error(source + ": joint '" + joint_name + "' has lower limit > upper limit");
+  if ((type == JointType::Revolute || type == JointType::Prismatic) && !(lower <= upper))
+    throw Error(source + ": joint '" + joint_name + "' has lower limit > upper limit, or a limit that is not a number (lower " +
+                std::to_string(lower) + ", upper " + std::to_string(upper) + ")");
 
   Body b;
   b.name = link_name;
@@ -236,13 +237,20 @@ void check_link_inertial_values(const RigidInertiad& I, const std::string& link,
     text << source << ": link '" << link << "': " << what << " " << std::setprecision(17) << value;
     throw Error(text.str());
   };
+  // Beyond kInertialMagnitude no body is physical, and products of such numbers overflow; a
+  // subnormal mass overflows 1/m when bodies are composed.
+  const auto too_large = [](double x) { return std::abs(x) > kInertialMagnitude; };
   if (!std::isfinite(I.mass)) fail("non-finite mass", I.mass);
   if (I.mass < 0.0) fail("negative mass", I.mass);
+  if (I.mass != 0.0 && I.mass < std::numeric_limits<double>::min())
+    fail("mass below the smallest normal double (2.2e-308 kg; write 0 for a massless link):", I.mass);
+  if (too_large(I.mass)) fail("mass above 1e100 kg, not a physical value:", I.mass);
   for (int k = 0; k < 3; ++k)
-    if (!std::isfinite(I.com[k])) fail("non-finite centre of mass coordinate", I.com[k]);
+    if (!std::isfinite(I.com[k]) || too_large(I.com[k])) fail("non-finite or absurd (> 1e100 m) centre of mass coordinate", I.com[k]);
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < 3; ++k)
-      if (!std::isfinite(I.inertia_com(r, k))) fail("non-finite rotational inertia entry", I.inertia_com(r, k));
+      if (!std::isfinite(I.inertia_com(r, k)) || too_large(I.inertia_com(r, k)))
+        fail("non-finite or absurd (> 1e100 kg m^2) rotational inertia entry", I.inertia_com(r, k));
 }
 
 namespace {

@@ -227,8 +227,12 @@ class ModelBuilder {
   TriangleInequality triangle_policy_ = TriangleInequality::Warn;
 };
 
-// Checks one link's inertial numbers as written (finite, mass >= 0); throws Error naming
-// `source`, the link and the value.
+// The largest magnitude an inertial number may have (kg, m, kg m^2): far beyond any body, and
+// small enough that the products the dynamics forms stay finite.
+inline constexpr double kInertialMagnitude = 1e100;
+
+// Checks one link's inertial numbers as written (finite, at most kInertialMagnitude, mass >= 0
+// and 0 or a normal double); throws Error naming `source`, the link and the value.
 void check_link_inertial_values(const RigidInertiad& inertia, const std::string& link, const std::string& source);
 
 // Checks what the dynamics needs of a rigid inertia: mass finite and >= 0, rotational inertia

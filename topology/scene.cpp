@@ -72,8 +72,9 @@ Model Scene::build() const {
     if (item.kind == Item::Box) {
       if (!(item.mass > 0) || !std::isfinite(item.mass))
         throw Error(where + ": box '" + item.name + "' needs a positive finite mass");
-      if (!(item.size.x > 0 && item.size.y > 0 && item.size.z > 0))
-        throw Error(where + ": box '" + item.name + "' needs positive edge lengths");
+      if (!(item.size.x > 0 && item.size.y > 0 && item.size.z > 0) || !std::isfinite(dot(item.size, item.size)))
+        throw Error(where + ": box '" + item.name + "' needs positive finite edge lengths");
+      check_link_inertial_values(box_inertia(item.mass, item.size), item.name, where);
       const Transformd placement = item.placement.transform();
       if (item.root == RootJoint::FreeFlyer) {
         const int body = builder.add_body(0, item.name, item.name + "_root_joint", JointType::FreeFlyer, placement,
@@ -183,9 +184,10 @@ Model scene_from_json(const json& doc, const std::string& source, const std::str
   }
   Model model = scene.build();
   json model_options = json::object();
-  for (const char* key : {"constraints", "reference_q", "lock_joints", "armature"})
+  for (const char* key : {"constraints", "reference_q", "lock_joints", "armature", "damping"})
     if (doc.contains(key)) model_options[key] = doc[key];
-  if (model_options.contains("constraints") || model_options.contains("lock_joints") || model_options.contains("armature"))
+  if (model_options.contains("constraints") || model_options.contains("lock_joints") || model_options.contains("armature") ||
+      model_options.contains("damping"))
     add_constraints_from_json(model, model_options.dump(), source);
   return model;
 }

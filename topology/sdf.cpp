@@ -40,6 +40,10 @@ struct SdfFile {
     if (!messages.empty()) throw Error(path + ": not a valid SDF file:" + messages);
     model = root.Model();
     if (model == nullptr) throw Error(path + ": no <model> in the SDF file");
+    if (model->ModelCount() > 0 || model->InterfaceModelCount() > 0)  // rather than silently dropping its links
+      throw Error(path + ": model '" + model->Name() + "' nests the model '" +
+                  (model->ModelCount() > 0 ? model->ModelByIndex(0)->Name() : model->InterfaceModelByIndex(0)->Name()) +
+                  "'; nested models are not supported: flatten it into one <model>");
     for (uint64_t i = 0; i < model->LinkCount(); ++i) parent_joints[model->LinkByIndex(i)->Name()];
     for (uint64_t i = 0; i < model->JointCount(); ++i) {
       const sdf::Joint* joint = model->JointByIndex(i);
@@ -210,6 +214,8 @@ class SdfTreeBuilder {
       const sdf::JointAxis& a = *joint.Axis(0);
       lower = limit_or_infinity(a.Lower()), upper = limit_or_infinity(a.Upper());
       velocity = a.MaxVelocity(), effort = a.Effort(), damping = a.Damping();
+      if (!std::isfinite(damping) || damping < 0)
+        throw Error(where + ": <damping> must be finite and >= 0, got " + std::to_string(damping));
     }
     const int body = builder_.add_body(parent.body, link_name, joint.Name(), type, parent.body_pose.inverse() * joint_pose, axis,
                                        lower, upper, velocity, effort, where);

@@ -45,7 +45,8 @@ struct MultiParentLink {
 // Loads the first <model> of an SDF file. Throws Error naming the file and element at fault:
 // unreadable or invalid SDF (libsdformat's messages), no model, no root link or several,
 // unsupported joint types (universal, revolute2, screw...), a link the tree never reaches,
-// a prismatic closing joint with CutJoint, non-physical inertia (as for URDF).
+// a prismatic closing joint with CutJoint, non-physical inertia (as for URDF), a negative or
+// non-finite <damping>, lower > upper or a NaN limit, a nested <model>.
 Model load_sdf_file(const std::string& path, RootJoint root = RootJoint::Fixed,
                     LoopClosure closure = LoopClosure::DuplicateLink, const LoadOptions& options = {});
 
