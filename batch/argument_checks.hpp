@@ -3,7 +3,9 @@
 // argument at fault.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <span>
 #include <string>
 
@@ -40,6 +42,31 @@ inline void check_dof_values(const std::string& who, std::span<const double> val
   for (size_t k = 0; k < values.size(); ++k)
     if (!(values[k] >= 0) || (!allow_infinity && !std::isfinite(values[k])))
       throw Error(who + ": dof " + std::to_string(k) + " must be finite and >= 0, got " + std::to_string(values[k]));
+}
+
+// A control step: dt finite and > 0, 1 <= substeps <= 1e6, and a substep h = dt / substeps of at
+// most 1 s (longer ones are no time step of a rigid-body simulation; a typo such as dt = 1000
+// for 1 ms would otherwise run and overflow quietly).
+inline void check_time_step(const char* who, double dt, int substeps) {
+  std::ostringstream text;
+  text << who << ": ";
+  if (substeps < 1 || substeps > 1000000)
+    text << "substeps must be in [1, 1000000], got " << substeps;
+  else if (!std::isfinite(dt) || !(dt > 0))
+    text << "dt must be finite and > 0, got " << dt;
+  else if (dt / substeps > 1.0)
+    text << "a substep dt / substeps of " << dt / substeps << " s is longer than 1 s (dt is in seconds: 1e-3 for 1 ms)";
+  else
+    return;
+  throw Error(text.str());
+}
+
+// Worker threads: 0 (every core) up to max_threads (a generous multiple of the cores; more
+// threads than that only oversubscribe, and beyond oneTBB's limits its arena cannot be torn down).
+inline void check_thread_count(const char* who, int threads, int max_threads) {
+  if (threads < 0 || threads > max_threads)
+    throw Error(std::string(who) + ": thread count must be 0 (every core) or in [1, " + std::to_string(max_threads) + "], got " +
+                std::to_string(threads));
 }
 
 }  // namespace batchdyn

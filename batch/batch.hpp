@@ -88,16 +88,19 @@ class BatchEngine {
   int num_blocks() const { return (n_ + W - 1) / W; }
   const Model& model() const { return model_; }
 
-  // Worker threads (0 = all cores oneTBB sees), from the next call on. The arena is rebuilt (an
-  // initialised arena ignores a new size) and the per-thread workspaces are released.
+  // Worker threads (0 = all cores oneTBB sees), from the next call on, at most max_threads(). The
+  // arena is rebuilt (an initialised arena ignores a new size) and the per-thread workspaces are
+  // released. Throws Error for a count out of range.
   void set_threads(int threads) {
-    if (threads < 0) throw Error("Batch: thread count must be >= 0");
+    check_thread_count("Batch", threads, max_threads());
     threads_ = threads == 0 ? tbb::this_task_arena::max_concurrency() : threads;
     if (arena_.is_active()) arena_.terminate();
     arena_.initialize(threads_);
     workspaces_.clear();
   }
   int threads() const { return threads_; }
+  // The largest thread count set_threads accepts: max(256, 8 x the cores oneTBB sees).
+  static int max_threads() { return std::max(256, 8 * tbb::this_task_arena::max_concurrency()); }
   // Threads that have run a lane block since the last set_threads: at most threads().
   int threads_used() const { return static_cast<int>(workspaces_.size()); }
 
@@ -131,9 +134,9 @@ class BatchEngine {
   // substeps (decimation), each: actuate (PD from that substep's q, qd), passive forces
   // (damping integrated implicitly, batch/passive_forces.hpp), accelerations, integrate. qdd()
   // holds the last substep's. Environments whose status is not Ok keep their state.
-  // Throws Error unless substeps >= 1.
+  // Throws Error for dt or substeps that check_time_step refuses (dt > 0 finite, h <= 1 s).
   void step(T dt, int substeps = 1) {
-    if (substeps < 1) throw Error("Batch::step: substeps must be >= 1, got " + std::to_string(substeps));
+    check_time_step("Batch::step", static_cast<double>(dt), substeps);
     run_dynamics(/*integrate=*/true, dt, substeps);
   }
 

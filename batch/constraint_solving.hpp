@@ -64,7 +64,10 @@ class ConstraintSolving {
   // and 1e2 in float lanes: LCABA's primal solves lose accuracy as mu grows (mu K^T K swamps light
   // links' inertia; lcaba-proxbbo §VI-D), and float has seven digits to lose from. Smaller mu costs
   // iterations. proxBBO keeps its accuracy at stiff penalties (1e6 and more).
-  void set_settings(const ProximalSettings& settings) { settings_ = settings; }
+  void set_settings(const ProximalSettings& settings) {
+    check_proximal_settings(settings, "Batch::set_constraint_settings");
+    settings_ = settings;
+  }
   const ProximalSettings& settings() const { return settings_; }
   static constexpr double default_penalty() {
     return std::is_same_v<T, float> ? 1e2 : algorithm_traits(Algorithm::Lcaba).default_mu;

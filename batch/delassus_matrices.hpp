@@ -28,8 +28,7 @@ class DelassusMatrices {
 
   // Throws Error for a model without constraints, or an algorithm that is not a lane Delassus kernel.
   void require(const char* who, Algorithm algorithm) const {
-    if (model_.constraint_rows == 0)
-      throw Error(std::string(who) + ": model '" + model_.name + "' has no constraints (add them with --constraints / add_constraint)");
+    require_constraints(model_, who);
     if (!is_lane_delassus(algorithm_traits(algorithm)))
       throw Error(std::string(who) + ": " + algorithm_name(algorithm) + " is not a batched Delassus algorithm; use " +
                   algorithm_names(is_lane_delassus));

@@ -289,12 +289,11 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     const auto batchable = [](const AlgorithmTraits& t) { return t.runs_on_lanes || t.solves_constraints; };
     if (batched && !batchable(traits)) throw Error("--batched is available for --algo " + algorithm_names(batchable));
     if (traits.solves_constraints) settings.mu = traits.default_mu;  // unless --mu
-    if (algorithm != Algorithm::Aba && model.constraint_rows == 0)
-      throw Error("--algo " + algo + " needs constraints (give --constraints FILE or <loop_joint> tags)");
+    if (algorithm != Algorithm::Aba) require_constraints(model, "--algo " + algo);
     if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
     if (auto it = o.get("--max-iterations")) settings.max_iterations = std::stoi(*it);
     if (auto tol = o.get("--tolerance")) settings.tolerance = std::stod(*tol);
-    if (!(settings.mu > 0) || settings.max_iterations < 1) throw Error("--mu must be > 0 and --max-iterations >= 1");
+    check_proximal_settings(settings, "--mu, --max-iterations, --tolerance");
     require_regular(model, find_singular_joints(model), "batchdyn eval");
     out_path = o.get("--out");
     const auto in_path = o.get("--in");

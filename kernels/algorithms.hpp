@@ -78,4 +78,15 @@ inline Algorithm parse_algorithm(std::string_view name, const std::string& who) 
 inline bool is_constraint_solver(const AlgorithmTraits& t) { return t.solves_constraints; }
 inline bool is_lane_delassus(const AlgorithmTraits& t) { return t.computes_delassus && t.runs_on_lanes; }
 
+// Throws Error unless the model has constraint rows: what the constrained solvers (lcaba,
+// proxbbo, constrained) and the Delassus kernels need. `what` names the entry point ("--algo
+// lcaba", "batchdyn.delassus"). The scalar C++ kernels accept m = 0 (they return the tree's
+// dynamics, or a 0 x 0 matrix); the front ends refuse it, since a user asking for constrained
+// dynamics of an unconstrained model has almost surely forgotten the constraint file.
+inline void require_constraints(const Model& model, const std::string& what) {
+  if (model.constraint_rows == 0)
+    throw Error(what + " needs constraints, and this model has none: give a constraint file (CLI --constraints FILE, Python "
+                "load(path, constraints=FILE), C++ add_constraints_from_json_file) or a robot file with loops (<loop_joint>, SDF)");
+}
+
 }  // namespace batchdyn

@@ -60,16 +60,26 @@ void assemble_constrained_system(const Model& model, Data<S>& data, ConstrainedD
 }
 
 // Solves for qdd (returned, also cd.qdd) and lambda (cd.lambda, in the constraint frames).
-// lambda^0 = 0. Reports cd.iterations, cd.residual_norm, cd.converged.
+// lambda^0 = 0. Reports cd.iterations, cd.residual_norm, cd.converged. Without constraints
+// (m = 0) qdd is the tree's, converged after 0 iterations. Throws Error for settings that
+// check_proximal_settings refuses.
 template <class S>
 const VectorX<S>& constrained_forward_dynamics(const Model& model, Data<S>& data, ConstrainedData<S>& cd,
                                                const VectorX<S>& q, const VectorX<S>& v, const VectorX<S>& tau,
                                                const ProximalSettings& settings = {}) {
   using std::abs;
+  check_proximal_settings(settings, "constrained_forward_dynamics");
   assemble_constrained_system(model, data, cd, q, v);
   const VectorX<S>& b = nonlinear_effects(model, data, q, v);
   cd.qdd_free = tau - b;
   cd.M_factor.solveInPlace(cd.qdd_free);
+  if (model.constraint_rows == 0) {  // nothing to solve (and no max over an empty residual)
+    cd.qdd = cd.qdd_free;
+    cd.iterations = 0;
+    cd.residual_norm = S(0);
+    cd.converged = true;
+    return cd.qdd;
+  }
   const ConstraintData<S>& k = cd.constraints;
   cd.c = k.k - k.drift;
   cd.c.noalias() -= k.J * cd.qdd_free;
@@ -110,7 +120,6 @@ const VectorX<S>& constrained_forward_dynamics(const Model& model, Data<S>& data
     }
     previous_residual = residual_2norm;
   }
-  if (model.constraint_rows == 0) cd.converged = true;
   return cd.qdd;
 }
 

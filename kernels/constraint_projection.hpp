@@ -15,6 +15,7 @@
 
 #include "kernels/configuration.hpp"
 #include "kernels/constraints.hpp"
+#include "kernels/proximal_settings.hpp"
 
 namespace batchdyn {
 
@@ -35,6 +36,10 @@ struct ProjectionReport {
 inline ProjectionReport project_to_constraints(const Model& model, Eigen::VectorXd& q, const ProjectionSettings& settings = {}) {
   if (q.size() != model.nq)
     throw Error("project_to_constraints: q has " + std::to_string(q.size()) + " values, expected nq = " + std::to_string(model.nq));
+  if (settings.max_iterations < 1 || settings.max_iterations > kMaxSolverIterations || !std::isfinite(settings.tolerance) || settings.tolerance < 0 ||
+      !std::isfinite(settings.damping) || settings.damping < 0)
+    throw Error("project_to_constraints: max_iterations must be in [1, 1000000], tolerance and damping finite and >= 0 (got " +
+                std::to_string(settings.max_iterations) + ", " + std::to_string(settings.tolerance) + ", " + std::to_string(settings.damping) + ")");
   ProjectionReport report;
   if (model.constraint_rows == 0) {
     report.converged = true;

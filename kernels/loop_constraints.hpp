@@ -135,6 +135,7 @@ struct LoopDynamicsData {
 template <class S, class Data, class Kernel>
 const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& data, const VectorX<S>& q, const VectorX<S>& v,
                                   const VectorX<S>& tau, const ProximalSettings& settings, Kernel kernel) {
+  check_proximal_settings(settings, name);
   require_regular(model, data.singular_joints, name);
   const auto r = kernel(data.constants, data.plan, data.workspace, q.data(), v.data(), tau.data(), settings, data.qdd.data(),
                         data.lambda.data(), data.violation.data());

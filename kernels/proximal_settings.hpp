@@ -4,6 +4,13 @@
 // read the same settings, so one set compares them.
 #pragma once
 
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "topology/model.hpp"
+
 namespace batchdyn {
 
 // mu follows the augmented-Lagrangian convention of lcaba-proxbbo Eq. (14): a penalty, large is
@@ -20,6 +27,29 @@ struct ProximalSettings {
   // residual no longer decreases by more than that (inconsistent rows).
   double tolerance = 1e-13;
 };
+
+// The range check_proximal_settings accepts: beyond it the penalty or its inverse rho = 1/mu
+// overflows in float or swamps every inertia, and an iteration cap that large is a typo.
+inline constexpr double kMinPenalty = 1e-12, kMaxPenalty = 1e20;
+inline constexpr int kMaxSolverIterations = 1000000;
+
+// Throws Error naming `where` (e.g. "lcaba", "Batch::set_constraint_settings", "--mu") unless mu
+// is finite in [kMinPenalty, kMaxPenalty], 1 <= max_iterations <= kMaxSolverIterations and the
+// tolerance is finite and >= 0 (0: run every iteration). Every entry point that takes settings
+// (C++, Python, the CLI) calls it, so they refuse the same things with the same words. It
+// allocates only when it throws: the kernels call it on every solve.
+inline void check_proximal_settings(const ProximalSettings& settings, std::string_view where) {
+  const auto fail = [&](const std::string& what, double value) {
+    std::ostringstream text;
+    text << where << ": " << what << ", got " << value;
+    throw Error(text.str());
+  };
+  if (!std::isfinite(settings.mu) || settings.mu < kMinPenalty || settings.mu > kMaxPenalty)
+    fail("the penalty mu must be finite, in [1e-12, 1e20]", settings.mu);
+  if (settings.max_iterations < 1 || settings.max_iterations > kMaxSolverIterations)
+    fail("the iteration cap must be in [1, 1000000]", settings.max_iterations);
+  if (!std::isfinite(settings.tolerance) || settings.tolerance < 0) fail("the tolerance must be finite and >= 0", settings.tolerance);
+}
 
 // Per-lane outcome of the loop kernels (lcaba_kernel, proxbbo_kernel).
 template <class S>

@@ -1,6 +1,10 @@
 // The Python module `batchdyn` (compiled part: batchdyn._batchdyn). NumPy arrays returned by a
-// Batch are views of the engine's own memory (no copies; torch.from_numpy shares them), kept
-// alive by the Batch. The engine runs with the GIL released. batchdyn.Error is a ValueError.
+// Batch are views of the memory the engine reads and writes (no copies; torch.from_numpy shares
+// them), each kept alive by the object that owns that memory: the Batch for its own buffers, the
+// user's array after use_buffers, the observation array of the current set_observed_frames. A
+// view taken before use_buffers or set_observed_frames stays valid (it no longer follows the
+// engine). The engine runs with the GIL released; calls on one Batch from several Python threads
+// run one at a time (each takes the Batch's lock). batchdyn.Error is a ValueError.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -8,7 +12,9 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -76,13 +82,46 @@ std::vector<double> flat(const py::array_t<double, py::array::c_style | py::arra
   return std::vector<double>(a.data(), a.data() + a.size());
 }
 
-// A Batch<T> and the user arrays it writes into (kept alive here).
+// A Batch<T>, the arrays that own the memory it reads and writes (None: the Batch's own) and
+// the lock that serialises calls from several Python threads.
 template <class T>
 struct PyBatch {
   PyBatch(const Model& model, int num_envs, int threads) : batch(model, num_envs, threads) {}
   Batch<T> batch;
-  py::object user_q, user_v, user_tau, user_qdd, user_target, user_observations;
+  py::object user_q, user_v, user_tau, user_qdd, user_target, observations;
+  std::recursive_mutex mutex;  // recursive: a binding may read a property of its own Batch
 };
+
+// Takes the Batch's lock; while another thread holds it (a step() with the GIL released), waits
+// with the GIL released so that thread can finish.
+template <class B>
+std::unique_lock<std::recursive_mutex> lock_batch(B& b) {
+  std::unique_lock<std::recursive_mutex> held(b.mutex, std::try_to_lock);
+  if (!held.owns_lock()) {
+    py::gil_scoped_release release;
+    held.lock();
+  }
+  return held;
+}
+
+// Wraps a binding f(self, args...) (self: B& or the Python object) so it runs under the Batch's lock.
+template <class B, class F, class R, class Self, class... A>
+auto serialised_call(F f, R (F::*)(Self, A...) const) {
+  return [f](Self self, A... args) -> R {
+    B* b = nullptr;
+    if constexpr (std::is_same_v<std::decay_t<Self>, py::object>) b = &self.template cast<B&>();
+    else b = &self;
+    const auto held = lock_batch(*b);
+    return f(std::forward<Self>(self), std::forward<A>(args)...);
+  };
+}
+template <class B, class F>
+auto serialised(F f) {
+  return serialised_call<B>(f, &F::operator());
+}
+
+// The owner of a view: the user's array when one was given, else the Batch itself.
+inline py::handle owner_or(const py::object& user, const py::object& self) { return user ? py::handle(user) : py::handle(self); }
 
 template <class T>
 void bind_batch(py::module_& m, const char* name) {
@@ -90,37 +129,35 @@ void bind_batch(py::module_& m, const char* name) {
   const auto rows = [](B& b, int width) { return std::vector<py::ssize_t>{b.batch.num_envs(), width}; };
   py::class_<B>(m, name, "N environments of one Model stepped together (see batchdyn.Batch).")
       .def(py::init<const Model&, int, int>(), py::arg("model"), py::arg("num_envs"), py::arg("threads") = 0)
-      .def_property_readonly("num_envs", [](B& b) { return b.batch.num_envs(); })
-      .def_property("passive_forces", [](B& b) { return b.batch.passive_forces(); },
-                    [](B& b, bool on) { b.batch.set_passive_forces(on); },
+      .def_property_readonly("num_envs", serialised<B>([](B& b) { return b.batch.num_envs(); }))
+      .def_property("passive_forces", serialised<B>([](B& b) { return b.batch.passive_forces(); }),
+                    serialised<B>([](B& b, bool on) { b.batch.set_passive_forces(on); }),
                     "Whether step() and forward_dynamics() apply the model's joint damping -d qd (default True, as "
                     "simulators do); False: the rigid-body dynamics as Pinocchio defines it.")
-      .def_property_readonly("dtype", [](B&) { return py::dtype::of<T>(); })
-      .def_property("threads", [](B& b) { return b.batch.threads(); }, [](B& b, int t) { b.batch.set_threads(t); })
-      .def_property_readonly("nq", [](B& b) { return b.batch.model().nq; })
-      .def_property_readonly("nv", [](B& b) { return b.batch.model().nv; })
+      .def_property_readonly("dtype", serialised<B>([](B&) { return py::dtype::of<T>(); }))
+      .def_property("threads", serialised<B>([](B& b) { return b.batch.threads(); }), serialised<B>([](B& b, int t) { b.batch.set_threads(t); }))
+      .def_property_readonly("nq", serialised<B>([](B& b) { return b.batch.model().nq; }))
+      .def_property_readonly("nv", serialised<B>([](B& b) { return b.batch.model().nv; }))
       // Views of the engine's buffers (N x nq, N x nv): writes go straight to the engine.
-      .def_property_readonly("q", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.q(), rows(b, b.batch.model().nq), self); })
-      .def_property_readonly("v", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.v(), rows(b, b.batch.model().nv), self); })
-      .def_property_readonly("tau", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.tau(), rows(b, b.batch.model().nv), self); })
-      .def_property_readonly("qdd", [rows](py::object self) {
+      .def_property_readonly("q", serialised<B>([rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.q(), rows(b, b.batch.model().nq), owner_or(b.user_q, self)); }))
+      .def_property_readonly("v", serialised<B>([rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.v(), rows(b, b.batch.model().nv), owner_or(b.user_v, self)); }))
+      .def_property_readonly("tau", serialised<B>([rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.tau(), rows(b, b.batch.model().nv), owner_or(b.user_tau, self)); }))
+      .def_property_readonly("qdd", serialised<B>([rows](py::object self) {
         B& b = self.cast<B&>();
-        return view(const_cast<T*>(b.batch.qdd()), rows(b, b.batch.model().nv), self);
-      })
-      .def_property_readonly("target", [rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.target(), rows(b, b.batch.model().nv), self); })
-      .def_property_readonly("status", [](py::object self) {
+        return view(const_cast<T*>(b.batch.qdd()), rows(b, b.batch.model().nv), owner_or(b.user_qdd, self));
+      }))
+      .def_property_readonly("target", serialised<B>([rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.target(), rows(b, b.batch.model().nv), owner_or(b.user_target, self)); }))
+      .def_property_readonly("status", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         auto* data = reinterpret_cast<std::uint8_t*>(const_cast<EnvStatus*>(b.batch.status().data()));
         return view(data, {b.batch.num_envs()}, self);
-      })
-      .def_property_readonly("observations", [](py::object self) {
-        B& b = self.cast<B&>();
-        const py::ssize_t k = static_cast<py::ssize_t>(b.batch.observed_frames().size());
-        if (k == 0) throw Error("observations: no frames chosen (call set_observed_frames first)");
-        return view(const_cast<T*>(b.batch.observations()), {b.batch.num_envs(), k, kFrameObservationSize}, self);
-      })
+      }))
+      .def_property_readonly("observations", serialised<B>([](B& b) {
+        if (!b.observations) throw Error("observations: no frames chosen (call set_observed_frames first)");
+        return b.observations;
+      }), "The (N, k, 13) observations of the frames of the last set_observed_frames (an array the engine writes into).")
       .def("use_buffers",
-           [](B& b, std::optional<py::array> q, std::optional<py::array> v, std::optional<py::array> tau, std::optional<py::array> qdd) {
+           serialised<B>([](B& b, std::optional<py::array> q, std::optional<py::array> v, std::optional<py::array> tau, std::optional<py::array> qdd) {
              const Model& model = b.batch.model();
              const int n = b.batch.num_envs();
              // Unset ones keep the engine's current buffers.
@@ -135,117 +172,130 @@ void bind_batch(py::module_& m, const char* name) {
              if (v) b.user_v = *v;
              if (tau) b.user_tau = *tau;
              if (qdd) b.user_qdd = *qdd;
-           },
+           }),
            py::arg("q") = py::none(), py::arg("v") = py::none(), py::arg("tau") = py::none(), py::arg("qdd") = py::none(),
            "Uses the given (N, nq) / (N, nv) C-contiguous arrays of the batch's dtype as its buffers (no copy).")
-      .def("use_target_buffer", [](B& b, py::array target) {
+      .def("use_target_buffer", serialised<B>([](B& b, py::array target) {
         b.batch.use_target_buffer(user_buffer<T>(target, b.batch.num_envs(), b.batch.model().nv, "target"));
         b.user_target = target;
-      })
-      .def("forward_dynamics", [](B& b) { py::gil_scoped_release release; b.batch.forward_dynamics(); },
+      }))
+      .def("forward_dynamics", serialised<B>([](B& b) { py::gil_scoped_release release; b.batch.forward_dynamics(); }),
            "qdd = FD(q, v, applied torque) for every environment (constraints included when the model has any).")
-      .def("step", [](B& b, double dt, int substeps) { py::gil_scoped_release release; b.batch.step(static_cast<T>(dt), substeps); },
+      .def("step", serialised<B>([](B& b, double dt, int substeps) { py::gil_scoped_release release; b.batch.step(static_cast<T>(dt), substeps); }),
            py::arg("dt"), py::arg("substeps") = 1,
            "One control step of dt seconds in `substeps` semi-implicit Euler substeps (PD recomputed in each).")
-      .def("time_steps_in_cpp", [](B& b, double dt, int substeps, int calls) {
+      .def("time_steps_in_cpp", serialised<B>([](B& b, double dt, int substeps, int calls) {
         // `calls` steps in a C++ loop (no Python between them): the reference for the Python
         // call overhead (bench/python_step_overhead.py). Returns seconds.
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
         for (int k = 0; k < calls; ++k) b.batch.step(static_cast<T>(dt), substeps);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      }, py::arg("dt"), py::arg("substeps"), py::arg("calls"))
+      }), py::arg("dt"), py::arg("substeps"), py::arg("calls"))
       .def_property("control_mode",
-                    [](B& b) { return b.batch.control_mode() == ControlMode::Torque ? "torque" : "pd"; },
-                    [](B& b, const std::string& mode) {
+                    serialised<B>([](B& b) { return b.batch.control_mode() == ControlMode::Torque ? "torque" : "pd"; }),
+                    serialised<B>([](B& b, const std::string& mode) {
                       if (mode == "torque") b.batch.set_control_mode(ControlMode::Torque);
                       else if (mode == "pd") b.batch.set_control_mode(ControlMode::PositionPD);
                       else throw Error("control_mode must be \"torque\" or \"pd\", got \"" + mode + "\"");
-                    })
-      .def("set_pd_gains", [](B& b, const std::vector<double>& kp, const std::vector<double>& kd) { b.batch.set_pd_gains(kp, kd); },
+                    }))
+      .def("set_pd_gains", serialised<B>([](B& b, const std::vector<double>& kp, const std::vector<double>& kd) { b.batch.set_pd_gains(kp, kd); }),
            py::arg("kp"), py::arg("kd"))
-      .def_property("effort_limits", [](B& b) { return b.batch.effort_limits(); },
-                    [](B& b, const std::vector<double>& limits) { b.batch.set_effort_limits(limits); })
-      .def("remove_effort_limits", [](B& b) { b.batch.remove_effort_limits(); })
+      .def_property("effort_limits", serialised<B>([](B& b) { return b.batch.effort_limits(); }),
+                    serialised<B>([](B& b, const std::vector<double>& limits) { b.batch.set_effort_limits(limits); }))
+      .def("remove_effort_limits", serialised<B>([](B& b) { b.batch.remove_effort_limits(); }))
       .def("set_body_inertia",
-           [](B& b, const std::vector<int>& envs, int body, py::array_t<double, py::array::c_style | py::array::forcecast> mass,
+           serialised<B>([](B& b, const std::vector<int>& envs, int body, py::array_t<double, py::array::c_style | py::array::forcecast> mass,
               py::array_t<double, py::array::c_style | py::array::forcecast> com,
               py::array_t<double, py::array::c_style | py::array::forcecast> inertia) {
              b.batch.set_body_inertia(envs, body, flat(mass), flat(com), flat(inertia));
-           },
+           }),
            py::arg("envs"), py::arg("body"), py::arg("mass"), py::arg("com"), py::arg("inertia"))
-      .def("set_gravity", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> g) {
+      .def("set_gravity", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> g) {
         b.batch.set_gravity(envs, flat(g));
-      })
-      .def("set_damping", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> d) {
+      }))
+      .def("set_damping", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> d) {
         b.batch.set_damping(envs, flat(d));
-      })
-      .def("set_armature", [](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
+      }))
+      .def("set_armature", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
         b.batch.set_armature(envs, flat(a));
-      })
-      .def("reset_parameters", [](B& b) { b.batch.reset_parameters(); })
-      .def_property_readonly("per_env_parameters", [](B& b) { return b.batch.per_env_parameters(); })
-      .def("body_mass", [](B& b, int env, int body) { return b.batch.body_inertia(env, body).mass; })
-      .def("set_observed_frames", [](B& b, const std::vector<std::string>& names) { b.batch.set_observed_frames(names); })
-      .def("observe", [](py::object self) {
-        B& b = self.cast<B&>();
+      }))
+      .def("reset_parameters", serialised<B>([](B& b) { b.batch.reset_parameters(); }))
+      .def_property_readonly("per_env_parameters", serialised<B>([](B& b) { return b.batch.per_env_parameters(); }))
+      .def("body_mass", serialised<B>([](B& b, int env, int body) { return b.batch.body_inertia(env, body).mass; }))
+      .def("set_observed_frames", serialised<B>([](B& b, const std::vector<std::string>& names) {
+        b.batch.set_observed_frames(names);
+        b.observations = py::object();
+        if (names.empty()) return;
+        // A new array for each frame set, so an earlier `observations` stays a valid array.
+        const py::ssize_t k = static_cast<py::ssize_t>(names.size());
+        py::array_t<T> out({static_cast<py::ssize_t>(b.batch.num_envs()), k, static_cast<py::ssize_t>(kFrameObservationSize)});
+        std::fill_n(out.mutable_data(), out.size(), T(0));
+        b.batch.use_observation_buffer(std::span<T>(out.mutable_data(), static_cast<size_t>(out.size())));
+        b.observations = std::move(out);
+      }), py::arg("names"))
+      .def("observe", serialised<B>([](B& b) {
         {
           py::gil_scoped_release release;
           b.batch.observe();
         }
-        return self.attr("observations");
-      }, "Fills and returns the (N, k, 13) observations: world position, quaternion xyzw, linear and angular velocity.")
+        return b.observations;
+      }), "Fills and returns the (N, k, 13) observations: world position, quaternion xyzw, linear and angular velocity.")
       .def("reset",
-           [](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
+           serialised<B>([](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
               double velocity_noise) {
              const std::vector<int> list = env_list(envs, b.batch.num_envs());
              if (seed) b.batch.reset(list, *seed, noise, velocity_noise);
              else if (noise || velocity_noise != 0) throw Error("reset: noise needs a seed");
              else b.batch.reset(list);
-           },
+           }),
            py::arg("envs") = py::none(), py::arg("seed") = py::none(), py::arg("noise") = py::none(),
            py::arg("velocity_noise") = 0.0,
            "Without seed: the reference configuration. With seed: q uniform within the joint limits, or "
            "reference ⊕ uniform(-noise, noise) when noise is given; reproducible per (seed, env).")
-      .def("reset_to", [](B& b, const std::vector<int>& envs, py::array_t<T, py::array::c_style | py::array::forcecast> q,
+      .def("reset_to", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<T, py::array::c_style | py::array::forcecast> q,
                           py::array_t<T, py::array::c_style | py::array::forcecast> v) {
         b.batch.reset(envs, std::span<const T>(q.data(), static_cast<size_t>(q.size())), std::span<const T>(v.data(), static_cast<size_t>(v.size())));
-      })
-      .def("set_reference_configuration", [](B& b, py::array_t<T, py::array::c_style | py::array::forcecast> q) {
+      }))
+      .def("set_reference_configuration", serialised<B>([](B& b, py::array_t<T, py::array::c_style | py::array::forcecast> q) {
         b.batch.set_reference_configuration(std::span<const T>(q.data(), static_cast<size_t>(q.size())));
-      })
-      .def_property_readonly("failed_count", [](B& b) { return b.batch.failed_count(); })
-      .def("status_message", [](B& b, int env) { return b.batch.status_message(env); })
-      .def_property("use_constraints", [](B& b) { return b.batch.constrained(); },
-                    [](B& b, bool on) { b.batch.set_use_constraints(on); })
-      .def_property("constraint_solver", [](B& b) { return std::string(algorithm_name(b.batch.constraint_solver())); },
-                    [](B& b, const std::string& name) {
+      }))
+      .def_property_readonly("failed_count", serialised<B>([](B& b) { return b.batch.failed_count(); }))
+      .def("status_message", serialised<B>([](B& b, int env) { return b.batch.status_message(env); }))
+      .def_property("use_constraints", serialised<B>([](B& b) { return b.batch.constrained(); }),
+                    serialised<B>([](B& b, bool on) { b.batch.set_use_constraints(on); }))
+      .def_property("constraint_solver", serialised<B>([](B& b) { return std::string(algorithm_name(b.batch.constraint_solver())); }),
+                    serialised<B>([](B& b, const std::string& name) {
                       b.batch.set_constraint_solver(parse_algorithm(name, "constraint_solver", is_constraint_solver));
-                    }, "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default), \"proxbbo\" "
+                    }), "Constrained forward dynamics solver: \"lcaba\" (recursive, on the lanes; default), \"proxbbo\" "
                        "(recursive, accurate at stiff mu) or \"constrained\" (dense, the oracle; \"dense\" is accepted too).")
-      .def_property("constraint_mu", [](B& b) { return b.batch.constraint_settings().mu; },
-                    [](B& b, double mu) {
-                      if (!(mu > 0) || !std::isfinite(mu)) throw Error("constraint_mu must be finite and > 0");
+      .def_property("constraint_mu", serialised<B>([](B& b) { return b.batch.constraint_settings().mu; }),
+                    serialised<B>([](B& b, double mu) {
                       ProximalSettings s = b.batch.constraint_settings();
                       s.mu = mu;
                       b.batch.set_constraint_settings(s);
-                    }, "The augmented-Lagrangian penalty mu of the constraint solver.")
-      .def_property("constraint_max_iterations", [](B& b) { return b.batch.constraint_settings().max_iterations; },
-                    [](B& b, int iterations) {
-                      if (iterations < 1) throw Error("constraint_max_iterations must be >= 1");
+                    }), "The augmented-Lagrangian penalty mu of the constraint solver.")
+      .def_property("constraint_max_iterations", serialised<B>([](B& b) { return b.batch.constraint_settings().max_iterations; }),
+                    serialised<B>([](B& b, int iterations) {
                       ProximalSettings s = b.batch.constraint_settings();
                       s.max_iterations = iterations;
                       b.batch.set_constraint_settings(s);
-                    })
-      .def_property_readonly("constraint_forces", [](py::object self) {
+                    }), "The constraint solver's iteration cap (1 to 1000000).")
+      .def_property("constraint_tolerance", serialised<B>([](B& b) { return b.batch.constraint_settings().tolerance; }),
+                    serialised<B>([](B& b, double tolerance) {
+                      ProximalSettings s = b.batch.constraint_settings();
+                      s.tolerance = tolerance;
+                      b.batch.set_constraint_settings(s);
+                    }), "The constraint solver's relative tolerance (finite, >= 0; see ProximalSettings).")
+      .def_property_readonly("constraint_forces", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         return view(const_cast<T*>(b.batch.constraint_forces()), {b.batch.num_envs(), b.batch.constraint_rows()}, self);
-      }, "(N, m) constraint multipliers of the last call (M qdd + b = tau + J^T lambda), a view.")
-      .def_property_readonly("constraint_iterations", [](B& b) { return b.batch.constraint_iterations(); })
-      .def_property_readonly("constraint_residual", [](B& b) {
+      }), "(N, m) constraint multipliers of the last call (M qdd + b = tau + J^T lambda), a view.")
+      .def_property_readonly("constraint_iterations", serialised<B>([](B& b) { return b.batch.constraint_iterations(); }))
+      .def_property_readonly("constraint_residual", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
-      })
-      .def("delassus", [](py::object self) {
+      }))
+      .def("delassus", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         {
           py::gil_scoped_release release;
@@ -253,7 +303,7 @@ void bind_batch(py::module_& m, const char* name) {
         }
         const py::ssize_t rows = b.batch.constraint_rows();
         return view(const_cast<T*>(b.batch.delassus_matrices()), {b.batch.num_envs(), rows, rows}, self);
-      }, "The (N, m, m) Delassus matrices J M^-1 J^T at every q (PV-OSIMr).");
+      }), "The (N, m, m) Delassus matrices J M^-1 J^T at every q (PV-OSIMr).");
 }
 
 }  // namespace
@@ -323,6 +373,7 @@ PYBIND11_MODULE(_batchdyn, m) {
   m.def("constrained_forward_dynamics",
         [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
            int max_iterations, double tolerance) {
+          require_constraints(model, "batchdyn.constrained_forward_dynamics");
           Data<double> data(model);
           ConstrainedData<double> cdata(model);
           ProximalSettings settings;
@@ -345,6 +396,7 @@ PYBIND11_MODULE(_batchdyn, m) {
     m.def(name,
           [name, solve](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double mu,
                         int max_iterations, double tolerance) {
+            require_constraints(model, std::string("batchdyn.") + name);
             ProximalSettings settings;
             settings.mu = mu, settings.max_iterations = max_iterations, settings.tolerance = tolerance;
             const auto data = solve(model, vector_arg(q, model.nq, "q", name), vector_arg(v, model.nv, "v", name),
@@ -376,6 +428,7 @@ PYBIND11_MODULE(_batchdyn, m) {
   "iterations, residual).");
   m.def("project_to_constraints",
         [](const Model& model, const Eigen::VectorXd& q, int max_iterations, double tolerance) {
+          require_constraints(model, "batchdyn.project_to_constraints");
           Eigen::VectorXd projected = vector_arg(q, model.nq, "q", "project_to_constraints");
           ProjectionSettings settings;
           settings.max_iterations = max_iterations, settings.tolerance = tolerance;
@@ -390,6 +443,7 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("tolerance") = ProjectionSettings{}.tolerance,
         "The configuration nearest q at which every loop closes (damped Gauss-Newton): (q, dict(iterations, residual, converged)).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
+    require_constraints(model, "batchdyn.delassus");
     Data<double> data(model);
     ConstrainedData<double> cdata(model);
     return Eigen::MatrixXd(delassus(model, data, cdata, vector_arg(q, model.nq, "q", "delassus")));
