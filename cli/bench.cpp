@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,9 +23,14 @@ namespace {
 
 // The shipped humanoid: in the source tree, or where `cmake --install` put it.
 std::string default_model_path() {
-  for (const char* path : {BATCHDYN_SOURCE_MODEL, BATCHDYN_INSTALLED_MODEL})
-    if (std::ifstream(path).good()) return path;
-  return BATCHDYN_SOURCE_MODEL;
+  if (std::ifstream(BATCHDYN_SOURCE_MODEL).good()) return BATCHDYN_SOURCE_MODEL;
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed = (exe.parent_path() / BATCHDYN_INSTALLED_MODEL_FROM_BINDIR).lexically_normal();
+    if (std::ifstream(installed).good()) return installed.string();
+  }
+  return BATCHDYN_SOURCE_MODEL;  // its "cannot open" names where the model was looked for
 }
 
 
@@ -221,13 +227,10 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.algorithm = parse_algorithm(algo, "--algo");
     const AlgorithmTraits& traits = algorithm_traits(s.algorithm);
     const bool delassus_algorithm = traits.computes_delassus;
-    if (traits.solves_constraints && model.constraint_rows == 0)
-      throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
+    if (traits.solves_constraints || delassus_algorithm) require_constraints(model, "--algo " + algo);
     s.iterations = std::stoi(o.get("--iterations").value_or("0"));
     if (s.iterations < 0 || (s.iterations > 0 && !traits.solves_constraints))
       throw Error("--iterations K (K >= 1) is for --algo lcaba, proxbbo and constrained");
-    if (delassus_algorithm && model.constraint_rows == 0)
-      throw Error("--algo " + algo + " needs constraints (give --constraints FILE)");
     s.envs = std::stoi(o.get("--envs").value_or("4096"));
     s.threads = std::stoi(o.get("--threads").value_or("0"));
     s.seconds = std::stod(o.get("--seconds").value_or("3"));
