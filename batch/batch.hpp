@@ -269,7 +269,8 @@ class BatchEngine {
   std::string status_message(int env) const { return io_.status_message(model_, env); }
 
   // --- Resets (batch/resets.hpp): the listed environments get their new state with zero torque,
-  // acceleration and multipliers, and a cleared status; the others are untouched ---
+  // acceleration and multipliers, and the status of that state (Ok unless it is not finite or a
+  // quaternion is off); the others are untouched ---
   // The reference configuration (neutral unless set), at rest.
   void reset(std::span<const int> envs) {
     for (int e : envs) check_env("Batch::reset", e, n_);
@@ -314,7 +315,7 @@ class BatchEngine {
     std::fill_n(tau_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));
     std::fill_n(qdd_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));
     constraints_.clear_multipliers(e);
-    io_.clear_status(e);
+    io_.check_state(e, q_row(e), v_row(e));  // a non-finite draw or given state shows at once
   }
 
   // The stages of forward_dynamics() and step() on one lane block (check is run's gather).
@@ -330,6 +331,10 @@ class BatchEngine {
         if (damped) passive_.apply(c, ws);                       // passive forces
         compute_accelerations(constraints_, block, c, ws, valid);  // accelerations
         if (integrate) integrate_substep(constants_.tree, ws, h);  // integrate
+      }
+      if (integrate) {  // a state that overflowed in this step is reported now and not written
+        io_.mark_non_finite(block, valid, ws.q.data(), model_.nq);
+        io_.mark_non_finite(block, valid, ws.v.data(), model_.nv);
       }
       io_.scatter(block, valid, ws.qdd.data(), model_.nv, qdd_);  // scatter
       if (constraints_.active()) constraints_.store_multipliers(block, io_, ws, valid);

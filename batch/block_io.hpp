@@ -70,21 +70,27 @@ class BlockIO {
   // the valid environments of the block. A non-finite value marks its environment
   // (NonFiniteResult, valid[l] = false) and fills its row with NaN.
   void scatter(int block, bool* valid, const L* lanes, int count, T* out) {
+    mark_non_finite(block, valid, lanes, count);
+    for (int l = 0; l < W && block * W + l < n_; ++l)
+      if (!valid[l]) std::fill_n(out + static_cast<long>(block * W + l) * count, count, std::numeric_limits<T>::quiet_NaN());
+    write_rows(block, valid, lanes, count, out);
+  }
+
+  // Marks the valid environments of the block whose `count` lanes hold a non-finite value
+  // (NonFiniteResult, valid[l] = false), so that a state which overflows during a step is
+  // reported by that step, not the next.
+  void mark_non_finite(int block, bool* valid, const L* lanes, int count) {
     using Traits = LaneTraits<L>;
     // x * 0 is 0 for finite x and NaN otherwise: one sum per lane flags a non-finite output.
     L non_finite(T(0));
     for (int k = 0; k < count; ++k) non_finite += lanes[k] * L(T(0));
     alignas(64) T flags[W];
     Traits::store(non_finite, flags);
-    for (int l = 0; l < W && block * W + l < n_; ++l) {
-      const int e = block * W + l;
+    for (int l = 0; l < W && block * W + l < n_; ++l)
       if (valid[l] && flags[l] != T(0)) {
         valid[l] = false;
-        status_[static_cast<size_t>(e)] = EnvStatus::NonFiniteResult;
+        status_[static_cast<size_t>(block * W + l)] = EnvStatus::NonFiniteResult;
       }
-      if (!valid[l]) std::fill_n(out + static_cast<long>(e) * count, count, std::numeric_limits<T>::quiet_NaN());
-    }
-    write_rows(block, valid, lanes, count, out);
   }
 
   // `count` lanes into rows of the env-major `out`, for the valid environments of the block, as
@@ -107,7 +113,11 @@ class BlockIO {
     const EnvStatus s = status_.at(static_cast<size_t>(e));
     return "environment " + std::to_string(e) + ": " + (s == f.status && !f.ok() ? state_fault_message(model, layout_, f) : env_status_name(s));
   }
-  void clear_status(int e) { status_[static_cast<size_t>(e)] = EnvStatus::Ok, faults_[static_cast<size_t>(e)] = {}; }
+  // Environment e's status from its new rows (a reset): Ok, or the first fault of q or v.
+  void check_state(int e, const T* q, const T* v) {
+    faults_[static_cast<size_t>(e)] = find_state_fault<T>(layout_, q, v, nullptr, {}, nullptr);
+    status_[static_cast<size_t>(e)] = faults_[static_cast<size_t>(e)].status;
+  }
   const std::vector<T>& neutral() const { return neutral_; }
 
  private:

@@ -23,7 +23,8 @@ class Resets {
   Resets(const Model& model, std::vector<T> neutral) : model_(model), reference_q_(std::move(neutral)) {}
 
   // The configuration reset() returns to and draws noise around (nq values; neutral by
-  // default). Quaternions are normalised. Throws Error for a wrong size or non-finite value.
+  // default). Quaternions are normalised. Throws Error for a wrong size, a non-finite value or a
+  // zero quaternion (norm <= 1e-6: no direction to normalise).
   void set_reference_configuration(std::span<const T> q) {
     if (q.size() != static_cast<size_t>(model_.nq))
       throw Error("set_reference_configuration: expected nq = " + std::to_string(model_.nq) + " values, got " + std::to_string(q.size()));
@@ -31,6 +32,14 @@ class Resets {
     for (int k = 0; k < model_.nq; ++k) {
       if (!std::isfinite(q[static_cast<size_t>(k)])) throw Error("set_reference_configuration: q[" + std::to_string(k) + "] is not finite");
       r[k] = q[static_cast<size_t>(k)];
+    }
+    for (int i = 1; i < model_.num_bodies(); ++i) {  // a quaternion must have a direction to normalise
+      const int offset = quaternion_offset(model_.bodies[i].joint_type);
+      if (offset < 0) continue;
+      const int at = model_.bodies[i].idx_q + offset;
+      if (!(r.segment(at, 4).template cast<double>().norm() > 1e-6))
+        throw Error("set_reference_configuration: q[" + std::to_string(at) + ".." + std::to_string(at + 3) + "], the quaternion of joint '" +
+                    model_.bodies[i].joint_name + "', is zero; give a unit quaternion [x, y, z, w]");
     }
     normalize(model_, r);
     reference_q_.assign(r.data(), r.data() + r.size());

@@ -135,7 +135,10 @@ void bind_batch(py::module_& m, const char* name) {
                     "Whether step() and forward_dynamics() apply the model's joint damping -d qd (default True, as "
                     "simulators do); False: the rigid-body dynamics as Pinocchio defines it.")
       .def_property_readonly("dtype", serialised<B>([](B&) { return py::dtype::of<T>(); }))
-      .def_property("threads", serialised<B>([](B& b) { return b.batch.threads(); }), serialised<B>([](B& b, int t) { b.batch.set_threads(t); }))
+      .def_property("threads", serialised<B>([](B& b) { return b.batch.threads(); }), serialised<B>([](B& b, int t) { b.batch.set_threads(t); }),
+                    "Worker threads: 0 = all cores, at most max_threads.")
+      .def_property_readonly_static("max_threads", [](const py::object&) { return Batch<T>::max_threads(); },
+                                    "The largest thread count accepted: max(256, 8 x the cores).")
       .def_property_readonly("nq", serialised<B>([](B& b) { return b.batch.model().nq; }))
       .def_property_readonly("nv", serialised<B>([](B& b) { return b.batch.model().nv; }))
       // Views of the engine's buffers (N x nq, N x nv): writes go straight to the engine.

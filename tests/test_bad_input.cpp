@@ -389,3 +389,66 @@ TEST_CASE("a scene file's damping is applied to its robots' joints, and a malfor
   CHECK_ERROR_MENTIONS(load_scene_json(robots + R"("damping": "garbage"})", "garbage.json", "."), "garbage.json", "damping");
   CHECK_ERROR_MENTIONS(load_scene_json(robots + R"("damping": {"FL_knee": -1}})", "negative.json", "."), "negative.json", "'FL_knee'");
 }
+
+TEST_CASE("step refuses a dt that is not finite and > 0, a substep longer than 1 s, and substeps outside [1, 1e6]") {
+  Batch<double> batch(load_urdf_file(model_path("arm7.urdf")), 4, 1);
+  for (const auto& [dt, substeps] : std::vector<std::pair<double, int>>{
+           {0.0, 1}, {-1e-3, 1}, {std::nan(""), 1}, {std::numeric_limits<double>::infinity(), 1}, {1000.0, 1}, {1e-3, 0}, {1e-3, 2000000}}) {
+    CAPTURE(dt);
+    CAPTURE(substeps);
+    CHECK_THROWS_WITH_AS(batch.step(dt, substeps), doctest::Contains("Batch::step"), Error);
+  }
+  batch.step(2.0, 4);  // 0.5 s substeps are a (coarse) time step
+  for (int e = 0; e < 4; ++e) CHECK(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+}
+
+TEST_CASE("set_threads refuses a negative count or one beyond max_threads, and keeps the old one") {
+  Batch<double> batch(load_urdf_file(model_path("arm7.urdf")), 4, 1);
+  CHECK(Batch<double>::max_threads() >= 256);
+  for (int bad : {-1, Batch<double>::max_threads() + 1, 100000})
+    CHECK_THROWS_WITH_AS(batch.set_threads(bad), doctest::Contains("thread count"), Error);
+  CHECK(batch.threads() == 1);
+  batch.step(1e-3);
+}
+
+TEST_CASE("a reference configuration with a zero quaternion is refused, naming the joint") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  Batch<double> batch(model, 2, 1);
+  Eigen::VectorXd q = neutral_configuration<double>(model);
+  q.segment<4>(3).setZero();
+  CHECK_THROWS_WITH_AS(batch.set_reference_configuration(std::span<const double>(q.data(), q.size())),
+                       doctest::Contains("quaternion of joint 'root_joint', is zero"), Error);
+  batch.reset(std::vector<int>{0, 1}, 7, 0.05);  // the neutral reference is kept
+  for (int e = 0; e < 2; ++e) CHECK(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+}
+
+TEST_CASE("a state that overflows during a step is reported by that step, and keeps its last finite values") {
+  // A 1 kg slider: no velocity product in its dynamics, so qdd = tau / m - g stays finite while
+  // v + h qdd overflows.
+  const Model model = load_urdf_file(write_temp("slider.urdf", robot(link("base") + link("slider") + joint("slide", "base", "slider", "prismatic"))));
+  Batch<double> batch(model, 3, 1);
+  batch.remove_effort_limits();  // the file's effort="1"
+  for (int e = 0; e < 3; ++e) batch.v()[e] = 1e308;
+  batch.tau()[1] = 1e308;
+  batch.step(1.0);
+  CHECK(batch.status()[0] == EnvStatus::Ok);
+  CHECK(batch.status()[1] == EnvStatus::NonFiniteResult);
+  CHECK(batch.status()[2] == EnvStatus::Ok);
+  CHECK(batch.v()[1] == 1e308);  // the state before the step
+  CHECK(batch.q()[1] == 0.0);
+  CHECK(std::isnan(batch.qdd()[1]));
+  CHECK(std::isfinite(batch.q()[0]));
+}
+
+TEST_CASE("a reset to a non-finite state sets the status at once; a reset to a valid state clears it") {
+  const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  Batch<double> batch(model, 2, 1);
+  std::vector<double> q(batch.q(), batch.q() + model.nq), v(static_cast<size_t>(model.nv), 0.0);
+  v[4] = std::numeric_limits<double>::infinity();
+  batch.reset(std::vector<int>{1}, q, v);
+  CHECK(batch.status()[0] == EnvStatus::Ok);
+  CHECK(batch.status()[1] == EnvStatus::NonFiniteState);
+  CHECK(batch.status_message(1).find("v[4]") != std::string::npos);
+  batch.reset(std::vector<int>{1});
+  CHECK(batch.status()[1] == EnvStatus::Ok);
+}

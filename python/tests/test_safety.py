@@ -110,7 +110,10 @@ def test_a_thread_count_beyond_the_bound_is_refused_at_construction_and_when_set
     with pytest.raises(batchdyn.Error, match="thread count"):
         batchdyn.Batch(model, 8, threads=70000)
     batch = batchdyn.Batch(model, 8, threads=1)
-    for bad in (100000, -1):
+    assert batch.max_threads >= 256
+    batch.threads = batch.max_threads  # the bound itself is accepted
+    batch.threads = 1
+    for bad in (100000, batch.max_threads + 1, -1):
         with pytest.raises(batchdyn.Error, match="thread count"):
             batch.threads = bad
     assert batch.threads == 1
