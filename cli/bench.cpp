@@ -21,6 +21,9 @@ namespace batchdyn::cli {
 
 namespace {
 
+// --envs: beyond this the state buffers alone reach gigabytes per precision.
+constexpr int kMaxBenchEnvs = 1 << 24;
+
 // The shipped humanoid: in the source tree, or where `cmake --install` put it.
 std::string default_model_path() {
   if (std::ifstream(BATCHDYN_SOURCE_MODEL).good()) return BATCHDYN_SOURCE_MODEL;
@@ -228,27 +231,24 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     const AlgorithmTraits& traits = algorithm_traits(s.algorithm);
     const bool delassus_algorithm = traits.computes_delassus;
     if (traits.solves_constraints || delassus_algorithm) require_constraints(model, "--algo " + algo);
-    s.iterations = std::stoi(o.get("--iterations").value_or("0"));
-    if (s.iterations < 0 || (s.iterations > 0 && !traits.solves_constraints))
-      throw Error("--iterations K (K >= 1) is for --algo lcaba, proxbbo and constrained");
-    s.envs = std::stoi(o.get("--envs").value_or("4096"));
-    s.threads = std::stoi(o.get("--threads").value_or("0"));
-    s.seconds = std::stod(o.get("--seconds").value_or("3"));
-    s.dt = std::stod(o.get("--dt").value_or("1e-3"));
+    s.iterations = integer_option(o, "--iterations", 0, 1, kMaxSolverIterations);  // 0: to convergence
+    if (s.iterations > 0 && !traits.solves_constraints) throw Error("--iterations K is for --algo lcaba, proxbbo and constrained");
+    s.envs = integer_option(o, "--envs", 4096, 1, kMaxBenchEnvs);
+    s.threads = integer_option(o, "--threads", 0, 0, Batch<double>::max_threads());
+    s.seconds = number_option(o, "--seconds", 3.0, 0.0, 3600.0, /*lo_exclusive=*/true);
+    s.dt = number_option(o, "--dt", 1e-3, 0.0, 1.0, /*lo_exclusive=*/true);
     s.step = o.has_flag("--step");
     if (s.step && delassus_algorithm) throw Error("--step is for --algo aba");
-    s.substeps = std::stoi(o.get("--substeps").value_or("1"));
+    s.substeps = integer_option(o, "--substeps", 1, 1, 1000000);
     s.pd = o.has_flag("--pd");
     s.passive_forces = passive_forces_option(o, true);
     s.randomize = o.has_flag("--randomize");
-    if (s.substeps < 1) throw Error("--substeps must be >= 1");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
       throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");
     const std::string precision = o.get("--precision").value_or("double");
     if (precision != "float" && precision != "double") throw Error("--precision must be float or double");
-    if (s.envs < 1 || s.threads < 0 || !(s.seconds > 0)) throw Error("--envs >= 1, --threads >= 0, --seconds > 0");
     const bool json_output = o.has_flag("--json");
     s.progress = isatty(STDERR_FILENO) && s.seconds > 2.0;
     const bool scalar = o.has_flag("--scalar");

@@ -290,9 +290,9 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     if (batched && !batchable(traits)) throw Error("--batched is available for --algo " + algorithm_names(batchable));
     if (traits.solves_constraints) settings.mu = traits.default_mu;  // unless --mu
     if (algorithm != Algorithm::Aba) require_constraints(model, "--algo " + algo);
-    if (auto mu = o.get("--mu")) settings.mu = std::stod(*mu);
-    if (auto it = o.get("--max-iterations")) settings.max_iterations = std::stoi(*it);
-    if (auto tol = o.get("--tolerance")) settings.tolerance = std::stod(*tol);
+    settings.mu = number_option(o, "--mu", settings.mu, kMinPenalty, kMaxPenalty);
+    settings.max_iterations = integer_option(o, "--max-iterations", settings.max_iterations, 1, kMaxSolverIterations);
+    settings.tolerance = number_option(o, "--tolerance", settings.tolerance, 0.0, std::numeric_limits<double>::max());
     check_proximal_settings(settings, "--mu, --max-iterations, --tolerance");
     require_regular(model, find_singular_joints(model), "batchdyn eval");
     out_path = o.get("--out");
@@ -303,7 +303,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     json doc;
     try {
       doc = json::parse(in);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax, and numbers beyond double (1e999)
       throw Error(*in_path + ": malformed JSON: " + e.what());
     }
     if (!doc.is_object()) throw Error(*in_path + ": expected an object with \"q\", \"v\", \"tau\" arrays");
@@ -379,8 +379,17 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       return 1;
     }
     f << text;
+    f.flush();
+    if (!f) {  // a full disk or /dev/full: the result was not written
+      err << "batchdyn eval: writing " << *out_path << " failed\n";
+      return 1;
+    }
   } else {
-    out << text;
+    out << text << std::flush;
+    if (!out) {
+      err << "batchdyn eval: writing the result to standard output failed\n";
+      return 1;
+    }
   }
   return failed ? 2 : 0;
 }

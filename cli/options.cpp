@@ -1,6 +1,9 @@
 #include "cli/options.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
 
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
@@ -35,6 +38,41 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
     }
   }
   return o;
+}
+
+namespace {
+// `text` parsed whole by std::from_chars (no leading '+', spaces, hex or trailing characters).
+template <class Number>
+bool parse_whole(const std::string& text, Number& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && stop == end && !text.empty();
+}
+
+template <class Number>
+[[noreturn]] void refuse(const std::string& name, const std::string& expected, Number lo, Number hi, bool lo_exclusive,
+                         const std::string& given) {
+  std::ostringstream text;
+  text << name << " expects " << expected << " in " << (lo_exclusive ? "(" : "[") << lo << ", " << hi << "], got '" << given << "'";
+  throw Error(text.str());
+}
+}  // namespace
+
+int integer_option(const Options& o, const std::string& name, int default_value, int lo, int hi) {
+  const auto text = o.get(name);
+  if (!text) return default_value;
+  long long value = 0;
+  if (!parse_whole(*text, value) || value < lo || value > hi) refuse(name, "an integer", lo, hi, false, *text);
+  return static_cast<int>(value);
+}
+
+double number_option(const Options& o, const std::string& name, double default_value, double lo, double hi, bool lo_exclusive) {
+  const auto text = o.get(name);
+  if (!text) return default_value;
+  double value = 0;
+  if (!parse_whole(*text, value) || !std::isfinite(value) || value > hi || value < lo || (lo_exclusive && value == lo))
+    refuse(name, "a number", lo, hi, lo_exclusive, *text);
+  return value;
 }
 
 std::vector<std::string> with_model_options(std::vector<std::string> extra, const std::vector<std::string>& model_ones) {

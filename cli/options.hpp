@@ -34,6 +34,14 @@ std::vector<std::string> with_model_options(std::vector<std::string> extra, cons
 // --strict-inertia, --lock-joints, --armature and --constraints applied (in that order).
 Model load_model(const Options& o, const std::string& default_model = "");
 
+// Numbers on the command line are read strictly: the whole string, in range, or an Error naming
+// the option, the range and what was given ("--envs 1e3", "--threads 2x", "--seconds 0x10",
+// "--seconds inf" and "--envs 99999999999" are refused, not truncated).
+// Option `name` as an integer in [lo, hi]; `default_value` when absent.
+int integer_option(const Options& o, const std::string& name, int default_value, int lo, int hi);
+// Option `name` as a finite number in [lo, hi] (lo_exclusive: in (lo, hi]); `default_value` when absent.
+double number_option(const Options& o, const std::string& name, double default_value, double lo, double hi, bool lo_exclusive = false);
+
 // --passive-forces on|off (eval: off by default, Pinocchio's dynamics; bench: on, as a simulator).
 bool passive_forces_option(const Options& o, bool default_value);
 

@@ -10,6 +10,7 @@ set(checks 0)
 function(run expected_rc pattern)
   execute_process(COMMAND ${BATCHDYN} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   set(last_out "${out}" PARENT_SCOPE)
+  set(last_err "${err}" PARENT_SCOPE)
   math(EXPR n "${checks} + 1")
   set(checks ${n} PARENT_SCOPE)
   if(NOT rc EQUAL expected_rc)
@@ -296,6 +297,31 @@ if(NOT empty_length EQUAL 0)
   math(EXPR failures "${failures} + 1")
 endif()
 run(0 "" eval ${MODELS}/double_pendulum.urdf --algo aba --in ${WORK}/empty.json)
+
+# Numbers are read strictly: the whole string, in range, or an error naming the option
+foreach(bad "--envs;1e3" "--envs;64abc" "--envs;99999999999" "--envs;0" "--threads;2x" "--threads;100000" "--seconds;inf"
+            "--seconds;0x10" "--seconds;0" "--dt;1e-3junk" "--dt;-1" "--substeps;0" "--iterations;0")
+  list(GET bad 0 option)
+  run(1 "${option} expects" bench ${MODELS}/double_pendulum.urdf ${bad})
+endforeach()
+foreach(bad "--mu;inf" "--mu;1e-300" "--tolerance;-1" "--tolerance;nan" "--max-iterations;0" "--max-iterations;1.5")
+  list(GET bad 0 option)
+  run(1 "${option} expects" eval ${MODELS}/four_bar.urdf --algo constrained --in ${WORK}/fourbar.json ${bad})
+endforeach()
+run(0 "" bench ${MODELS}/double_pendulum.urdf --envs 8 --threads 1 --seconds 0.05 --dt 2e-3)  # in range: accepted
+
+# a states file with a number beyond double names the file, once
+file(WRITE ${WORK}/overflow.json [=[{"q": [[1e999, 0]], "v": [[0, 0]], "tau": [[0, 0]]}]=])
+run(1 "overflow.json: malformed JSON.*number overflow" eval ${MODELS}/double_pendulum.urdf --algo aba --in ${WORK}/overflow.json)
+if("${last_err}" MATCHES "batchdyn eval: batchdyn eval:")
+  message(SEND_ERROR "the error is prefixed twice: ${last_err}")
+  math(EXPR failures "${failures} + 1")
+endif()
+
+# a write that fails is an error, not a silent exit 0
+if(EXISTS /dev/full)
+  run(1 "writing /dev/full failed" eval ${MODELS}/double_pendulum.urdf --algo aba --in ${WORK}/empty.json --out /dev/full)
+endif()
 
 if(failures GREATER 0)
   message(FATAL_ERROR "${failures} of ${checks} CLI checks failed")
