@@ -3,7 +3,8 @@
 # builds and runs.
 #   ./build.sh demo       Release build, then the main job: batched throughput on the shipped humanoid
 #   ./build.sh test       Release build with warnings as errors (every lane ISA compiled), then the whole test suite
-#   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer, then 15 s of each loader fuzzer
+#   ./build.sh fuzz [s]   the loaders' libFuzzer targets (Clang), s seconds each (default 60)
 #   ./build.sh bench      Release build, then the Google Benchmark suite
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,9 +16,12 @@ packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom
           # the Python module (for Debian's /usr/bin/python3), its tests and the PPO example
           pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib)
 
+# The fuzz targets need Clang and its fuzzer runtime (./build.sh fuzz and sanitize only).
+fuzz_packages=(clang libclang-rt-14-dev libfuzzer-14-dev)
+
 install_missing() {
   local missing=() p
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -44,7 +48,43 @@ build() {
   fi
 }
 
-install_missing
+# run_fuzzers <seconds>: builds the libFuzzer targets (fuzz/) with Clang in build/fuzz and runs
+# each for <seconds>, seeded with the shipped files and the saved reproducers
+# (tests/fuzz_regressions/); the corpus grows in build/fuzz/corpus/. A finding is written to
+# build/fuzz/findings/<loader>/ and fails the command: minimise it (-minimize_crash=1), fix it
+# and save it under tests/fuzz_regressions/<loader>/.
+run_fuzzers() {
+  local seconds="$1" failed=0 loader
+  build build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_FUZZ=ON -DBATCHDYN_WERROR=ON \
+    -DBATCHDYN_SANITIZE=OFF -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_BUILD_CLI=OFF -DBATCHDYN_BUILD_PYTHON=OFF
+  for loader in urdf sdf constraints scene; do
+    local seeds=build/fuzz/seeds/$loader corpus=build/fuzz/corpus/$loader findings=build/fuzz/findings/$loader
+    rm -rf "$seeds"
+    mkdir -p "$seeds" "$corpus" "$findings"
+    case "$loader" in
+      urdf) cp models/*.urdf tests/robots/*.urdf "$seeds"/ ;;
+      sdf) cp models/*.sdf tests/robots/*.sdf "$seeds"/ ;;
+      constraints) cp models/*.json "$seeds"/ ;;
+      scene) cp models/scenes/*.json "$seeds"/ ;;
+    esac
+    cp tests/fuzz_regressions/"$loader"/* "$seeds"/
+    echo "== fuzzing the $loader loader for $seconds s (log: build/fuzz/$loader.log)"
+    if build/fuzz/fuzz/batchdyn_fuzz_"$loader" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+         -artifact_prefix="$findings/" "$corpus" "$seeds" >"build/fuzz/$loader.log" 2>&1; then
+      grep -E "^Done [0-9]+ runs" "build/fuzz/$loader.log" || true
+    else
+      failed=1
+      echo "== the $loader fuzzer found an input (in $findings/):" >&2
+      grep -v "^    #" "build/fuzz/$loader.log" | tail -30 >&2
+    fi
+  done
+  return "$failed"
+}
+
+case "$what" in
+  fuzz|sanitize) install_missing "${fuzz_packages[@]}" ;;
+  *) install_missing ;;
+esac
 case "$what" in
   demo)
     build build/release -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
@@ -80,6 +120,10 @@ case "$what" in
       -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_ISA_TESTS=OFF -DBATCHDYN_BUILD_PYTHON=OFF
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -E package_consumer
+    run_fuzzers 15
+    ;;
+  fuzz)
+    run_fuzzers "${2:-60}"
     ;;
   bench)
     build build/bench -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
@@ -87,7 +131,7 @@ case "$what" in
     build/bench/bench/batchdyn_bench "${@:2}"
     ;;
   *)
-    echo "usage: ./build.sh demo|test|sanitize|bench" >&2
+    echo "usage: ./build.sh demo|test|sanitize|bench|fuzz [seconds]" >&2
     exit 1
     ;;
 esac

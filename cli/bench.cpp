@@ -297,7 +297,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["lane_block_bytes"] = r.block_bytes;
     j["failed_envs"] = r.failed;
     if (json_output) {
-      out << j.dump(2) << "\n";
+      out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       char line[512];
       std::snprintf(line, sizeof line,

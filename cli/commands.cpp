@@ -248,7 +248,7 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
         doc["multi_parent_links"] = json::array();
         for (const MultiParentLink& l : multi) doc["multi_parent_links"].push_back({{"link", l.link}, {"parent_joints", l.parent_joints}});
       }
-      out << doc.dump(2) << "\n";
+      out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";  // names as the file spells them, invalid UTF-8 replaced
       return 0;
     }
     print_model_text(model, out);
@@ -371,7 +371,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     }
   }
   result["errors"] = errors;
-  const std::string text = result.dump(2) + "\n";
+  const std::string text = result.dump(2, ' ', false, json::error_handler_t::replace) + "\n";  // error messages quote names
   if (out_path) {
     std::ofstream f(*out_path);
     if (!f) {

@@ -17,6 +17,16 @@ endif()
 if(BATCHDYN_WERROR)
   target_compile_options(batchdyn_warnings INTERFACE -Werror)
 endif()
+if(BATCHDYN_FUZZ)
+  # libFuzzer needs Clang; every target (the library included) gets coverage instrumentation and
+  # the sanitizers; fuzz/ links the fuzzer's main.
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "BATCHDYN_FUZZ needs Clang (Debian's clang and libclang-rt-14-dev): configure with CXX=clang++")
+  endif()
+  target_compile_options(batchdyn_warnings INTERFACE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                                                     -fno-sanitize-recover=undefined)
+  target_link_options(batchdyn_warnings INTERFACE -fsanitize=address,undefined)
+endif()
 if(BATCHDYN_SANITIZE)
   target_compile_options(batchdyn_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                                                      -fno-sanitize-recover=undefined)

@@ -1,19 +1,19 @@
 # The layer rule of DESIGN.md, as a test: layout/ -> topology/ -> kernels/ -> batch/ -> cli/,
-# python/. A file includes only its own layer and those below it:
+# python/, fuzz/ (the loaders' fuzz targets). A file includes only its own layer and those below it:
 #   layout/   (spatial algebra, lanes, dense helpers)  nothing above it;
 #   topology/ (models, loaders, plans)                 layout/;
 #   kernels/  (the algorithms on lanes)                topology/, layout/;
 #   batch/    (the engine)                             kernels/, topology/, layout/.
 # Invoked by ctest: cmake -DSOURCE_DIR=... -P layer_rule.cmake
 cmake_minimum_required(VERSION 3.22)
-set(layers layout topology kernels batch cli python)
+set(layers layout topology kernels batch cli python fuzz)
 set(violations "")
 set(files_checked 0)
 foreach(index RANGE 0 3)
   list(GET layers ${index} layer)
   math(EXPR first_above "${index} + 1")
   set(above "")
-  foreach(upper RANGE ${first_above} 5)
+  foreach(upper RANGE ${first_above} 6)
     list(GET layers ${upper} name)
     list(APPEND above ${name})
   endforeach()

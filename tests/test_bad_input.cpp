@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "batch_helpers.hpp"
+#include "topology/model_info.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -451,4 +452,12 @@ TEST_CASE("a reset to a non-finite state sets the status at once; a reset to a v
   CHECK(batch.status_message(1).find("v[4]") != std::string::npos);
   batch.reset(std::vector<int>{1});
   CHECK(batch.status()[1] == EnvStatus::Ok);
+}
+
+TEST_CASE("a name that is not UTF-8 loads, and the info JSON replaces its bytes instead of throwing") {
+  // Found by the URDF fuzzer (tests/fuzz_regressions/urdf/invalid_utf8_link_name.urdf).
+  const Model model = load_urdf_string(robot(link("base") + link("arm\xff") + joint("j\xfe", "base", "arm\xff")));
+  std::string info;
+  CHECK_NOTHROW(info = model_info_json(model, {}));
+  CHECK(info.find("arm\xef\xbf\xbd") != std::string::npos);  // U+FFFD
 }

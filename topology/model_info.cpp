@@ -136,7 +136,8 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
 }  // namespace
 
 std::string model_info_json(const Model& model, const std::vector<int>& singular_joints, int indent) {
-  return model_json(model, singular_joints).dump(indent);
+  // Names are bytes from the robot file: invalid UTF-8 is replaced (U+FFFD), not an exception.
+  return model_json(model, singular_joints).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace batchdyn

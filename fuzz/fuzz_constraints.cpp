@@ -1,0 +1,12 @@
+// libFuzzer target: a constraint JSON file (topology/constraints_io.cpp) on the shipped humanoid.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/fuzz_inputs.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace batchdyn;
+  const std::string input(reinterpret_cast<const char*>(data), size);
+  (void)fuzz::constraints_input(input, BATCHDYN_MODELS_DIR);
+  return 0;
+}

@@ -1,0 +1,78 @@
+// One fuzz input of each loader, run as a user would meet it: load it and, when it loads, use
+// the model (its info JSON, and ABA at the neutral configuration when the model is regular).
+// Shared by the libFuzzer targets (fuzz/fuzz_*.cpp) and by the test suite, which runs every
+// saved reproducer in tests/fuzz_regressions/ through the same function.
+//
+// Each returns "" when the input loaded and was used, or the batchdyn::Error message that
+// refused it. Any other exception, a crash or a sanitizer report is a finding.
+#pragma once
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "kernels/aba.hpp"
+#include "kernels/configuration.hpp"
+#include "kernels/singular_joints.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/model_info.hpp"
+#include "topology/scene.hpp"
+#include "topology/sdf.hpp"
+#include "topology/urdf.hpp"
+
+namespace batchdyn::fuzz {
+
+inline void use(const Model& model) {
+  const std::vector<int> singular = find_singular_joints(model);
+  (void)model_info_json(model, singular);
+  if (!singular.empty()) return;
+  Data<double> data(model);
+  const Eigen::VectorXd q = neutral_configuration<double>(model);
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(model.nv);
+  (void)aba(model, data, q, zero, zero);
+}
+
+template <class Load>
+std::string load_and_use(Load&& load) {
+  try {
+    use(load());
+    return "";
+  } catch (const Error& refused) {
+    return refused.what();
+  }
+}
+
+// A URDF document, with a fixed or (odd-sized input) free-flyer root.
+inline std::string urdf_input(const std::string& xml) {
+  const RootJoint root = xml.size() % 2 ? RootJoint::FreeFlyer : RootJoint::Fixed;
+  return load_and_use([&] { return load_urdf_string(xml, root); });
+}
+
+// An SDF document, closed by duplicate links or (odd-sized input) cut joints. sdformat reads
+// files: the input goes through a file of this process's own.
+inline std::string sdf_input(const std::string& xml) {
+  static const std::string path = "/tmp/batchdyn_fuzz_sdf_" + std::to_string(getpid()) + ".sdf";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << xml;
+  const LoopClosure closure = xml.size() % 2 ? LoopClosure::CutJoint : LoopClosure::DuplicateLink;
+  return load_and_use([&] { return load_sdf_file(path, RootJoint::Fixed, closure); });
+}
+
+// A constraint JSON document on the shipped humanoid (models_dir/humanoid.urdf, free root),
+// whose link and joint names the seeds use.
+inline std::string constraints_input(const std::string& json, const std::string& models_dir) {
+  static const Model humanoid = load_urdf_file(models_dir + "/humanoid.urdf", RootJoint::FreeFlyer);
+  return load_and_use([&] {
+    Model model = humanoid;
+    add_constraints_from_json(model, json, "<fuzz input>");
+    return model;
+  });
+}
+
+// A scene JSON document, its robot files found relative to models_dir/scenes as the shipped
+// scenes expect.
+inline std::string scene_input(const std::string& json, const std::string& models_dir) {
+  return load_and_use([&] { return load_scene_json(json, "<fuzz input>", models_dir + "/scenes"); });
+}
+
+}  // namespace batchdyn::fuzz
