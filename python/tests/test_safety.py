@@ -95,6 +95,78 @@ def test_a_model_without_actuated_joints_steps_in_torque_and_pd_mode(tmp_path):
     np.testing.assert_allclose(batch.v[:, 2], -9.81 * 1e-3, rtol=1e-6)  # free fall of the box's origin
 
 
+# Every public member of Batch, called on one environment of a free box (no 1-dof joint, no
+# constraint) with degenerate but valid arguments (empty lists, zero-sized arrays). None = the
+# call must work; a string = it must raise batchdyn.Error matching it. The table must name every
+# member, so a new binding cannot skip this test.
+DEGENERATE_CALLS = {
+    "body_mass": (lambda b, m: b.body_mass(0, 1), None),
+    "constraint_forces": (lambda b, m: b.constraint_forces, None),
+    "constraint_iterations": (lambda b, m: b.constraint_iterations, None),
+    "constraint_max_iterations": (lambda b, m: setattr(b, "constraint_max_iterations", b.constraint_max_iterations), None),
+    "constraint_mu": (lambda b, m: setattr(b, "constraint_mu", b.constraint_mu), None),
+    "constraint_residual": (lambda b, m: b.constraint_residual, None),
+    "constraint_solver": (lambda b, m: setattr(b, "constraint_solver", b.constraint_solver), None),
+    "constraint_tolerance": (lambda b, m: setattr(b, "constraint_tolerance", b.constraint_tolerance), None),
+    "control_mode": (lambda b, m: setattr(b, "control_mode", "pd"), None),
+    "delassus": (lambda b, m: b.delassus(), "needs constraints"),
+    "dtype": (lambda b, m: b.dtype, None),
+    "effort_limits": (lambda b, m: setattr(b, "effort_limits", list(b.effort_limits)), None),
+    "failed_count": (lambda b, m: b.failed_count, None),
+    "forward_dynamics": (lambda b, m: b.forward_dynamics(), None),
+    "max_threads": (lambda b, m: b.max_threads, None),
+    "nq": (lambda b, m: b.nq, None),
+    "num_envs": (lambda b, m: b.num_envs, None),
+    "nv": (lambda b, m: b.nv, None),
+    "observations": (lambda b, m: b.observations, "no frames chosen"),
+    "observe": (lambda b, m: b.observe(), "no frames chosen"),  # before set_observed_frames (sorted order)
+    "passive_forces": (lambda b, m: setattr(b, "passive_forces", False), None),
+    "per_env_parameters": (lambda b, m: b.per_env_parameters, None),
+    "q": (lambda b, m: b.q, None),
+    "qdd": (lambda b, m: b.qdd, None),
+    "remove_effort_limits": (lambda b, m: b.remove_effort_limits(), None),
+    "reset": (lambda b, m: (b.reset([]), b.reset([0], seed=3, noise=0.0)), None),
+    "reset_parameters": (lambda b, m: b.reset_parameters(), None),
+    "reset_to": (lambda b, m: b.reset_to([], np.zeros((0, m.nq)), np.zeros((0, m.nv))), None),
+    "set_armature": (lambda b, m: b.set_armature([], np.zeros((0, m.nv))), None),
+    "set_body_inertia": (lambda b, m: b.set_body_inertia([], 1, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3, 3))), None),
+    "set_damping": (lambda b, m: b.set_damping([], np.zeros((0, m.nv))), None),
+    "set_gravity": (lambda b, m: b.set_gravity([], np.zeros((0, 3))), None),
+    "set_observed_frames": (lambda b, m: b.set_observed_frames([]), None),
+    "set_pd_gains": (lambda b, m: b.set_pd_gains([0.0] * m.nv, [0.0] * m.nv), None),
+    "set_reference_configuration": (lambda b, m: b.set_reference_configuration(m.neutral()), None),
+    "status": (lambda b, m: b.status, None),
+    "status_message": (lambda b, m: b.status_message(0), None),
+    "step": (lambda b, m: b.step(1e-3), None),
+    "target": (lambda b, m: b.target, None),
+    "tau": (lambda b, m: b.tau, None),
+    "threads": (lambda b, m: setattr(b, "threads", 1), None),
+    "time_steps_in_cpp": (lambda b, m: b.time_steps_in_cpp(1e-3, 1, 0), None),
+    "use_buffers": (lambda b, m: b.use_buffers(), None),
+    "use_constraints": (lambda b, m: setattr(b, "use_constraints", False), None),
+    "use_target_buffer": (lambda b, m: b.use_target_buffer(np.zeros((1, m.nv), dtype=b.dtype)), None),
+    "v": (lambda b, m: b.v, None),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_batch_member_takes_degenerate_input_on_one_environment_without_joints_or_constraints(tmp_path, dtype):
+    scene = tmp_path / "box.json"
+    scene.write_text(json.dumps({"boxes": [{"name": "box", "mass": 2.0, "size": [0.1, 0.2, 0.3], "root": "free"}]}))
+    model = batchdyn.load(str(scene))
+    batch = batchdyn.Batch(model, 1, dtype=dtype, threads=1)
+    members = {name for name in dir(type(batch)) if not name.startswith("_")}
+    assert members == set(DEGENERATE_CALLS), f"members without a degenerate case: {members - set(DEGENERATE_CALLS)}"
+    for name, (call, refusal) in sorted(DEGENERATE_CALLS.items()):
+        if refusal is None:
+            call(batch, model)
+        else:
+            with pytest.raises(batchdyn.Error, match=refusal):
+                call(batch, model)
+    batch.step(1e-3)
+    assert batch.status[0] == 0 and np.all(np.isfinite(batch.q))
+
+
 def test_a_time_step_that_is_not_a_positive_finite_number_of_at_most_one_second_per_substep_is_refused(models_dir):
     batch = batchdyn.Batch(load(models_dir, "cartpole.urdf"), 4, dtype=np.float64)
     q = batch.q.copy()
