@@ -23,6 +23,7 @@
 #include "kernels/singular_joints.hpp"
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/contacts.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/lcaba_plan.hpp"
 #include "topology/loops.hpp"

@@ -57,14 +57,14 @@ run_fuzzers() {
   local seconds="$1" failed=0 loader
   build build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_FUZZ=ON -DBATCHDYN_WERROR=ON \
     -DBATCHDYN_SANITIZE=OFF -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_BUILD_CLI=OFF -DBATCHDYN_BUILD_PYTHON=OFF
-  for loader in urdf sdf constraints scene; do
+  for loader in urdf sdf constraints contacts scene; do
     local seeds=build/fuzz/seeds/$loader corpus=build/fuzz/corpus/$loader findings=build/fuzz/findings/$loader
     rm -rf "$seeds"
     mkdir -p "$seeds" "$corpus" "$findings"
     case "$loader" in
       urdf) cp models/*.urdf tests/robots/*.urdf "$seeds"/ ;;
       sdf) cp models/*.sdf tests/robots/*.sdf "$seeds"/ ;;
-      constraints) cp models/*.json "$seeds"/ ;;
+      constraints|contacts) cp models/*.json "$seeds"/ ;;
       scene) cp models/scenes/*.json "$seeds"/ ;;
     esac
     cp tests/fuzz_regressions/"$loader"/* "$seeds"/

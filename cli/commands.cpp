@@ -35,6 +35,8 @@ int usage(std::ostream& out) {
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
          "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
+         "  --contacts FILE (JSON: ground plane, collision geometry on links, friction, margin; a URDF's <collision>\n"
+         "  spheres, boxes and cylinders load by default, and a free-root model gets a ground plane at z = 0),\n"
          "  --closure duplicate|cut (SDF loops: Pinocchio's duplicate link + weld, default, or cut joints),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality; by default they load with a\n"
@@ -98,6 +100,23 @@ void print_model_text(const Model& model, std::ostream& out) {
     out << "\nmimic joints (" << mimics.size() << "): <mimic> tags are ignored; each joint is an independent coordinate:\n";
     for (int i : mimics) out << "  " << model.bodies[i].joint_name << " (mimics " << model.bodies[i].mimic << ")\n";
   }
+  const ContactModel& contacts = model.contacts;
+  out << "\ncontacts: ";
+  if (contacts.ground.present)
+    out << "ground plane n . x = " << contacts.ground.height << ", n = (" << contacts.ground.normal.x << ", " << contacts.ground.normal.y
+        << ", " << contacts.ground.normal.z << ")";
+  else
+    out << "no ground";
+  out << "; " << contacts.geometries.size() << " collision geometries, " << contacts.candidates.size() << " candidates\n";
+  for (size_t g = 0; g < contacts.geometries.size(); ++g) {
+    const CollisionGeometry& geometry = contacts.geometries[g];
+    int count = 0;
+    for (const ContactCandidate& c : contacts.candidates) count += c.geometry == static_cast<int>(g);
+    out << "  " << std::setw(36) << geometry.name << std::setw(10) << collision_shape_name(geometry.shape) << "body "
+        << std::setw(24) << body_name(model, geometry.body) << count << " candidates, mu " << geometry.friction << ", margin "
+        << geometry.margin << "\n";
+  }
+  for (const std::string& skipped : contacts.skipped) out << "  skipped " << skipped << "\n";
   out << "\nloops (" << loops.loops.size() << "):\n";
   for (const Loop& loop : loops.loops) {
     const Constraint& c = model.constraints[loop.constraint];

@@ -7,6 +7,7 @@
 
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/contacts.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
@@ -113,6 +114,7 @@ Model load_model(const Options& o, const std::string& default_model) {
   if (auto locks = o.get("--lock-joints")) model = lock_joints(model, parse_joint_locks(*locks));
   if (auto armature = o.get("--armature")) apply_armature_spec(model, *armature);
   if (auto file = o.get("--constraints")) add_constraints_from_json_file(model, *file);
+  if (auto file = o.get("--contacts")) add_contacts_from_json_file(model, *file);
   return model;
 }
 

@@ -24,14 +24,14 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
                       const std::vector<std::string>& flags);
 
 // Options every command that loads a model accepts (with a value / flags).
-inline const std::vector<std::string> kModelOptions = {"--root", "--constraints", "--lock-joints", "--armature", "--closure"};
+inline const std::vector<std::string> kModelOptions = {"--root", "--constraints", "--contacts", "--lock-joints", "--armature", "--closure"};
 inline const std::vector<std::string> kModelFlags = {"--balance-inertia", "--strict-inertia"};
 // `extra` followed by the model options (for parse_options).
 std::vector<std::string> with_model_options(std::vector<std::string> extra, const std::vector<std::string>& model_ones);
 
 // The model named by the single positional argument (or `default_model` with a free-flyer
 // root when there is none and a default is given), with --root, --balance-inertia /
-// --strict-inertia, --lock-joints, --armature and --constraints applied (in that order).
+// --strict-inertia, --lock-joints, --armature, --constraints and --contacts applied (in that order).
 Model load_model(const Options& o, const std::string& default_model = "");
 
 // Numbers on the command line are read strictly: the whole string, in range, or an Error naming

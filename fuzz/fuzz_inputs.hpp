@@ -16,6 +16,7 @@
 #include "kernels/configuration.hpp"
 #include "kernels/singular_joints.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/contacts.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
@@ -65,6 +66,17 @@ inline std::string constraints_input(const std::string& json, const std::string&
   return load_and_use([&] {
     Model model = humanoid;
     add_constraints_from_json(model, json, "<fuzz input>");
+    return model;
+  });
+}
+
+// A contact JSON document on the shipped quadruped (models_dir/quadruped.urdf, free root), whose
+// links the seeds name.
+inline std::string contacts_input(const std::string& json, const std::string& models_dir) {
+  static const Model quadruped = load_urdf_file(models_dir + "/quadruped.urdf", RootJoint::FreeFlyer);
+  return load_and_use([&] {
+    Model model = quadruped;
+    add_contacts_from_json(model, json, "<fuzz input>");
     return model;
   });
 }

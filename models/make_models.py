@@ -27,16 +27,22 @@ class Urdf:
     def __init__(self, name):
         self.lines = ['<?xml version="1.0"?>', f'<robot name="{name}">']
 
-    def link(self, name, mass=None, com=(0, 0, 0), inertia=None):
+    def link(self, name, mass=None, com=(0, 0, 0), inertia=None, collision=None):
+        """collision: None, ("sphere", radius) or ("box", (x, y, z)), at the link frame."""
+        shape = ""
+        if collision is not None:
+            kind, size = collision
+            geometry = f'<sphere radius="{size:g}"/>' if kind == "sphere" else f'<box size="{fmt(size)}"/>'
+            shape = f'    <collision>\n      <geometry>{geometry}</geometry>\n    </collision>\n'
         if mass is None:
-            self.lines.append(f'  <link name="{name}"/>')
+            self.lines.append(f'  <link name="{name}">\n{shape}  </link>' if shape else f'  <link name="{name}"/>')
             return
         ixx, iyy, izz = inertia
         self.lines.append(
             f'  <link name="{name}">\n    <inertial>\n      <origin xyz="{fmt(com)}" rpy="0 0 0"/>\n'
             f'      <mass value="{mass:g}"/>\n'
             f'      <inertia ixx="{ixx:.6g}" ixy="0" ixz="0" iyy="{iyy:.6g}" iyz="0" izz="{izz:.6g}"/>\n'
-            f'    </inertial>\n  </link>')
+            f'    </inertial>\n{shape}  </link>')
 
     def joint(self, name, kind, parent, child, xyz=(0, 0, 0), rpy=(0, 0, 0), axis=(0, 0, 1),
               lower=-3.14, upper=3.14, effort=100, velocity=20):
@@ -107,12 +113,13 @@ def four_bar():
 
 def quadruped():
     u = Urdf("quadruped")
-    u.link("trunk", 12.0, (0, 0, 0), box_inertia(12.0, 0.5, 0.3, 0.15))
+    # Collision geometry: the trunk as its box (base contact), 2 cm spheres as feet.
+    u.link("trunk", 12.0, (0, 0, 0), box_inertia(12.0, 0.5, 0.3, 0.15), collision=("box", (0.5, 0.3, 0.15)))
     for leg, (x, y) in (("FL", (0.22, 0.1)), ("FR", (0.22, -0.1)), ("HL", (-0.22, 0.1)), ("HR", (-0.22, -0.1))):
         u.link(f"{leg}_hip", 1.0, (0, 0, 0), box_inertia(1.0, 0.08, 0.08, 0.08))
         u.link(f"{leg}_thigh", 1.2, (0, 0, -0.125), rod_inertia(1.2, 0.25, 0.025, "z"))
         u.link(f"{leg}_calf", 0.3, (0, 0, -0.125), rod_inertia(0.3, 0.25, 0.015, "z"))
-        u.link(f"{leg}_FOOT")
+        u.link(f"{leg}_FOOT", collision=("sphere", 0.02))
         u.joint(f"{leg}_hip_abduction", "revolute", "trunk", f"{leg}_hip", xyz=(x, y, 0), axis=(1, 0, 0),
                 lower=-0.8, upper=0.8, effort=33.5, velocity=21)
         u.joint(f"{leg}_hip_flexion", "revolute", f"{leg}_hip", f"{leg}_thigh",

@@ -37,12 +37,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // A URDF, an SDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
 Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints,
-           const std::string& closure, bool balance_inertia, bool strict_inertia) {
+           const std::string& closure, bool balance_inertia, bool strict_inertia, const std::optional<std::string>& contacts) {
   LoadOptions options;
   options.balance_inertia = balance_inertia, options.strict_inertia = strict_inertia;
   Model model = ends_with(path, ".json") ? load_scene_file(path, options)
                                          : load_robot_file(path, root_of(root), parse_loop_closure(closure), options);
   if (constraints) add_constraints_from_json_file(model, *constraints);
+  if (contacts) add_contacts_from_json_file(model, *contacts);
   return model;
 }
 
@@ -355,8 +356,9 @@ PYBIND11_MODULE(_batchdyn, m) {
 
   m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
         py::arg("closure") = "duplicate", py::arg("balance_inertia") = false, py::arg("strict_inertia") = false,
-        "Loads a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON. An SDF's "
-        "loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
+        py::arg("contacts") = py::none(),
+        "Loads a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON and contact "
+        "JSON. An SDF's loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
 
   // Scalar reference functions (double), for checking and for single environments.
   m.def("aba", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau) {

@@ -298,6 +298,17 @@ if(NOT empty_length EQUAL 0)
 endif()
 run(0 "" eval ${MODELS}/double_pendulum.urdf --algo aba --in ${WORK}/empty.json)
 
+# info lists the contact candidates; --contacts replaces and adds geometry, or names the error
+run(0 "ground plane.*5 collision geometries, 12 candidates.*FL_FOOT/collision0 +sphere" info ${MODELS}/quadruped.urdf --root free)
+run(0 "no ground; 5 collision geometries, 4 candidates" info ${MODELS}/quadruped.urdf)  # the trunk box is on the world
+file(WRITE ${WORK}/feet.json [=[{"file_collisions": false, "friction": 0.7,
+  "geometries": [{"name": "FL", "link": "FL_FOOT", "sphere": {"radius": 0.02}}, {"name": "FR", "link": "FR_FOOT", "point": {}}]}]=])
+run(0 "2 collision geometries, 2 candidates.*mu 0.7" info ${MODELS}/quadruped.urdf --root free --contacts ${WORK}/feet.json)
+run(0 "\"candidates\"" info ${MODELS}/quadruped.urdf --root free --contacts ${WORK}/feet.json --json)
+file(WRITE ${WORK}/bad_feet.json [=[{"geometries": [{"name": "FL", "link": "FL_PAW", "sphere": {"radius": 0.02}}]}]=])
+run(1 "bad_feet.json: collision geometry 'FL' on link 'FL_PAW': the model has no such link" info ${MODELS}/quadruped.urdf --contacts ${WORK}/bad_feet.json)
+run(0 "skipped .*mesh" info ${ROBOTS}/go2.urdf --root free)
+
 # Numbers are read strictly: the whole string, in range, or an error naming the option
 foreach(bad "--envs;1e3" "--envs;64abc" "--envs;99999999999" "--envs;0" "--threads;2x" "--threads;100000" "--seconds;inf"
             "--seconds;0x10" "--seconds;0" "--dt;1e-3junk" "--dt;-1" "--substeps;0" "--iterations;0")

@@ -53,6 +53,10 @@ TEST_CASE("every constraint-JSON fuzz reproducer loads or is refused with batchd
   check_every_input("constraints", [](const std::string& text) { return fuzz::constraints_input(text, BATCHDYN_MODELS_DIR); });
 }
 
+TEST_CASE("every contact-JSON fuzz reproducer loads or is refused with batchdyn::Error") {
+  check_every_input("contacts", [](const std::string& text) { return fuzz::contacts_input(text, BATCHDYN_MODELS_DIR); });
+}
+
 TEST_CASE("every scene-JSON fuzz reproducer loads or is refused with batchdyn::Error") {
   check_every_input("scene", [](const std::string& text) { return fuzz::scene_input(text, BATCHDYN_MODELS_DIR); });
 }

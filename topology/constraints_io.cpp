@@ -31,19 +31,8 @@ ConstraintSpec hold_at_configuration(const Model& model, ConstraintSpec spec, co
 namespace {
 using nlohmann::json;
 
-Vec3d read_vec3(const json& j, const std::string& where) {
-  if (!j.is_array() || j.size() != 3 || !j[0].is_number() || !j[1].is_number() || !j[2].is_number())
-    throw Error(where + ": expected an array of 3 numbers");
-  return {j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
-}
-
-Placement read_placement(const json& j, const std::string& where) {
-  if (!j.is_object()) throw Error(where + ": expected an object {\"xyz\": [...], \"rpy\": [...]}");
-  Placement p;
-  if (j.contains("xyz")) p.xyz = read_vec3(j["xyz"], where + ".xyz");
-  if (j.contains("rpy")) p.rpy = read_vec3(j["rpy"], where + ".rpy");
-  return p;
-}
+using detail::read_placement;
+using detail::read_vec3;
 
 std::string read_string(const json& c, const char* key, const std::string& where) {
   if (!c.contains(key)) throw Error(where + ": missing field '" + key + "'");

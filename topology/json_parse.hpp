@@ -28,4 +28,20 @@ auto with_json_errors(const std::string& source, F&& f) -> decltype(f()) {
   }
 }
 
+// [x, y, z]: three numbers, or an Error naming `where`.
+inline Vec3d read_vec3(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_array() || j.size() != 3 || !j[0].is_number() || !j[1].is_number() || !j[2].is_number())
+    throw Error(where + ": expected an array of 3 numbers");
+  return {j[0].get<double>(), j[1].get<double>(), j[2].get<double>()};
+}
+
+// {"xyz": [...], "rpy": [...]} (each optional, zero by default), or an Error naming `where`.
+inline Placement read_placement(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object {\"xyz\": [...], \"rpy\": [...]}");
+  Placement p;
+  if (j.contains("xyz")) p.xyz = read_vec3(j["xyz"], where + ".xyz");
+  if (j.contains("rpy")) p.rpy = read_vec3(j["rpy"], where + ".rpy");
+  return p;
+}
+
 }  // namespace batchdyn::detail

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "layout/spatial.hpp"
+#include "topology/contact_model.hpp"
 
 namespace batchdyn {
 
@@ -152,6 +153,9 @@ struct Model {
   // with as Pinocchio does. `batchdyn info` prints them; LoadOptions::strict_inertia refuses
   // them instead, balance_inertia repairs them.
   std::vector<std::string> inertia_warnings;
+  // Collision geometry, its contact candidates and the ground (topology/contacts.hpp). The
+  // reference dynamics never read it; the engine's contact stage will.
+  ContactModel contacts;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included
   int max_depth() const;

@@ -54,6 +54,26 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
   j["singular_joints"] = joint_list(model, singular_joints);
   j["inertia_warnings"] = model.inertia_warnings;
   j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
+  json contacts;
+  const ContactModel& cm = model.contacts;
+  contacts["ground"] = cm.ground.present ? json{{"height", cm.ground.height},
+                                                {"normal", {cm.ground.normal.x, cm.ground.normal.y, cm.ground.normal.z}}}
+                                         : json();
+  contacts["geometries"] = json::array();
+  for (const CollisionGeometry& g : cm.geometries) {
+    json x = {{"name", g.name}, {"link", g.link}, {"body", body_name(model, g.body)}, {"shape", collision_shape_name(g.shape)},
+              {"friction", g.friction}, {"margin", g.margin}};
+    if (g.shape != CollisionShape::Box && g.shape != CollisionShape::Point) x["radius"] = g.radius;
+    if (g.shape == CollisionShape::Capsule || g.shape == CollisionShape::Cylinder) x["length"] = g.length;
+    if (g.shape == CollisionShape::Box) x["size"] = {2 * g.half_extents.x, 2 * g.half_extents.y, 2 * g.half_extents.z};
+    contacts["geometries"].push_back(x);
+  }
+  contacts["candidates"] = json::array();
+  for (const ContactCandidate& c : cm.candidates)
+    contacts["candidates"].push_back({{"geometry", cm.geometries[static_cast<size_t>(c.geometry)].name}, {"body", body_name(model, c.body)},
+                                      {"point", {c.point.x, c.point.y, c.point.z}}, {"radius", c.radius}});
+  contacts["skipped"] = cm.skipped;
+  j["contacts"] = contacts;
   j["loops"] = json::array();
   for (const Loop& loop : loops.loops) {
     const Constraint& c = model.constraints[loop.constraint];

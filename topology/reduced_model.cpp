@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "topology/contacts.hpp"
 #include "topology/joint_model.hpp"
 
 namespace batchdyn {
@@ -113,6 +114,8 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
   Model reduced = builder.finish();
   reduced.gravity = model.gravity;
   for (const Constraint& c : model.constraints) add_constraint(reduced, c.spec, source);
+  reduced.contacts = model.contacts;  // the geometry stays on its links, whose bodies changed
+  resolve_contacts(reduced);
   return reduced;
 }
 

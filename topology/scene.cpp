@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "topology/constraints_io.hpp"
+#include "topology/contacts.hpp"
 #include "topology/json_parse.hpp"
 #include "topology/urdf.hpp"
 
@@ -58,6 +59,7 @@ Model Scene::build() const {
   builder.set_triangle_inequality(triangle_inequality_policy(options_));
   std::vector<std::pair<ConstraintSpec, std::string>> loops;
   std::vector<std::string> robot_names;
+  std::vector<std::pair<std::shared_ptr<const UrdfDocument>, std::string>> robots;  // document, name prefix
   auto unique_robot_name = [&](std::string base) {
     std::string n = base;
     for (int k = 2; std::find(robot_names.begin(), robot_names.end(), n) != robot_names.end(); ++k)
@@ -99,10 +101,13 @@ Model Scene::build() const {
       if (builder.has_joint(n)) prefix = robot + "/";
     for (const ConstraintSpec& c : append_urdf(builder, *doc, item.root, item.placement.transform(), prefix))
       loops.emplace_back(c, where + " <loop_joint>");
+    robots.emplace_back(doc, prefix);
   }
   Model model = builder.finish();
   for (const auto& [spec, source] : loops) batchdyn::add_constraint(model, spec, source);
   for (const ConstraintSpec& spec : constraints_) batchdyn::add_constraint(model, spec, "scene '" + name_ + "'");
+  for (const auto& [doc, prefix] : robots) append_urdf_collisions(model, *doc, prefix);
+  set_default_ground(model);
   return model;
 }
 

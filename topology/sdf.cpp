@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "topology/contacts.hpp"
+
 namespace batchdyn {
 
 LoopClosure parse_loop_closure(const std::string& text) {
@@ -156,6 +158,7 @@ class SdfTreeBuilder {
   Model finish() {
     Model model = builder_.finish();
     for (const sdf::Joint* joint : closing_) add_constraint(model, closing_constraint(*joint), file_.source + ": closing joint");
+    set_default_ground(model);  // SDF <collision> elements are not read yet
     return model;
   }
 

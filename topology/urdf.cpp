@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "topology/contacts.hpp"
+
 namespace batchdyn {
 
 struct UrdfDocument {
@@ -362,6 +364,46 @@ std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocumen
   return loops;
 }
 
+void append_urdf_collisions(Model& model, const UrdfDocument& doc, const std::string& prefix) {
+  for (const std::string& link_name : doc.link_names) {
+    const urdf::LinkConstSharedPtr link = doc.urdf->getLink(link_name);
+    if (!link) continue;
+    int k = 0;
+    for (const urdf::CollisionSharedPtr& collision : link->collision_array) {
+      const std::string label = collision->name.empty() ? "collision" + std::to_string(k) : collision->name;
+      ++k;
+      if (!collision->geometry) continue;
+      CollisionGeometry g;
+      g.name = prefix + link_name + "/" + label;
+      g.link = prefix + link_name;
+      g.in_link = to_transform(collision->origin);
+      switch (collision->geometry->type) {
+        case urdf::Geometry::SPHERE:
+          g.shape = CollisionShape::Sphere;
+          g.radius = static_cast<const urdf::Sphere&>(*collision->geometry).radius;
+          break;
+        case urdf::Geometry::BOX: {
+          const urdf::Vector3& size = static_cast<const urdf::Box&>(*collision->geometry).dim;
+          g.shape = CollisionShape::Box;
+          g.half_extents = Vec3d{size.x, size.y, size.z} * 0.5;
+          break;
+        }
+        case urdf::Geometry::CYLINDER: {
+          const auto& cylinder = static_cast<const urdf::Cylinder&>(*collision->geometry);
+          g.shape = CollisionShape::Cylinder;
+          g.radius = cylinder.radius, g.length = cylinder.length;
+          break;
+        }
+        default:  // meshes: not supported, listed by `info`
+          model.contacts.skipped.push_back(g.name + ": mesh (" + static_cast<const urdf::Mesh&>(*collision->geometry).filename +
+                                           ") skipped: give primitives in a contact file");
+          continue;
+      }
+      add_collision_geometry(model, std::move(g), doc.source);
+    }
+  }
+}
+
 namespace {
 Model model_from_document(const UrdfDocument& doc, RootJoint root, const LoadOptions& options) {
   ModelBuilder builder(urdf_robot_name(doc));
@@ -369,6 +411,8 @@ Model model_from_document(const UrdfDocument& doc, RootJoint root, const LoadOpt
   const std::vector<ConstraintSpec> loops = append_urdf(builder, doc, root, Transformd::identity(), "");
   Model model = builder.finish();
   for (const ConstraintSpec& c : loops) add_constraint(model, c, doc.source + ": <loop_joint>");
+  append_urdf_collisions(model, doc, "");
+  set_default_ground(model);
   return model;
 }
 }  // namespace

@@ -42,6 +42,12 @@ const std::vector<std::string>& urdf_joint_names(const UrdfDocument& doc);
 std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocument& doc, RootJoint root,
                                         const Transformd& placement, const std::string& prefix);
 
+// Adds the document's <collision> elements (sphere, box, cylinder) as collision geometry of
+// the finished model (names "<prefix><link>/<collision name or collision<k>>", placements from
+// the link frames); meshes are skipped and listed in Model::contacts.skipped. Throws Error
+// naming the file, the link and the value at fault.
+void append_urdf_collisions(Model& model, const UrdfDocument& doc, const std::string& prefix);
+
 // How a robot file is turned into a model. A rotational inertia that violates the triangle
 // inequality (no real body has one; Pinocchio loads it, MuJoCo refuses it) loads as written,
 // with a warning in Model::inertia_warnings, unless one of these says otherwise.
@@ -56,7 +62,8 @@ struct LoadOptions {
 // The ModelBuilder policy the options ask for. Throws Error when both are set.
 ModelBuilder::TriangleInequality triangle_inequality_policy(const LoadOptions& options);
 
-// One robot as a model: the tree plus the URDF's own <loop_joint> constraints.
+// One robot as a model: the tree plus the URDF's own <loop_joint> constraints, its collision
+// geometry and the default ground (topology/contacts.hpp: a plane at z = 0 for a free root).
 Model load_urdf_file(const std::string& path, RootJoint root = RootJoint::Fixed, const LoadOptions& options = {});
 Model load_urdf_string(const std::string& xml, RootJoint root = RootJoint::Fixed,
                        const std::string& source = "<urdf string>", const LoadOptions& options = {});

@@ -38,7 +38,7 @@ __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constraine
 STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}
 
 
-def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False):
+def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):
     """Loads a robot: a URDF or an SDF (root "fixed" or "free") or a scene JSON, and optionally
     a JSON file of constraints (also "lock_joints", "armature", "damping"). An SDF's loops
     (links with several parent joints) close as Pinocchio closes them, closure="duplicate"
@@ -46,9 +46,14 @@ def load(path, root="fixed", constraints=None, closure="duplicate", balance_iner
 
     A rotational inertia that violates the triangle inequality loads as written (as in
     Pinocchio) and is listed in model.inertia_warnings; balance_inertia=True repairs it,
-    strict_inertia=True refuses it (MuJoCo's rule)."""
+    strict_inertia=True refuses it (MuJoCo's rule).
+
+    Contacts: a URDF's <collision> spheres, boxes and cylinders load as collision geometry (meshes
+    are skipped, listed in model.info()["contacts"]["skipped"]) and a model with a free-flyer
+    root gets a ground plane at z = 0; contacts="file.json" sets the ground, friction, margins
+    and adds geometry (topology/contacts.hpp documents the format)."""
     return _load(str(path), root, None if constraints is None else str(constraints), closure, bool(balance_inertia),
-                 bool(strict_inertia))
+                 bool(strict_inertia), None if contacts is None else str(contacts))
 
 
 def _info(self):

@@ -1,0 +1,40 @@
+// Building a model's contact data (topology/contact_model.hpp): collision geometry from a robot
+// file or a contact JSON file, its contact candidates, and the ground plane.
+#pragma once
+
+#include <string>
+
+#include "topology/model.hpp"
+
+namespace batchdyn {
+
+// Adds one geometry on `geometry.link` and its candidates. Checks: the link exists, sizes are
+// finite and > 0 (what the shape uses), friction finite and >= 0, margin finite and >= 0, the
+// name unique. Geometry on a link of the world body (a fixed base) gets no candidates: it never
+// moves. Throws Error naming `source`, the geometry and the value at fault. O(1) per candidate.
+void add_collision_geometry(Model& model, CollisionGeometry geometry, const std::string& source);
+
+// Recomputes every geometry's body and placement from its link frame, and the candidates
+// (after the bodies changed, e.g. by lock_joints). O(geometries + candidates).
+void resolve_contacts(Model& model);
+
+// The ground a model gets when it is loaded: a plane at z = 0 (normal +z) when a body has a
+// free-flyer joint (a floating robot or object), none otherwise (an arm is bolted to something).
+// A contact file sets or removes it.
+void set_default_ground(Model& model);
+
+// Reads a contact JSON document into the model:
+//   { "ground": {"height": 0, "normal": [0, 0, 1]} | null,       (null: no ground)
+//     "friction": mu, "margin": m,                               (defaults for what follows)
+//     "file_collisions": true | false,                            (false: drop the robot file's)
+//     "geometries": [ {"name": "...", "link": "...",
+//                      "sphere": {"radius": r} | "capsule": {"radius": r, "length": l}
+//                      | "box": {"size": [x, y, z]} | "cylinder": {"radius": r, "length": l}
+//                      | "point": {},
+//                      "placement": {"xyz": [...], "rpy": [...]},      (in the link frame)
+//                      "friction": mu, "margin": m }, ... ] }
+// Throws Error naming `source`, the entry and the value at fault.
+void add_contacts_from_json(Model& model, const std::string& json_text, const std::string& source);
+void add_contacts_from_json_file(Model& model, const std::string& path);
+
+}  // namespace batchdyn
