@@ -164,11 +164,7 @@ void add_constraints_from_json(Model& model, const std::string& text, const std:
 }
 
 void add_constraints_from_json_file(Model& model, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open constraint file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  add_constraints_from_json(model, buffer.str(), path);
+  add_constraints_from_json(model, detail::read_text_file(path, "constraint file"), path);
 }
 
 }  // namespace batchdyn

@@ -217,11 +217,7 @@ void add_contacts_from_json(Model& model, const std::string& json_text, const st
 }
 
 void add_contacts_from_json_file(Model& model, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open contact file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  add_contacts_from_json(model, buffer.str(), path);
+  add_contacts_from_json(model, detail::read_text_file(path, "contact file"), path);
 }
 
 }  // namespace batchdyn

@@ -3,12 +3,23 @@
 // that names the source.
 #pragma once
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "topology/model.hpp"
 
 namespace batchdyn::detail {
+
+// The whole file at `path`, or an Error "<path>: cannot open <what>".
+inline std::string read_text_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open " + what);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 inline nlohmann::json parse_json(const std::string& text, const std::string& source) {
   try {

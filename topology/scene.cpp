@@ -199,11 +199,7 @@ Model scene_from_json(const json& doc, const std::string& source, const std::str
 }  // namespace
 
 Model load_scene_file(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open scene file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return load_scene_json(buffer.str(), path, std::filesystem::path(path).parent_path().string(), options);
+  return load_scene_json(detail::read_text_file(path, "scene file"), path, std::filesystem::path(path).parent_path().string(), options);
 }
 
 }  // namespace batchdyn
