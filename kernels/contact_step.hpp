@@ -1,0 +1,236 @@
+// One time step with frictional contact against the ground plane, dense and scalar: the
+// reference (oracle) that the batched contact stage will be checked against (issue 19, step 2).
+//
+// Velocity-level time stepping (Carpentier, Le Lidec et al., "From Compliant to Rigid Contact
+// Simulation: a Unified and Efficient Approach", RSS 2024, arXiv 2405.17020, §III-IV):
+//   1. v_free = v + h M^-1 (tau - b)
+//   2. for each candidate within its margin of the plane (gap < margin), three rows J_c: the
+//      world-frame velocity of its lowest point along the normal n and two tangents t1, t2;
+//      G = J M^-1 J^T (the Delassus matrix), g = J v_free + gap terms (below)
+//   3. the impulses lambda solve the Coulomb NCP with the De Saxce correction (§III-B):
+//      lambda_c in K_mu = {||lambda_T|| <= mu lambda_N},
+//      sigma_c = (G lambda + g)_c + (mu ||(G lambda + g)_T||, 0, 0) in K_mu*, lambda_c . sigma_c = 0,
+//      by proximal ADMM on (G + rho I) (§IV, Alg. 1)
+//   4. v+ = v_free + M^-1 J^T lambda, q+ = q (+) h v+
+// The normal row's target allows a separated candidate to approach until it touches within the
+// step (g_N += gap / h for gap >= 0) and pushes a penetrating one out at a Baumgarte rate
+// (g_N += max(baumgarte gap / h, -max_push_out) for gap < 0): inelastic contact without sinking.
+//
+// Dense: O(nv^3 + m^3) per step, with allocation (Eigen): for checking, not for speed.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <Eigen/Cholesky>
+
+#include "kernels/configuration.hpp"
+#include "kernels/crba.hpp"
+#include "kernels/jacobian.hpp"
+#include "kernels/kinematics.hpp"
+#include "kernels/rnea.hpp"
+
+namespace batchdyn {
+
+struct ContactSettings {
+  int max_iterations = 5000;   // ADMM iterations (the reference solves to the tolerance, whatever it costs)
+  double tolerance = 1e-8;     // relative: ADMM's primal residual ||x - z||_inf <= tol (1 + ||z||_inf) (N s) and the
+                               // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s)
+  double baumgarte = 0.2;      // fraction of a penetration removed per step, in [0, 1]
+  double max_push_out = 0.5;   // m/s: the largest separating velocity the push-out asks for (a deep
+                               // penetration, e.g. a state reset into the ground, is removed over
+                               // several steps instead of launching the robot)
+};
+
+// Where one candidate is at q: its lowest point in the world and its gap to the plane.
+struct CandidateState {
+  Vec3d lowest_point = Vec3d::zero();  // p - radius n
+  double gap = 0.0;                    // n . p - radius - height (< 0: penetration)
+};
+
+// The candidates' positions and gaps at q (after forward_kinematics into data). O(candidates).
+inline std::vector<CandidateState> candidate_states(const Model& model, const Data<double>& data) {
+  const ContactModel& cm = model.contacts;
+  std::vector<CandidateState> out(cm.candidates.size());
+  for (size_t k = 0; k < cm.candidates.size(); ++k) {
+    const ContactCandidate& c = cm.candidates[k];
+    const Vec3d p = data.world_from_body[c.body].act_point(c.point);
+    out[k].lowest_point = p - cm.ground.normal * c.radius;
+    out[k].gap = dot(cm.ground.normal, p) - c.radius - cm.ground.height;
+  }
+  return out;
+}
+
+// Projection onto the cone {(n, t1, t2): ||t|| <= mu n} (Euclidean).
+inline Eigen::Vector3d project_to_friction_cone(double mu, const Eigen::Vector3d& x) {
+  const double n = x[0], t = std::hypot(x[1], x[2]);
+  if (t <= mu * n) return x;                       // inside
+  if (mu * t <= -n) return Eigen::Vector3d::Zero();  // inside the polar cone
+  const double a = (n + mu * t) / (1.0 + mu * mu);
+  return {a, mu * a * x[1] / t, mu * a * x[2] / t};
+}
+
+struct ContactStepResult {
+  Eigen::VectorXd q, v;                // after the step
+  std::vector<int> active;             // candidate indices in the problem, in order
+  std::vector<CandidateState> states;  // every candidate at the start of the step
+  Eigen::VectorXd impulses;            // 3 per active candidate: (n, t1, t2) in N s
+  Eigen::MatrixXd G;                   // the Delassus matrix of the active rows
+  Eigen::VectorXd g;                   // its free velocity term (gap terms included)
+  int iterations = 0;
+  double primal_residual = 0.0;  // ADMM's ||x - z||_inf (N s)
+  double dual_residual = 0.0;    // the NCP's: sigma~ off K*, or lambda . sigma~ != 0 (m/s)
+  bool converged = true;
+  // Contact force of active candidate k in the world frame (impulse / h).
+  Vec3d world_force(int k, const Model& model, double h) const;
+};
+
+namespace detail {
+// Two unit tangents completing n to a right-handed frame.
+inline void tangents(const Vec3d& n, Vec3d& t1, Vec3d& t2) {
+  const Vec3d a = std::abs(n.x) < 0.9 ? Vec3d{1, 0, 0} : Vec3d{0, 1, 0};
+  t1 = cross(n, a);
+  t1 = t1 * (1.0 / std::sqrt(dot(t1, t1)));
+  t2 = cross(n, t1);
+}
+}  // namespace detail
+
+inline Vec3d ContactStepResult::world_force(int k, const Model& model, double h) const {
+  Vec3d t1, t2;
+  const Vec3d& n = model.contacts.ground.normal;
+  detail::tangents(n, t1, t2);
+  const double* l = impulses.data() + 3 * k;
+  return (n * l[0] + t1 * l[1] + t2 * l[2]) * (1.0 / h);
+}
+
+// One step of length h from (q, v) under joint torques tau. Throws Error for h not finite and
+// > 0 or settings out of range.
+inline ContactStepResult dense_contact_step(const Model& model, Data<double>& data, const Eigen::VectorXd& q,
+                                            const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double h,
+                                            const ContactSettings& settings = {}) {
+  if (!(std::isfinite(h) && h > 0)) throw Error("dense_contact_step: h must be finite and > 0");
+  if (settings.max_iterations < 1 || !(settings.tolerance >= 0) || !(settings.baumgarte >= 0 && settings.baumgarte <= 1) ||
+      !(settings.max_push_out >= 0 && std::isfinite(settings.max_push_out)))
+    throw Error("dense_contact_step: max_iterations >= 1, tolerance >= 0, baumgarte in [0, 1], max_push_out finite and >= 0");
+  const ContactModel& cm = model.contacts;
+  ContactStepResult r;
+
+  // 1. Free motion.
+  const Eigen::MatrixXd M = crba(model, data, q);
+  const Eigen::LLT<Eigen::MatrixXd> M_factor(M);
+  const Eigen::VectorXd b = nonlinear_effects(model, data, q, v);
+  const Eigen::VectorXd v_free = v + h * M_factor.solve(tau - b);
+
+  // 2. The active candidates' rows: n, t1, t2 . (velocity of the lowest point, world frame).
+  forward_kinematics(model, data, q);
+  r.states = candidate_states(model, data);
+  for (size_t k = 0; k < cm.candidates.size() && cm.ground.present; ++k)
+    if (r.states[k].gap < cm.geometries[static_cast<size_t>(cm.candidates[k].geometry)].margin) r.active.push_back(static_cast<int>(k));
+  const int m = 3 * static_cast<int>(r.active.size());
+  Eigen::MatrixXd J(m, model.nv), J_frame(6, model.nv);
+  Vec3d t1, t2;
+  const Vec3d& n = cm.ground.normal;
+  detail::tangents(n, t1, t2);
+  for (size_t a = 0; a < r.active.size(); ++a) {
+    const ContactCandidate& c = cm.candidates[static_cast<size_t>(r.active[a])];
+    // A frame at the lowest point with world axes: its LOCAL linear velocity is the world one.
+    const Mat3d world_to_body = data.world_from_body[c.body].rotation.transpose();
+    const Vec3d point_in_body = data.world_from_body[c.body].inverse().act_point(r.states[static_cast<size_t>(r.active[a])].lowest_point);
+    body_frame_jacobian(model, data, c.body, Transformd{world_to_body, point_in_body}, J_frame);
+    for (int col = 0; col < model.nv; ++col) {
+      const Vec3d velocity{J_frame(0, col), J_frame(1, col), J_frame(2, col)};
+      J(3 * static_cast<int>(a), col) = dot(n, velocity);
+      J(3 * static_cast<int>(a) + 1, col) = dot(t1, velocity);
+      J(3 * static_cast<int>(a) + 2, col) = dot(t2, velocity);
+    }
+  }
+  const Eigen::MatrixXd Minv_Jt = M_factor.solve(J.transpose());
+  r.G = J * Minv_Jt;
+  r.g = J * v_free;
+  for (size_t a = 0; a < r.active.size(); ++a) {
+    const double gap = r.states[static_cast<size_t>(r.active[a])].gap;
+    r.g[3 * static_cast<int>(a)] += gap >= 0 ? gap / h : std::max(settings.baumgarte * gap / h, -settings.max_push_out);
+  }
+
+  // 3. Proximal ADMM on the NCP (arXiv 2405.17020, Alg. 1): x-step with (G + (rho + eta) I),
+  // z = projection on the cones, y += rho (x - z); at the solution y = -sigma.
+  r.impulses = Eigen::VectorXd::Zero(m);
+  if (m > 0) {
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> spectrum(r.G, Eigen::EigenvaluesOnly);
+    const double largest = std::max(spectrum.eigenvalues().maxCoeff(), 1e-12);
+    const double smallest = std::max(spectrum.eigenvalues().minCoeff(), largest * 1e-8);
+    double rho = std::sqrt(largest * smallest);  // the paper's spectral choice sqrt(L m)
+    const double rho_increment = std::max(1.05, std::pow(largest / smallest, 0.05));
+    const double eta = 1e-6 * largest;            // proximal term: G may be singular (redundant rows)
+    Eigen::LLT<Eigen::MatrixXd> A_factor;
+    const auto factor = [&] {
+      Eigen::MatrixXd A = r.G;
+      A.diagonal().array() += rho + eta;
+      A_factor.compute(A);
+    };
+    factor();
+    // The NCP's dual residual at impulses l: per contact, the distance of sigma~ = sigma +
+    // (mu ||sigma_T||, 0, 0) to K_mu* (= K_1/mu) plus the complementarity |l . sigma~| / (1 + |l|).
+    const auto ncp_dual_residual = [&](const Eigen::VectorXd& l) {
+      const Eigen::VectorXd sigma = r.G * l + r.g;
+      double worst = 0.0;
+      for (size_t a = 0; a < r.active.size(); ++a) {
+        const int row = 3 * static_cast<int>(a);
+        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+        Eigen::Vector3d shifted = sigma.segment<3>(row);
+        shifted[0] += mu * std::hypot(shifted[1], shifted[2]);
+        const Eigen::Vector3d in_dual = mu > 0 ? project_to_friction_cone(1.0 / mu, shifted)
+                                               : Eigen::Vector3d(std::max(shifted[0], 0.0), shifted[1], shifted[2]);
+        const Eigen::Vector3d lc = l.segment<3>(row);
+        worst = std::max({worst, (shifted - in_dual).cwiseAbs().maxCoeff(), std::abs(lc.dot(shifted)) / (1.0 + lc.cwiseAbs().maxCoeff())});
+      }
+      return worst;
+    };
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(m), z = x, y = x, z_prev = x, s = x;
+    r.converged = false;
+    for (int it = 0; it < settings.max_iterations; ++it) {
+      // De Saxce correction from the dual variable: y -> -(sigma + s) at the solution, and s
+      // shifts only the normal component, so -y's tangential part is sigma_T.
+      for (size_t a = 0; a < r.active.size(); ++a) {
+        const int row = 3 * static_cast<int>(a);
+        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+        s[row] = mu * std::hypot(y[row + 1], y[row + 2]);
+      }
+      x = A_factor.solve(rho * z + eta * x - y - r.g - s);
+      z_prev = z;
+      for (size_t a = 0; a < r.active.size(); ++a) {
+        const int row = 3 * static_cast<int>(a);
+        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+        z.segment<3>(row) = project_to_friction_cone(mu, x.segment<3>(row) + y.segment<3>(row) / rho);
+      }
+      y += rho * (x - z);
+      r.iterations = it + 1;
+      // ADMM's residuals steer rho; the NCP's own conditions decide convergence.
+      const double admm_primal = (x - z).cwiseAbs().maxCoeff(), admm_dual = rho * (z - z_prev).cwiseAbs().maxCoeff();
+      r.primal_residual = admm_primal;
+      r.dual_residual = ncp_dual_residual(z);
+      const double impulse_scale = 1.0 + z.cwiseAbs().maxCoeff(), velocity_scale = 1.0 + r.g.cwiseAbs().maxCoeff();
+      if (r.primal_residual <= settings.tolerance * impulse_scale && r.dual_residual <= settings.tolerance * velocity_scale) {
+        r.converged = true;
+        break;
+      }
+      // Residual balancing (§IV-C): a primal residual far above the dual one asks for a stiffer
+      // penalty, and the reverse for a softer one; y is unchanged (it is the unscaled dual).
+      if (admm_primal > 10.0 * admm_dual || admm_dual > 10.0 * admm_primal) {
+        rho *= admm_primal > admm_dual ? rho_increment : 1.0 / rho_increment;
+        rho = std::clamp(rho, 1e-10 * largest, 1e10 * largest);
+        factor();
+      }
+    }
+    r.impulses = z;  // in the cones by construction
+  }
+
+  // 4. Velocity and position after the step.
+  r.v = v_free + Minv_Jt * r.impulses;
+  r.q.resize(model.nq);
+  integrate(model, q, Eigen::VectorXd(h * r.v), r.q);
+  return r;
+}
+
+}  // namespace batchdyn
