@@ -10,6 +10,7 @@
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/constraint_projection.hpp"
 #include "kernels/constraints.hpp"
+#include "kernels/contact_step.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/frame_observation.hpp"

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 
 #include "kernels/configuration.hpp"
 #include "kernels/crba.hpp"
