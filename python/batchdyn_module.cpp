@@ -447,6 +447,44 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("model"), py::arg("q"), py::arg("max_iterations") = ProjectionSettings{}.max_iterations,
         py::arg("tolerance") = ProjectionSettings{}.tolerance,
         "The configuration nearest q at which every loop closes (damped Gauss-Newton): (q, dict(iterations, residual, converged)).");
+  m.def("dense_contact_step",
+        [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double h,
+           int max_iterations, double tolerance, double baumgarte, double max_push_out) {
+          ContactSettings settings;
+          settings.max_iterations = max_iterations, settings.tolerance = tolerance;
+          settings.baumgarte = baumgarte, settings.max_push_out = max_push_out;
+          Data<double> data(model);
+          const ContactStepResult r = dense_contact_step(model, data, vector_arg(q, model.nq, "q", "dense_contact_step"),
+                                                         vector_arg(v, model.nv, "v", "dense_contact_step"),
+                                                         vector_arg(tau, model.nv, "tau", "dense_contact_step"), h, settings);
+          const py::ssize_t k = static_cast<py::ssize_t>(r.active.size());
+          py::array_t<double> impulses({k, py::ssize_t(3)}), forces({k, py::ssize_t(3)});
+          for (py::ssize_t a = 0; a < k; ++a) {
+            const Vec3d f = r.world_force(static_cast<int>(a), model, h);
+            for (py::ssize_t c = 0; c < 3; ++c) {
+              impulses.mutable_at(a, c) = r.impulses[3 * a + c];
+              forces.mutable_at(a, c) = f[static_cast<int>(c)];
+            }
+          }
+          std::vector<double> gaps;
+          for (const CandidateState& state : r.states) gaps.push_back(state.gap);
+          py::dict out;
+          out["q"] = r.q;
+          out["v"] = r.v;
+          out["active"] = r.active;
+          out["impulses"] = impulses;
+          out["forces"] = forces;
+          out["gaps"] = gaps;
+          out["iterations"] = r.iterations;
+          out["converged"] = r.converged;
+          return out;
+        },
+        py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("h"), py::arg("max_iterations") = ContactSettings{}.max_iterations,
+        py::arg("tolerance") = ContactSettings{}.tolerance, py::arg("baumgarte") = ContactSettings{}.baumgarte,
+        py::arg("max_push_out") = ContactSettings{}.max_push_out,
+        "One time step of length h with frictional contact against the ground (the dense reference, kernels/contact_step.hpp): "
+        "dict(q, v, active (candidate indices), impulses (k, 3: normal, two tangents, N s), forces (k, 3, world, N), "
+        "gaps (every candidate at q), iterations, converged).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     require_constraints(model, "batchdyn.delassus");
     Data<double> data(model);

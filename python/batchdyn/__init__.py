@@ -22,6 +22,7 @@ from ._batchdyn import (  # noqa: F401
     constrained_forward_dynamics,
     crba,
     delassus,
+    dense_contact_step,
     lcaba,
     project_to_constraints,
     proxbbo,
@@ -32,7 +33,7 @@ from ._batchdyn import (  # noqa: F401
 from ._batchdyn import load as _load
 
 __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
-           "delassus", "STATUS_NAMES"]
+           "delassus", "dense_contact_step", "STATUS_NAMES"]
 
 # Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
 STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}
