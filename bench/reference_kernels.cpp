@@ -110,6 +110,27 @@ void BM_DelassusDense(benchmark::State& state, const Model* model) {
   run(state, *model, [&](auto& q, auto&, auto&) { benchmark::DoNotOptimize(delassus(*model, data, cd, q).data()); });
 }
 
+// The dense reference contact step (kernels/contact_step.hpp) on the shipped quadruped standing
+// on straight legs, its four sphere feet on the plane (4 active candidates, 12 rows), from the
+// same state each time (cold-start ADMM). The batched contact stage will be measured against it.
+void BM_DenseContactStep(benchmark::State& state) {
+  static const Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  Data<double> data(quadruped);
+  Eigen::VectorXd q = neutral_configuration<double>(quadruped);
+  q[2] = 0.52;
+  const Eigen::VectorXd v = Eigen::VectorXd::Zero(quadruped.nv), tau = v;
+  int iterations = 0, active = 0;
+  for (auto _ : state) {
+    const ContactStepResult r = dense_contact_step(quadruped, data, q, v, tau, 1e-3);
+    iterations = r.iterations, active = static_cast<int>(r.active.size());
+    benchmark::DoNotOptimize(r.v.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["admm_iterations"] = iterations;
+  state.counters["active_candidates"] = active;
+}
+BENCHMARK(BM_DenseContactStep)->Name("DenseContactStep/quadruped_on_feet");
+
 const bool registered = [] {
   for (const Case& c : cases()) {
     benchmark::RegisterBenchmark(("Aba/" + c.name).c_str(), BM_Aba, &c.model);
