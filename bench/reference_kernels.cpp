@@ -111,25 +111,31 @@ void BM_DelassusDense(benchmark::State& state, const Model* model) {
 }
 
 // The dense reference contact step (kernels/contact_step.hpp) on the shipped quadruped standing
-// on straight legs, its four sphere feet on the plane (4 active candidates, 12 rows), from the
-// same state each time (cold-start ADMM). The batched contact stage will be measured against it.
+// crouched (hip flexion 0.8, knee -1.6 rad, inside the joint limits), its four sphere feet on the
+// plane (4 active candidates, 12 rows), from the same state each time (cold-start ADMM). The
+// batched contact stage will be measured against it.
 void BM_DenseContactStep(benchmark::State& state) {
   static const Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Data<double> data(quadruped);
   Eigen::VectorXd q = neutral_configuration<double>(quadruped);
-  q[2] = 0.52;
+  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
+    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
+    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
+  }
+  q[2] = 0.5 * std::cos(0.8) + 0.02;
   const Eigen::VectorXd v = Eigen::VectorXd::Zero(quadruped.nv), tau = v;
-  int iterations = 0, active = 0;
+  int iterations = 0, active = 0, limits = 0;
   for (auto _ : state) {
     const ContactStepResult r = dense_contact_step(quadruped, data, q, v, tau, 1e-3);
-    iterations = r.iterations, active = static_cast<int>(r.active.size());
+    iterations = r.iterations, active = static_cast<int>(r.active.size()), limits = static_cast<int>(r.limits.size());
     benchmark::DoNotOptimize(r.v.data());
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["admm_iterations"] = iterations;
   state.counters["active_candidates"] = active;
+  state.counters["active_limits"] = limits;
 }
-BENCHMARK(BM_DenseContactStep)->Name("DenseContactStep/quadruped_on_feet");
+BENCHMARK(BM_DenseContactStep)->Name("DenseContactStep/quadruped_crouching");
 
 const bool registered = [] {
   for (const Case& c : cases()) {

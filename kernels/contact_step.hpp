@@ -15,6 +15,9 @@
 // The normal row's target allows a separated candidate to approach until it touches within the
 // step (g_N += gap / h for gap >= 0) and pushes a penetrating one out at a Baumgarte rate
 // (g_N += max(baumgarte gap / h, -max_push_out) for gap < 0): inelastic contact without sinking.
+// Joint position limits are unilateral rows of the same problem (lambda >= 0, no friction), one
+// per 1-dof joint within limit_margin of a limit, as MuJoCo treats them; never in the reference
+// dynamics (aba, eval), only in a step.
 //
 // Dense: O(nv^3 + m^3) per step, with allocation (Eigen): for checking, not for speed.
 #pragma once
@@ -42,6 +45,8 @@ struct ContactSettings {
   double max_push_out = 0.5;   // m/s: the largest separating velocity the push-out asks for (a deep
                                // penetration, e.g. a state reset into the ground, is removed over
                                // several steps instead of launching the robot)
+  bool joint_limits = true;    // URDF / SDF position limits as unilateral rows (no friction), as MuJoCo
+  double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
 };
 
 // Where one candidate is at q: its lowest point in the world and its gap to the plane.
@@ -72,11 +77,19 @@ inline Eigen::Vector3d project_to_friction_cone(double mu, const Eigen::Vector3d
   return {a, mu * a * x[1] / t, mu * a * x[2] / t};
 }
 
+// A joint position limit in the problem: one row, lambda >= 0 pushing q back inside.
+struct ActiveLimit {
+  int dof = 0;            // index in v (and q: 1-dof joints)
+  int side = +1;          // +1: the lower limit (the row is +qdot), -1: the upper one (-qdot)
+  double distance = 0.0;  // q - lower or upper - q (< 0: beyond the limit)
+};
+
 struct ContactStepResult {
   Eigen::VectorXd q, v;                // after the step
   std::vector<int> active;             // candidate indices in the problem, in order
+  std::vector<ActiveLimit> limits;     // joint limits in the problem, after the candidates
   std::vector<CandidateState> states;  // every candidate at the start of the step
-  Eigen::VectorXd impulses;            // 3 per active candidate: (n, t1, t2) in N s
+  Eigen::VectorXd impulses;            // 3 per active candidate: (n, t1, t2) in N s, then 1 per limit (N m s or N s)
   Eigen::MatrixXd G;                   // the Delassus matrix of the active rows
   Eigen::VectorXd g;                   // its free velocity term (gap terms included)
   int iterations = 0;
@@ -105,7 +118,8 @@ inline Vec3d ContactStepResult::world_force(int k, const Model& model, double h)
   return (n * l[0] + t1 * l[1] + t2 * l[2]) * (1.0 / h);
 }
 
-// One step of length h from (q, v) under joint torques tau. Throws Error for h not finite and
+// One step of length h from (q, v) under joint torques tau, with the ground contacts and (when
+// settings.joint_limits) the 1-dof joints' position limits. Throws Error for h not finite and
 // > 0 or settings out of range.
 inline ContactStepResult dense_contact_step(const Model& model, Data<double>& data, const Eigen::VectorXd& q,
                                             const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double h,
@@ -128,8 +142,22 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   r.states = candidate_states(model, data);
   for (size_t k = 0; k < cm.candidates.size() && cm.ground.present; ++k)
     if (r.states[k].gap < cm.geometries[static_cast<size_t>(cm.candidates[k].geometry)].margin) r.active.push_back(static_cast<int>(k));
-  const int m = 3 * static_cast<int>(r.active.size());
-  Eigen::MatrixXd J(m, model.nv), J_frame(6, model.nv);
+  if (settings.joint_limits)
+    for (int i = 1; i < model.num_bodies(); ++i) {
+      const Body& body = model.bodies[i];
+      if (!is_single_dof(body.joint_type) || body.joint_type == JointType::Continuous) continue;
+      const double position = q[body.idx_q];
+      const double lower = model.lower_position_limit[static_cast<size_t>(body.idx_q)];
+      const double upper = model.upper_position_limit[static_cast<size_t>(body.idx_q)];
+      if (std::isfinite(lower) && position - lower < settings.limit_margin) r.limits.push_back({body.idx_v, +1, position - lower});
+      if (std::isfinite(upper) && upper - position < settings.limit_margin) r.limits.push_back({body.idx_v, -1, upper - position});
+    }
+  const int contacts = static_cast<int>(r.active.size()), limit_row = 3 * contacts;
+  const int m = limit_row + static_cast<int>(r.limits.size());
+  std::vector<double> mus(r.active.size());  // friction coefficient per active candidate
+  for (size_t a = 0; a < r.active.size(); ++a)
+    mus[a] = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, model.nv), J_frame(6, model.nv);
   Vec3d t1, t2;
   const Vec3d& n = cm.ground.normal;
   detail::tangents(n, t1, t2);
@@ -146,19 +174,28 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
       J(3 * static_cast<int>(a) + 2, col) = dot(t2, velocity);
     }
   }
+  for (size_t l = 0; l < r.limits.size(); ++l) J(limit_row + static_cast<int>(l), r.limits[l].dof) = r.limits[l].side;
   const Eigen::MatrixXd Minv_Jt = M_factor.solve(J.transpose());
   r.G = J * Minv_Jt;
   r.g = J * v_free;
-  for (size_t a = 0; a < r.active.size(); ++a) {
-    const double gap = r.states[static_cast<size_t>(r.active[a])].gap;
-    r.g[3 * static_cast<int>(a)] += gap >= 0 ? gap / h : std::max(settings.baumgarte * gap / h, -settings.max_push_out);
-  }
+  // A row's distance d: approach until it closes within the step, or push out (capped).
+  const auto closing = [&](double d) { return d >= 0 ? d / h : std::max(settings.baumgarte * d / h, -settings.max_push_out); };
+  for (size_t a = 0; a < r.active.size(); ++a) r.g[3 * static_cast<int>(a)] += closing(r.states[static_cast<size_t>(r.active[a])].gap);
+  for (size_t l = 0; l < r.limits.size(); ++l) r.g[limit_row + static_cast<int>(l)] += closing(r.limits[l].distance);
 
   // 3. Proximal ADMM on the NCP (arXiv 2405.17020, Alg. 1): x-step with (G + (rho + eta) I),
   // z = projection on the cones, y += rho (x - z); at the solution y = -sigma.
   r.impulses = Eigen::VectorXd::Zero(m);
   if (m > 0) {
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> spectrum(r.G, Eigen::EigenvaluesOnly);
+    // Diagonal preconditioning: lambda = D lambda', one scale per cone (the mean of its block's
+    // diagonal) so the cones keep their shape, one per limit row. The ADMM runs on
+    // G' = D G D, g' = D g, where contact and joint-limit rows have comparable stiffness.
+    Eigen::VectorXd D(m);
+    for (int a = 0; a < contacts; ++a) D.segment<3>(3 * a).setConstant(1.0 / std::sqrt(std::max(r.G.diagonal().segment<3>(3 * a).mean(), 1e-12)));
+    for (int row = limit_row; row < m; ++row) D[row] = 1.0 / std::sqrt(std::max(r.G(row, row), 1e-12));
+    const Eigen::MatrixXd G = D.asDiagonal() * r.G * D.asDiagonal();
+    const Eigen::VectorXd g = D.asDiagonal() * r.g;
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> spectrum(G, Eigen::EigenvaluesOnly);
     const double largest = std::max(spectrum.eigenvalues().maxCoeff(), 1e-12);
     const double smallest = std::max(spectrum.eigenvalues().minCoeff(), largest * 1e-8);
     double rho = std::sqrt(largest * smallest);  // the paper's spectral choice sqrt(L m)
@@ -166,7 +203,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     const double eta = 1e-6 * largest;            // proximal term: G may be singular (redundant rows)
     Eigen::LLT<Eigen::MatrixXd> A_factor;
     const auto factor = [&] {
-      Eigen::MatrixXd A = r.G;
+      Eigen::MatrixXd A = G;
       A.diagonal().array() += rho + eta;
       A_factor.compute(A);
     };
@@ -174,11 +211,11 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     // The NCP's dual residual at impulses l: per contact, the distance of sigma~ = sigma +
     // (mu ||sigma_T||, 0, 0) to K_mu* (= K_1/mu) plus the complementarity |l . sigma~| / (1 + |l|).
     const auto ncp_dual_residual = [&](const Eigen::VectorXd& l) {
-      const Eigen::VectorXd sigma = r.G * l + r.g;
+      const Eigen::VectorXd sigma = G * l + g;
       double worst = 0.0;
-      for (size_t a = 0; a < r.active.size(); ++a) {
-        const int row = 3 * static_cast<int>(a);
-        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+      for (int a = 0; a < contacts; ++a) {
+        const int row = 3 * a;
+        const double mu = mus[static_cast<size_t>(a)];
         Eigen::Vector3d shifted = sigma.segment<3>(row);
         shifted[0] += mu * std::hypot(shifted[1], shifted[2]);
         const Eigen::Vector3d in_dual = mu > 0 ? project_to_friction_cone(1.0 / mu, shifted)
@@ -186,6 +223,8 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
         const Eigen::Vector3d lc = l.segment<3>(row);
         worst = std::max({worst, (shifted - in_dual).cwiseAbs().maxCoeff(), std::abs(lc.dot(shifted)) / (1.0 + lc.cwiseAbs().maxCoeff())});
       }
+      for (int row = limit_row; row < m; ++row)  // lambda >= 0, sigma >= 0, lambda sigma = 0
+        worst = std::max({worst, -sigma[row], std::abs(l[row] * sigma[row]) / (1.0 + std::abs(l[row]))});
       return worst;
     };
     Eigen::VectorXd x = Eigen::VectorXd::Zero(m), z = x, y = x, z_prev = x, s = x;
@@ -193,25 +232,19 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     for (int it = 0; it < settings.max_iterations; ++it) {
       // De Saxce correction from the dual variable: y -> -(sigma + s) at the solution, and s
       // shifts only the normal component, so -y's tangential part is sigma_T.
-      for (size_t a = 0; a < r.active.size(); ++a) {
-        const int row = 3 * static_cast<int>(a);
-        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
-        s[row] = mu * std::hypot(y[row + 1], y[row + 2]);
-      }
-      x = A_factor.solve(rho * z + eta * x - y - r.g - s);
+      for (int a = 0; a < contacts; ++a) s[3 * a] = mus[static_cast<size_t>(a)] * std::hypot(y[3 * a + 1], y[3 * a + 2]);
+      x = A_factor.solve(rho * z + eta * x - y - g - s);
       z_prev = z;
-      for (size_t a = 0; a < r.active.size(); ++a) {
-        const int row = 3 * static_cast<int>(a);
-        const double mu = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
-        z.segment<3>(row) = project_to_friction_cone(mu, x.segment<3>(row) + y.segment<3>(row) / rho);
-      }
+      for (int a = 0; a < contacts; ++a)
+        z.segment<3>(3 * a) = project_to_friction_cone(mus[static_cast<size_t>(a)], x.segment<3>(3 * a) + y.segment<3>(3 * a) / rho);
+      for (int row = limit_row; row < m; ++row) z[row] = std::max(x[row] + y[row] / rho, 0.0);
       y += rho * (x - z);
       r.iterations = it + 1;
       // ADMM's residuals steer rho; the NCP's own conditions decide convergence.
       const double admm_primal = (x - z).cwiseAbs().maxCoeff(), admm_dual = rho * (z - z_prev).cwiseAbs().maxCoeff();
       r.primal_residual = admm_primal;
       r.dual_residual = ncp_dual_residual(z);
-      const double impulse_scale = 1.0 + z.cwiseAbs().maxCoeff(), velocity_scale = 1.0 + r.g.cwiseAbs().maxCoeff();
+      const double impulse_scale = 1.0 + z.cwiseAbs().maxCoeff(), velocity_scale = 1.0 + g.cwiseAbs().maxCoeff();
       if (r.primal_residual <= settings.tolerance * impulse_scale && r.dual_residual <= settings.tolerance * velocity_scale) {
         r.converged = true;
         break;
@@ -224,7 +257,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
         factor();
       }
     }
-    r.impulses = z;  // in the cones by construction
+    r.impulses = D.asDiagonal() * z;  // in the cones by construction
   }
 
   // 4. Velocity and position after the step.

@@ -28,6 +28,18 @@ Eigen::VectorXd at_height(const Model& model, double z) {
   return q;
 }
 
+// The quadruped with bent legs (hip flexion 0.8, knee -1.6 rad: inside the limits), its sphere
+// feet `clearance` above the plane.
+Eigen::VectorXd crouching(const Model& quadruped, double clearance) {
+  Eigen::VectorXd q = neutral_configuration<double>(quadruped);
+  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
+    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
+    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
+  }
+  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
+  return q;
+}
+
 double total_normal_force(const ContactStepResult& r, double h) {
   double sum = 0.0;
   for (size_t a = 0; a < r.active.size(); ++a) sum += r.impulses[3 * static_cast<int>(a)] / h;
@@ -118,8 +130,7 @@ TEST_CASE("contact impulses add no energy beyond the Baumgarte push-out: kinetic
   for (const Model* model : {&ball, &quadruped}) {
     CAPTURE(model->name);
     Data<double> data(*model);
-    // The quadruped's legs hang straight down (0.5 m): its feet start 5 cm above the plane.
-    Eigen::VectorXd q = at_height(*model, model == &ball ? 0.15 : 0.57), v = Eigen::VectorXd::Zero(model->nv);
+    Eigen::VectorXd q = model == &ball ? at_height(ball, 0.15) : crouching(quadruped, 0.05), v = Eigen::VectorXd::Zero(model->nv);
     v[0] = 2.0, v[2] = -1.0, v[4] = 5.0;
     const Eigen::VectorXd tau = Eigen::VectorXd::Zero(model->nv);
     const double h = 1e-3;
@@ -138,6 +149,10 @@ TEST_CASE("contact impulses add no energy beyond the Baumgarte push-out: kinetic
         if (gap < 0)
           push_out += r.impulses[3 * static_cast<int>(a)] * std::min(-ContactSettings{}.baumgarte * gap / h, ContactSettings{}.max_push_out);
       }
+      for (size_t l = 0; l < r.limits.size(); ++l)  // the same for a joint beyond its limit
+        if (r.limits[l].distance < 0)
+          push_out += r.impulses[3 * static_cast<int>(r.active.size()) + static_cast<int>(l)] *
+                      std::min(-ContactSettings{}.baumgarte * r.limits[l].distance / h, ContactSettings{}.max_push_out);
       CHECK(after <= free_energy + push_out + 1e-9 * (1 + free_energy));
       in_contact += !r.active.empty();
       q = r.q, v = r.v;
@@ -147,11 +162,12 @@ TEST_CASE("contact impulses add no energy beyond the Baumgarte push-out: kinetic
 }
 
 TEST_CASE("the ADMM impulses satisfy the Coulomb NCP: lambda in K, sigma in K* (De Saxce), lambda . sigma = 0") {
-  // The shipped quadruped dropped onto its straight legs with a push, unactuated: its knees fold
-  // and the trunk lands too; contacts stick, slide and separate (12 candidates, redundant box corners).
+  // The shipped quadruped dropped crouching with a push, unactuated: its legs fold into their
+  // joint limits and the trunk lands too; contacts stick, slide and separate (12 candidates,
+  // redundant box corners, joint-limit rows).
   Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Data<double> data(quadruped);
-  Eigen::VectorXd q = at_height(quadruped, 0.53), v = Eigen::VectorXd::Zero(quadruped.nv);
+  Eigen::VectorXd q = crouching(quadruped, 0.01), v = Eigen::VectorXd::Zero(quadruped.nv);
   v[0] = 0.5, v[2] = -0.3, v[5] = 0.4;
   const Eigen::VectorXd tau = Eigen::VectorXd::Zero(quadruped.nv);
   int checked = 0, iterations = 0, steps_with_contact = 0, most = 0;
@@ -201,4 +217,35 @@ TEST_CASE("the contact step refuses a step that is not finite and > 0 and settin
   ContactSettings bad;
   bad.baumgarte = 2.0;
   CHECK_THROWS_WITH_AS(dense_contact_step(ball, data, q, v, tau, 1e-3, bad), doctest::Contains("baumgarte in [0, 1]"), Error);
+}
+
+TEST_CASE("a pendulum swung into its joint limit stops there and does not pass it; without limits it swings on") {
+  const Model pendulum = load_urdf_string(R"(<robot name="pendulum"><link name="base"/>
+    <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+    <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+      <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/></joint></robot>)");
+  Data<double> data(pendulum);
+  const Eigen::VectorXd tau = Eigen::VectorXd::Zero(1);
+  for (const bool limits : {true, false}) {
+    CAPTURE(limits);
+    ContactSettings settings;
+    settings.joint_limits = limits;
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(1), v = Eigen::VectorXd::Constant(1, 3.5);  // enough to reach 0.83 rad freely
+    double highest = 0.0;
+    bool stopped_at_limit = false;
+    for (int step = 0; step < 1000; ++step) {
+      const ContactStepResult r = dense_contact_step(pendulum, data, q, v, tau, 1e-3, settings);
+      REQUIRE(r.converged);
+      CHECK(r.active.empty());  // no ground for a fixed base
+      q = r.q, v = r.v;
+      highest = std::max(highest, q[0]);
+      stopped_at_limit = stopped_at_limit || (limits && !r.limits.empty() && std::abs(q[0] - 0.5) < 1e-8 && std::abs(v[0]) < 1e-5);
+    }
+    if (limits) {
+      CHECK(highest <= 0.5 + 1e-9);  // reaches the limit within the step it closes, never beyond (to the solver's tolerance)
+      CHECK(stopped_at_limit);        // inelastic: it stops there, then falls back
+    } else {
+      CHECK(highest > 0.8);  // I w^2 / 2 = m g l (1 - cos(theta)), I = 0.26 kg m^2: theta = 0.83 rad
+    }
+  }
 }
