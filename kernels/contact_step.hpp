@@ -126,8 +126,10 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
                                             const ContactSettings& settings = {}) {
   if (!(std::isfinite(h) && h > 0)) throw Error("dense_contact_step: h must be finite and > 0");
   if (settings.max_iterations < 1 || !(settings.tolerance >= 0) || !(settings.baumgarte >= 0 && settings.baumgarte <= 1) ||
-      !(settings.max_push_out >= 0 && std::isfinite(settings.max_push_out)))
-    throw Error("dense_contact_step: max_iterations >= 1, tolerance >= 0, baumgarte in [0, 1], max_push_out finite and >= 0");
+      !(settings.max_push_out >= 0 && std::isfinite(settings.max_push_out)) ||
+      !(settings.limit_margin >= 0 && std::isfinite(settings.limit_margin)))
+    throw Error("dense_contact_step: max_iterations >= 1, tolerance >= 0, baumgarte in [0, 1], max_push_out and limit_margin "
+                "finite and >= 0");
   const ContactModel& cm = model.contacts;
   ContactStepResult r;
 

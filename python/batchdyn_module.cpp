@@ -475,6 +475,11 @@ PYBIND11_MODULE(_batchdyn, m) {
           out["impulses"] = impulses;
           out["forces"] = forces;
           out["gaps"] = gaps;
+          py::list limits;  // joint limits in the problem: (dof, "lower" | "upper", distance, impulse)
+          for (size_t l = 0; l < r.limits.size(); ++l)
+            limits.append(py::make_tuple(r.limits[l].dof, r.limits[l].side > 0 ? "lower" : "upper", r.limits[l].distance,
+                                         r.impulses[3 * k + static_cast<py::ssize_t>(l)]));
+          out["limits"] = limits;
           out["iterations"] = r.iterations;
           out["converged"] = r.converged;
           return out;
@@ -484,7 +489,7 @@ PYBIND11_MODULE(_batchdyn, m) {
         py::arg("max_push_out") = ContactSettings{}.max_push_out,
         "One time step of length h with frictional contact against the ground (the dense reference, kernels/contact_step.hpp): "
         "dict(q, v, active (candidate indices), impulses (k, 3: normal, two tangents, N s), forces (k, 3, world, N), "
-        "gaps (every candidate at q), iterations, converged).");
+        "gaps (every candidate at q), limits ((dof, side, distance, impulse) per joint limit in the problem), iterations, converged).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     require_constraints(model, "batchdyn.delassus");
     Data<double> data(model);

@@ -217,6 +217,9 @@ TEST_CASE("the contact step refuses a step that is not finite and > 0 and settin
   ContactSettings bad;
   bad.baumgarte = 2.0;
   CHECK_THROWS_WITH_AS(dense_contact_step(ball, data, q, v, tau, 1e-3, bad), doctest::Contains("baumgarte in [0, 1]"), Error);
+  bad = ContactSettings{};
+  bad.limit_margin = -0.01;
+  CHECK_THROWS_WITH_AS(dense_contact_step(ball, data, q, v, tau, 1e-3, bad), doctest::Contains("limit_margin"), Error);
 }
 
 TEST_CASE("a pendulum swung into its joint limit stops there and does not pass it; without limits it swings on") {

@@ -39,5 +39,8 @@ def test_the_quadruped_dropped_on_its_feet_lands_and_the_forces_hold_it(models_d
     assert out["forces"].shape == (len(out["active"]), 3) and len(out["active"]) == 4
     assert np.all(out["forces"][:, 2] >= 0) and out["forces"][:, 2].sum() > 0  # the ground pushes, never pulls
     assert min(out["gaps"]) > -1e-3
+    # The straight knees (0 rad) lie above their upper limit (-0.9): the limit rows push them back.
+    assert {side for _, side, _, _ in out["limits"]} == {"upper"}
+    assert all(impulse >= 0 for *_, impulse in out["limits"])
     with pytest.raises(batchdyn.Error, match="h must be finite and > 0"):
         batchdyn.dense_contact_step(model, q, v, tau, 0.0)
