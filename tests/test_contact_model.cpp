@@ -160,6 +160,7 @@ TEST_CASE("bad contact JSON names the file, the entry and the value, and leaves 
        "a geometry of that name exists"},
       {R"({"ground": {"normal": [0, 0, 0]}})", "non-zero finite vector"},
       {R"({"ground": {"height": 0}, "grund": 1})", "unknown key 'grund'"},
+      {R"({"geometries": [{"name": "s", "link": "tip", "sphere": {"radius": 0.1}, "frction": 0.5}]})", "unknown key 'frction'"},
       {R"({"friction": 0.5, "geometries": [{"name": "s", "link": "tip", "sphere": {"radius": 1e999}}]})", "malformed JSON"},
   };
   for (const auto& [text, expected] : cases) {

@@ -1,5 +1,6 @@
 #include "topology/contacts.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -149,6 +150,10 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
   g.name = j["name"].get<std::string>();
   g.link = j["link"].get<std::string>();
   const std::string w = where + " ('" + g.name + "')";
+  static const std::vector<std::string> known = {"name", "link", "sphere", "capsule", "box", "cylinder", "point", "placement", "friction", "margin"};
+  for (const auto& [key, value] : j.items())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw Error(w + ": unknown key '" + key + "' (name, link, sphere | capsule | box | cylinder | point, placement, friction, margin)");
   int shapes = 0;
   for (const char* shape : {"sphere", "capsule", "box", "cylinder", "point"}) {
     if (!j.contains(shape)) continue;
