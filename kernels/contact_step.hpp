@@ -177,9 +177,10 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     }
   }
   for (size_t l = 0; l < r.limits.size(); ++l) J(limit_row + static_cast<int>(l), r.limits[l].dof) = r.limits[l].side;
-  const Eigen::MatrixXd Minv_Jt = M_factor.solve(J.transpose());
-  r.G = J * Minv_Jt;
-  r.g = J * v_free;
+  // Eigen's triangular solve binds a reference to an empty matrix's null data: no rows, no solve.
+  const Eigen::MatrixXd Minv_Jt = m > 0 ? Eigen::MatrixXd(M_factor.solve(J.transpose())) : Eigen::MatrixXd(model.nv, 0);
+  r.G = m > 0 ? Eigen::MatrixXd(J * Minv_Jt) : Eigen::MatrixXd(0, 0);
+  r.g = m > 0 ? Eigen::VectorXd(J * v_free) : Eigen::VectorXd(0);
   // A row's distance d: approach until it closes within the step, or push out (capped).
   const auto closing = [&](double d) { return d >= 0 ? d / h : std::max(settings.baumgarte * d / h, -settings.max_push_out); };
   for (size_t a = 0; a < r.active.size(); ++a) r.g[3 * static_cast<int>(a)] += closing(r.states[static_cast<size_t>(r.active[a])].gap);
@@ -263,7 +264,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   }
 
   // 4. Velocity and position after the step.
-  r.v = v_free + Minv_Jt * r.impulses;
+  r.v = m > 0 ? Eigen::VectorXd(v_free + Minv_Jt * r.impulses) : v_free;
   r.q.resize(model.nq);
   integrate(model, q, Eigen::VectorXd(h * r.v), r.q);
   return r;
