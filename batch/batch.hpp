@@ -14,6 +14,7 @@
 //   actuate         batch/actuation.hpp           tau (+ PD), clamped to the effort limits
 //   passive forces  batch/passive_forces.hpp      joint damping -d qd (implicit in step)
 //   accelerations   batch/accelerations.hpp       ABA, or the constraint solver (batch/constraint_solving.hpp)
+//   contact         batch/contact_solving.hpp     (step only) ground contact: qdd that steps to the post-contact velocity
 //   integrate       batch/integration.hpp         v += h qdd, q = q ⊕ h v
 //   scatter         batch/block_io.hpp            results back to the rows; a non-finite one marks its environment
 // with the per-environment parameters (batch/env_parameters.hpp), resets (batch/resets.hpp),
@@ -43,6 +44,7 @@
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
 #include "batch/constraint_solving.hpp"
+#include "batch/contact_solving.hpp"
 #include "batch/delassus_matrices.hpp"
 #include "batch/env_parameters.hpp"
 #include "batch/integration.hpp"
@@ -72,7 +74,7 @@ class BatchEngine {
   // joints (kernels/singular_joints.hpp).
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(checked(model, num_envs)), n_(num_envs), constants_(model_), io_(model_, n_), actuation_(model_, n_),
-        passive_(model_), constraints_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
+        passive_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
         delassus_(model_, n_), resets_(model_, io_.neutral()), workspaces_([this] { return make_workspace(); }) {
     owned_q_.resize(static_cast<size_t>(n_) * model_.nq);
     for (int e = 0; e < n_; ++e) std::copy(io_.neutral().begin(), io_.neutral().end(), owned_q_.begin() + static_cast<long>(e) * model_.nq);
@@ -174,6 +176,41 @@ class BatchEngine {
   const LcabaPlan& lcaba_plan() const { return constraints_.lcaba_plan(); }
   const ProxBboPlan& proxbbo_plan() const { return constraints_.proxbbo_plan(); }
   int constraint_rows() const { return model_.constraint_rows; }
+
+  // --- Contact (batch/contact_solving.hpp): the model's contact candidates against the ground,
+  // in step() only; on by default for a model with candidates, a ground and no loop constraints ---
+  // Throws Error when turning contacts on while the loop-constraint solver is on.
+  void set_contacts(bool on) { contacts_.set_enabled(on, constraints_.active()); }
+  bool contacts() const { return contacts_.active(constraints_.active()); }
+  // Throws Error for settings check_contact_settings refuses, or joint_limits (not batched yet).
+  void set_contact_settings(const ContactSettings& settings) { contacts_.set_settings(settings); }
+  const ContactSettings& contact_settings() const { return contacts_.settings(); }
+  int contact_candidates() const { return contacts_.candidates(); }
+  // Per environment: the ground plane n . x = height (n normalised) and one friction coefficient
+  // for all candidates. Throw Error for an environment out of range or a bad value.
+  void set_ground(std::span<const int> envs, double height, const Vec3d& normal) { contacts_.set_ground(envs, height, normal); }
+  void set_friction(std::span<const int> envs, double mu) { contacts_.set_friction(envs, mu); }
+  double ground_height(int env) const {
+    check_env("ground_height", env, n_);
+    return contacts_.ground_height(env);
+  }
+  Vec3d ground_normal(int env) const {
+    check_env("ground_normal", env, n_);
+    return contacts_.ground_normal(env);
+  }
+  double friction(int env, int candidate) const {
+    check_env("friction", env, n_);
+    if (candidate < 0 || candidate >= contacts_.candidates()) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
+    return contacts_.friction(env, candidate);
+  }
+  // The last step's contact results (its last substep), env-major, C = contact_candidates():
+  const T* contact_forces() const { return contacts_.forces(); }      // N x C x 3, world frame, N
+  const T* contact_impulses() const { return contacts_.impulses(); }  // N x C x 3 (normal, tangent 1, tangent 2), N s
+  const T* contact_gaps() const { return contacts_.gaps(); }          // N x C, m, at the step's start
+  const T* contact_flags() const { return contacts_.in_contact(); }   // N x C, 1 when within the margin
+  const std::vector<int>& contact_iterations() const { return contacts_.iterations(); }
+  const std::vector<T>& contact_residual() const { return contacts_.residual(); }
+  const ContactPlan& contact_plan() const { return contacts_.plan(); }
 
   // --- Per-environment parameters (batch/env_parameters.hpp): domain randomisation ---
   void set_body_inertia(std::span<const int> envs, int body, std::span<const double> mass, std::span<const double> com,
@@ -307,7 +344,7 @@ class BatchEngine {
     return model;
   }
   BlockWorkspace<L> make_workspace() const {
-    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), observations_.size()};
+    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), contacts_.plan(), observations_.size()};
   }
   T* q_row(int e) { return q_ + static_cast<long>(e) * model_.nq; }
   T* v_row(int e) { return v_ + static_cast<long>(e) * model_.nv; }
@@ -315,6 +352,7 @@ class BatchEngine {
     std::fill_n(tau_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));
     std::fill_n(qdd_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));
     constraints_.clear_multipliers(e);
+    contacts_.clear(e);
     io_.check_state(e, q_row(e), v_row(e));  // a non-finite draw or given state shows at once
   }
 
@@ -325,11 +363,14 @@ class BatchEngine {
       const bool damped = passive_.active(parameters_);
       const ModelConstants<L>& own = parameters_.block_constants(block, ws.constants, ws.inertia_tables);
       const ModelConstants<L>& c = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
+      const bool contact = integrate && contacts_.active(constraints_.active());
       if (constraints_.active()) constraints_.warm_start(block, ws, valid);
+      if (contact) contacts_.load(block, ws, valid);
       for (int s = 0; s < substeps; ++s) {
         actuation_.actuate(ws);                                  // actuate
         if (damped) passive_.apply(c, ws);                       // passive forces
         compute_accelerations(constraints_, block, c, ws, valid);  // accelerations
+        if (contact) contacts_.solve(c, ws, h);                  // contact
         if (integrate) integrate_substep(constants_.tree, ws, h);  // integrate
       }
       if (integrate) {  // a state that overflowed in this step is reported now and not written
@@ -339,6 +380,7 @@ class BatchEngine {
       io_.scatter(block, valid, ws.qdd.data(), model_.nv, qdd_);  // scatter
       if (constraints_.active()) constraints_.store_multipliers(block, io_, ws, valid);
       if (!integrate) return;
+      if (contact) contacts_.store(block, io_, ws, valid, h);
       io_.write_rows(block, valid, ws.q.data(), model_.nq, q_);
       io_.write_rows(block, valid, ws.v.data(), model_.nv, v_);
     }, {q_, v_, tau_, actuation_.target_rows()});
@@ -370,6 +412,7 @@ class BatchEngine {
   Actuation<L> actuation_;
   PassiveForces<L> passive_;
   ConstraintSolving<L> constraints_;
+  ContactSolving<L> contacts_;
   EnvParameters<L> parameters_;
   Observations<L> observations_;
   DelassusMatrices<L> delassus_;

@@ -106,6 +106,12 @@ class BlockIO {
     }
   }
 
+  // A report on environment e that does not stop it from being stepped (its rows are written):
+  // its status becomes `status` unless something worse was found.
+  void report(int e, EnvStatus status) {
+    if (status_[static_cast<size_t>(e)] == EnvStatus::Ok) status_[static_cast<size_t>(e)] = status;
+  }
+
   const std::vector<EnvStatus>& status() const { return status_; }
   // Environment e's status in words, naming the entry at fault.
   std::string status_message(const Model& model, int e) const {

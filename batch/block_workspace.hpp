@@ -14,6 +14,7 @@
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/delassus_workspace.hpp"
 #include "kernels/frame_observation.hpp"
+#include "kernels/ground_contact.hpp"
 #include "kernels/lcaba_workspace.hpp"
 #include "kernels/proxbbo_workspace.hpp"
 #include "layout/lanes.hpp"
@@ -24,16 +25,34 @@ namespace batchdyn {
 template <class L>
 using LaneArray = std::vector<L>;
 
+// The contact stage's lanes of one block (batch/contact_solving.hpp): the kernel's workspace,
+// the block's friction coefficients and ground, the last ADMM report, and scalar staging rows.
+template <class L>
+struct ContactLanes {
+  using T = lane_scalar<L>;
+  static constexpr int W = lane_width<L>;
+  ContactLanes(const Model& m, const ContactPlan& plan)
+      : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
+        stage(static_cast<size_t>(std::max(3 * plan.num_candidates(), 3) * W)) {}
+  GroundContactWorkspace<L> state;
+  LaneArray<L> friction;  // per candidate
+  GroundLanes<L> ground;
+  ContactAdmmReport<L> report;
+  std::vector<T, xsimd::aligned_allocator<T, 64>> stage;
+  size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + stage.size() * sizeof(T); }
+};
+
 template <class L>
 struct BlockWorkspace {
   using T = lane_scalar<L>;
   static constexpr int W = lane_width<L>;
 
   // `constants` are the engine's shared ones (this thread's copy is pointed at per-environment
-  // parameters per block); the plans are needed for a model with constraints only;
+  // parameters per block); the loop plans are needed for a model with constraints only, the
+  // contact plan for a model with candidates and a ground;
   // observation_size = 13 x the observed frames.
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
-                 const ProxBboPlan& proxbbo_plan, int observation_size)
+                 const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
       : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
         tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
@@ -49,6 +68,7 @@ struct BlockWorkspace {
       dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
     }
     if (observation_size > 0) observation.emplace(m);
+    if (contact_plan.num_candidates() > 0 && m.contacts.ground.present) contact_lanes.emplace(m, contact_plan);
   }
   static size_t size(int n) { return static_cast<size_t>(n); }
 
@@ -62,6 +82,7 @@ struct BlockWorkspace {
   std::optional<LcabaWorkspace<L>> lcaba;
   std::optional<ProxBboWorkspace<L>> proxbbo;
   std::optional<FrameObservationWorkspace<L>> observation;
+  std::optional<ContactLanes<L>> contact_lanes;
   // The dense constrained solver, one environment at a time in double (batch/constraint_solving.hpp)
   std::optional<Data<double>> dense;
   std::optional<ConstrainedData<double>> dense_constrained;
@@ -75,7 +96,7 @@ struct BlockWorkspace {
   // Bytes of kernel workspace and gathered state.
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
-           (observation ? observation->bytes() : 0) +
+           (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
            (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);

@@ -30,6 +30,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "kernels/configuration.hpp"
+#include "kernels/contact_settings.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/jacobian.hpp"
 #include "kernels/kinematics.hpp"
@@ -37,17 +38,6 @@
 
 namespace batchdyn {
 
-struct ContactSettings {
-  int max_iterations = 5000;   // ADMM iterations (the reference solves to the tolerance, whatever it costs)
-  double tolerance = 1e-8;     // relative: ADMM's primal residual ||x - z||_inf <= tol (1 + ||z||_inf) (N s) and the
-                               // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s)
-  double baumgarte = 0.2;      // fraction of a penetration removed per step, in [0, 1]
-  double max_push_out = 0.5;   // m/s: the largest separating velocity the push-out asks for (a deep
-                               // penetration, e.g. a state reset into the ground, is removed over
-                               // several steps instead of launching the robot)
-  bool joint_limits = true;    // URDF / SDF position limits as unilateral rows (no friction), as MuJoCo
-  double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
-};
 
 // Where one candidate is at q: its lowest point in the world and its gap to the plane.
 struct CandidateState {
@@ -125,11 +115,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
                                             const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double h,
                                             const ContactSettings& settings = {}) {
   if (!(std::isfinite(h) && h > 0)) throw Error("dense_contact_step: h must be finite and > 0");
-  if (settings.max_iterations < 1 || !(settings.tolerance >= 0) || !(settings.baumgarte >= 0 && settings.baumgarte <= 1) ||
-      !(settings.max_push_out >= 0 && std::isfinite(settings.max_push_out)) ||
-      !(settings.limit_margin >= 0 && std::isfinite(settings.limit_margin)))
-    throw Error("dense_contact_step: max_iterations >= 1, tolerance >= 0, baumgarte in [0, 1], max_push_out and limit_margin "
-                "finite and >= 0");
+  check_contact_settings(settings, "dense_contact_step");
   const ContactModel& cm = model.contacts;
   ContactStepResult r;
 
@@ -182,7 +168,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   r.G = m > 0 ? Eigen::MatrixXd(J * Minv_Jt) : Eigen::MatrixXd(0, 0);
   r.g = m > 0 ? Eigen::VectorXd(J * v_free) : Eigen::VectorXd(0);
   // A row's distance d: approach until it closes within the step, or push out (capped).
-  const auto closing = [&](double d) { return d >= 0 ? d / h : std::max(settings.baumgarte * d / h, -settings.max_push_out); };
+  const auto closing = [&](double d) { return closing_velocity(d, h, settings); };
   for (size_t a = 0; a < r.active.size(); ++a) r.g[3 * static_cast<int>(a)] += closing(r.states[static_cast<size_t>(r.active[a])].gap);
   for (size_t l = 0; l < r.limits.size(); ++l) r.g[limit_row + static_cast<int>(l)] += closing(r.limits[l].distance);
 

@@ -9,19 +9,14 @@
 
 namespace batchdyn {
 
-// y = G x (m lanes each) at the configuration of the last pv_osimr_kernel / pv_osim_kernel
-// call on ws: the forces K^T x on the terminals' bodies are carried down to the joints
-// through the articulated inertias (ABA's force sweep with those inertias), the resulting
-// accelerations are carried back out (ABA's second forward sweep), and K reads them. O(n + m).
+// The joint-space response dqdd = M^{-1} J^T f to the spatial forces ws.body_force (one per
+// body, in its own frame; consumed) at the configuration of the last Delassus sweep on ws: the
+// forces are carried down to the joints through the articulated inertias (ABA's force sweep
+// with those inertias) and the resulting accelerations back out (ABA's second forward sweep)
+// into ws.body_acceleration and, when dqdd is given, the joints (nv lanes). O(n).
 template <class S>
-void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* x, S* y) {
+void delassus_force_response(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, S* dqdd) {
   const int n = static_cast<int>(c.tree.size());
-  for (int i = 0; i < n; ++i) ws.body_force[i] = Force<S>::zero();
-  for (int t = 0; t < plan.num_terminals(); ++t) {
-    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
-    const Force<S>* K = &ws.terminal_columns[static_cast<size_t>(t * 6)];
-    for (int r = 0; r < term.dim; ++r) ws.body_force[term.body] += K[r] * x[term.row + r];
-  }
   // Backward: the part of each body's force its joint does not absorb reaches the parent.
   for (int i = n - 1; i >= 1; --i) {
     const BodyPlan& body = c.tree[i];
@@ -36,8 +31,23 @@ void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
     const Motion<S> a = ws.parent_from_body[i].act_inv(ws.body_acceleration[body.parent]);
     S qdd[6];
     ws.body_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[i], a,
-                                             ws.joint_force.data() + body.idx_v, qdd);
+                                             ws.joint_force.data() + body.idx_v, dqdd ? dqdd + body.idx_v : qdd);
   }
+}
+
+// y = G x (m lanes each) at the configuration of the last pv_osimr_kernel / pv_osim_kernel
+// call on ws: the forces K^T x on the terminals' bodies, their response
+// (delassus_force_response), and K reads the bodies' accelerations. O(n + m).
+template <class S>
+void apply_delassus(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* x, S* y) {
+  const int n = static_cast<int>(c.tree.size());
+  for (int i = 0; i < n; ++i) ws.body_force[i] = Force<S>::zero();
+  for (int t = 0; t < plan.num_terminals(); ++t) {
+    const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
+    const Force<S>* K = &ws.terminal_columns[static_cast<size_t>(t * 6)];
+    for (int r = 0; r < term.dim; ++r) ws.body_force[term.body] += K[r] * x[term.row + r];
+  }
+  delassus_force_response(c, ws, static_cast<S*>(nullptr));
   for (int r = 0; r < plan.rows; ++r) y[r] = S(0);
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];

@@ -62,11 +62,12 @@ struct DelassusWorkspace {
   }
 };
 
-// The first forward sweep of Alg. 1 and Alg. 3 (lines 1-4): placements (world placements
-// too when some constraint closes an internal loop), H^A_i = H_i, and every terminal's force
-// columns K_t^T in its body's frame.
+// The tree part of the first forward sweep of Alg. 1 and Alg. 3 (lines 1-2): placements (world
+// placements too when some constraint closes an internal loop) and H^A_i = H_i. The terminals'
+// force columns are the caller's: from the constraints (delassus_first_sweep) or from contact
+// frames (batch/contact_solving.hpp).
 template <class S>
-void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q) {
+void delassus_tree_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q) {
   const int n = static_cast<int>(c.tree.size());
   placement_sweep(c, q, ws.parent_from_body.data());
   if (plan.has_internal_loops) {
@@ -74,6 +75,13 @@ void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, 
     for (int i = 1; i < n; ++i) ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * ws.parent_from_body[i];
   }
   for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.body_spatial_inertia(i);
+}
+
+// The first forward sweep of Alg. 1 and Alg. 3 (lines 1-4): the tree sweep, and every
+// terminal's force columns K_t^T in its body's frame from the model's constraints.
+template <class S>
+void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q) {
+  delassus_tree_sweep(c, plan, ws, q);
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(term.constraint)];

@@ -40,16 +40,27 @@ Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
 
 // G (m x m lanes, row-major, rows as model.constraints' rows) = J M^{-1} J^T at q.
 // Preconditions: unit quaternions; c and ws built for this model and plan. O(n + m^2).
+// The sweeps after the first forward sweep: ws holds the placements, H^A_i = H_i and the
+// terminals' force columns (delassus_first_sweep, or delassus_tree_sweep plus the caller's
+// columns). O(n + m^2).
+template <class S>
+void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G);
+
 template <class S>
 void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q, S* G) {
+  delassus_first_sweep(c, plan, ws, q);  // lines 1-4
+  pv_osimr_sweeps(c, plan, ws, G);
+}
+
+template <class S>
+void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G) {
   const int n = static_cast<int>(c.tree.size());
   const int m = plan.rows;
   const int heads = static_cast<int>(plan.heads.size());
 
-  // First forward sweep (lines 1-4), and every chain starts at its head: ^hP_h = I and
-  // ^hΩ_h = 0, or for an end-effector outside N with at most 6 rows ^eP_e = K_e^T (its
-  // force columns: the chain then carries head_width < 6 columns, line 4).
-  delassus_first_sweep(c, plan, ws, q);
+  // Every chain starts at its head: ^hP_h = I and ^hΩ_h = 0, or for an end-effector outside N
+  // with at most 6 rows ^eP_e = K_e^T (its force columns: the chain then carries head_width < 6
+  // columns, line 4).
   for (int h = 0; h < heads; ++h) {
     if (!plan.head_uses_rows[static_cast<size_t>(h)])
       for (int k = 0; k < 6; ++k) {

@@ -1,0 +1,207 @@
+// Contact solving, the step() stage after the accelerations: frictional contact of the model's
+// contact candidates (topology/contact_model.hpp) with the ground plane, by the lane kernel
+// kernels/ground_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
+// lane, warm-started from each environment's impulses of the previous step). It turns each
+// substep's free accelerations into the ones that step to the post-contact velocity.
+//
+// On by default for a model with candidates and a ground (a free-floating robot gets the plane
+// z = 0), switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h),
+// and not together with the loop-constraint solver yet (a contact impulse would then have to
+// respect the loops): a model with loop constraints has it off by default, and turning both on
+// is refused.
+//
+// Per environment it keeps the ground (height and normal: domain randomisation), the friction
+// coefficient of every candidate, and the last step's results: impulses (the warm start),
+// world-frame forces, gaps, contact flags, ADMM iterations and residual. An environment whose
+// ADMM hit its iteration cap is stepped with the last iterate (inside the cones) and reported
+// (EnvStatus::ContactNotConverged).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "batch/argument_checks.hpp"
+#include "batch/block_io.hpp"
+#include "batch/block_workspace.hpp"
+#include "kernels/ground_contact.hpp"
+
+namespace batchdyn {
+
+template <class L>
+class ContactSolving {
+ public:
+  using T = lane_scalar<L>;
+  static constexpr int W = lane_width<L>;
+
+  ContactSolving(const Model& model, int num_envs)
+      : model_(model), n_(num_envs), plan_(plan_contacts(model)), candidates_(plan_.num_candidates()),
+        enabled_(model.constraint_rows == 0),
+        ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
+        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
+        impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
+        in_contact_(friction_.size(), T(0)), iterations_(static_cast<size_t>(num_envs), 0),
+        residual_(static_cast<size_t>(num_envs), T(0)) {
+    settings_.max_iterations = 500;
+    settings_.tolerance = default_tolerance();
+    settings_.joint_limits = false;  // not in the batched stage yet (the dense reference has them)
+    for (int e = 0; e < n_; ++e) {
+      for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
+      for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
+    }
+  }
+
+  // Whether step() solves contacts: on, with candidates and a ground, and the loop constraints
+  // off (`constraints_on`: whether the constraint solver runs).
+  bool active(bool constraints_on) const { return enabled_ && available() && !constraints_on; }
+  bool available() const { return candidates_ > 0 && model_.contacts.ground.present; }
+  // Throws Error when turning contacts on while the loop-constraint solver is on.
+  void set_enabled(bool on, bool constraints_on) {
+    if (on && constraints_on && available())
+      throw Error("Batch::set_contacts: contacts together with loop constraints are not supported yet; call "
+                  "set_use_constraints(false) first, or step the loops without contacts");
+    enabled_ = on;
+  }
+  bool enabled() const { return enabled_; }
+  // The contact settings of the stage: at most 500 ADMM iterations per substep (a landing takes
+  // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
+  // (double) or 1e-4 (float) relative; joint limits are not in the batched stage yet.
+  void set_settings(const ContactSettings& settings) {
+    check_contact_settings(settings, "Batch::set_contact_settings");
+    if (settings.joint_limits) throw Error("Batch::set_contact_settings: joint limits are not in the batched contact stage yet (set joint_limits = false)");
+    settings_ = settings;
+  }
+  const ContactSettings& settings() const { return settings_; }
+  static constexpr double default_tolerance() { return std::is_same_v<T, float> ? 1e-4 : 1e-6; }
+
+  // --- Per-environment parameters ---
+  // The plane n . x = height for the listed environments (n normalised). Throws Error for a
+  // non-finite height or a normal that is not finite and non-zero.
+  void set_ground(std::span<const int> envs, double height, const Vec3d& normal) {
+    const double length = std::sqrt(dot(normal, normal));
+    if (!std::isfinite(height) || !(length > 1e-12) || !std::isfinite(length))
+      throw Error("Batch::set_ground: the height must be finite and the normal finite and non-zero");
+    for (int e : envs) check_env("Batch::set_ground", e, n_);
+    for (int e : envs) {
+      ground_height_[static_cast<size_t>(e)] = static_cast<T>(height);
+      for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(normal[k] / length);
+    }
+  }
+  // One friction coefficient for every candidate of the listed environments. Throws Error
+  // unless mu is finite and >= 0.
+  void set_friction(std::span<const int> envs, double mu) {
+    if (!(mu >= 0 && std::isfinite(mu))) throw Error("Batch::set_friction: mu must be finite and >= 0, got " + std::to_string(mu));
+    for (int e : envs) check_env("Batch::set_friction", e, n_);
+    for (int e : envs) std::fill_n(friction_.begin() + static_cast<long>(e) * candidates_, candidates_, static_cast<T>(mu));
+  }
+  double ground_height(int e) const { return ground_height_.at(static_cast<size_t>(e)); }
+  Vec3d ground_normal(int e) const {
+    return {ground_normal_.at(3 * static_cast<size_t>(e)), ground_normal_[3 * static_cast<size_t>(e) + 1], ground_normal_[3 * static_cast<size_t>(e) + 2]};
+  }
+  double friction(int e, int candidate) const { return friction_.at(static_cast<size_t>(e * candidates_ + candidate)); }
+
+  // --- Results of the last step (its last substep), per environment ---
+  int candidates() const { return candidates_; }
+  const T* impulses() const { return impulses_.data(); }   // N x C x 3: (normal, tangent 1, tangent 2), N s
+  const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h)
+  const T* gaps() const { return gaps_.data(); }           // N x C: n . p - radius - height at the step's start, m
+  const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when the gap was below the margin
+  const std::vector<int>& iterations() const { return iterations_; }
+  const std::vector<T>& residual() const { return residual_; }
+  const ContactPlan& plan() const { return plan_; }
+  // What a reset clears: no impulse to warm-start from.
+  void clear(int e) {
+    std::fill_n(impulses_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
+    std::fill_n(forces_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
+  }
+
+  // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
+  // friction into ws.
+  void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
+    ContactLanes<L>& cl = *ws.contact_lanes;
+    load_rows(block, valid, impulses_.data(), 3 * candidates_, ws, cl.state.impulses.data(), T(0));
+    load_rows(block, valid, friction_.data(), candidates_, ws, cl.friction.data(), T(0));
+    L normal[3], height;
+    load_rows(block, valid, ground_normal_.data(), 3, ws, normal, T(0));
+    load_rows(block, valid, ground_height_.data(), 1, ws, &height, T(0));
+    // An invalid lane gets the default ground (a zero normal would divide by zero).
+    alignas(64) T lanes[W];
+    for (int k = 0; k < 3; ++k) {
+      LaneTraits<L>::store(normal[k], lanes);
+      for (int l = 0; l < W; ++l)
+        if (!(l < W && block * W + l < n_ && valid[l])) lanes[l] = k == 2 ? T(1) : T(0);
+      normal[k] = LaneTraits<L>::load(lanes);
+    }
+    cl.ground = {Vec3<L>{normal[0], normal[1], normal[2]}, height};
+  }
+
+  // The stage for one substep of length h: ws.qdd from the free accelerations to the
+  // post-contact ones, with the constants `c` the accelerations stage used.
+  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) {
+    ContactLanes<L>& cl = *ws.contact_lanes;
+    cl.report = ground_contact_kernel(c, plan_, model_, settings_, cl.ground, cl.friction.data(), cl.state, ws.q.data(), ws.v.data(), h,
+                                      ws.qdd.data());
+  }
+
+  // The block's results into its valid environments' rows; a lane whose ADMM did not converge
+  // is reported (its state is still written).
+  void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid, const L& h) {
+    ContactLanes<L>& cl = *ws.contact_lanes;
+    GroundContactWorkspace<L>& s = cl.state;
+    io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
+    io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
+    io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
+    Vec3<L> t1, t2;
+    ground_tangents(cl.ground.normal, t1, t2);
+    for (int k = 0; k < candidates_; ++k) {
+      const L* l = s.impulses.data() + 3 * k;
+      const Vec3<L> f = (cl.ground.normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
+      s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
+    }
+    io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
+    alignas(64) T iterations[W], residual[W], converged[W];
+    LaneTraits<L>::store(cl.report.iterations, iterations);
+    LaneTraits<L>::store(cl.report.residual, residual);
+    LaneTraits<L>::store(cl.report.converged, converged);
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
+      if (!valid[l]) continue;
+      const size_t e = static_cast<size_t>(block * W + l);
+      iterations_[e] = static_cast<int>(iterations[l]);
+      residual_[e] = residual[l];
+      if (converged[l] == T(0)) io.report(static_cast<int>(e), EnvStatus::ContactNotConverged);
+    }
+  }
+
+ private:
+  double candidate_friction(int c) const {
+    return model_.contacts.geometries[static_cast<size_t>(model_.contacts.candidates[static_cast<size_t>(c)].geometry)].friction;
+  }
+  // `count` values per environment of the env-major `rows` into `out` lanes, `fill` in lanes
+  // without a valid environment.
+  void load_rows(int block, const bool* valid, const T* rows, int count, BlockWorkspace<L>& ws, L* out, T fill) const {
+    ContactLanes<L>& cl = *ws.contact_lanes;
+    T* stage = cl.stage.data();
+    for (int l = 0; l < W; ++l) {
+      const int e = block * W + l;
+      const bool real = e < n_ && valid[l];
+      for (int k = 0; k < count; ++k) stage[static_cast<size_t>(k * W + l)] = real ? rows[static_cast<size_t>(e) * count + k] : fill;
+    }
+    for (int k = 0; k < count; ++k) out[k] = LaneTraits<L>::load(stage + static_cast<size_t>(k * W));
+  }
+
+  const Model& model_;
+  int n_;
+  ContactPlan plan_;
+  int candidates_;
+  bool enabled_;
+  ContactSettings settings_;
+  std::vector<T> ground_height_, ground_normal_, friction_;  // N, N x 3, N x C
+  std::vector<T> impulses_, forces_, gaps_, in_contact_;     // N x C x 3, N x C x 3, N x C, N x C
+  std::vector<int> iterations_;
+  std::vector<T> residual_;
+};
+
+}  // namespace batchdyn

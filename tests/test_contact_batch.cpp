@@ -1,0 +1,312 @@
+// The batched contact stage of step() (batch/contact_solving.hpp, kernels/ground_contact.hpp):
+// against the dense reference contact step (kernels/contact_step.hpp), lanes against W = 1,
+// closed forms (resting forces = weight), isolation of bad environments, and its reports.
+#include "batch_helpers.hpp"
+#include "kernels/contact_step.hpp"
+#include "topology/urdf.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+constexpr double kG = 9.81;
+
+Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
+
+double total_mass(const Model& m) {
+  double mass = 0.0;
+  for (const Body& b : m.bodies) mass += b.inertia.mass;
+  return mass;
+}
+
+// Sum over candidates of environment e's world-frame contact forces.
+template <class Engine>
+Vec3d total_force(const Engine& batch, int e) {
+  Vec3d sum = Vec3d::zero();
+  const int C = batch.contact_candidates();
+  for (int k = 0; k < C; ++k)
+    for (int i = 0; i < 3; ++i) sum[i] += static_cast<double>(batch.contact_forces()[(e * C + k) * 3 + i]);
+  return sum;
+}
+
+// A free body of mass 1 kg with one collision primitive (URDF geometry text).
+Model free_body(const std::string& geometry, double ixx) {
+  const std::string i = std::to_string(ixx);
+  return load_urdf_string("<robot name=\"body\"><link name=\"body\"><inertial><mass value=\"1\"/><inertia ixx=\"" + i +
+                              "\" ixy=\"0\" ixz=\"0\" iyy=\"" + i + "\" iyz=\"0\" izz=\"" + i + "\"/></inertial><collision><geometry>" +
+                              geometry + "</geometry></collision></link></robot>",
+                          RootJoint::FreeFlyer);
+}
+
+// The quadruped with bent legs (hip flexion 0.8, knee -1.6 rad), its sphere feet `clearance`
+// above the plane, and a small random twist and velocity so that the contacts are not symmetric.
+Eigen::VectorXd crouching(const Model& m, double clearance) {
+  Eigen::VectorXd q = neutral_configuration<double>(m);
+  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
+    q[m.bodies[m.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
+    q[m.bodies[m.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
+  }
+  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
+  return q;
+}
+
+template <class Engine>
+void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  using T = typename Engine::T;
+  const Model& m = batch.model();
+  for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
+  for (int k = 0; k < m.nv; ++k) batch.v()[e * m.nv + k] = static_cast<T>(v[k]), batch.tau()[e * m.nv + k] = T(0);
+}
+
+// Quadruped states near the ground: crouching, a few mm above or into it, tilted and moving.
+std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const Model& m, int count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> out;
+  for (int e = 0; e < count; ++e) {
+    Eigen::VectorXd q = crouching(m, 0.004 * u(rng));
+    q[3] = 0.03 * u(rng), q[4] = 0.03 * u(rng);  // a small tilt (quaternion x, y; w renormalised)
+    q.segment<4>(3).normalize();
+    Eigen::VectorXd v = 0.3 * Eigen::VectorXd::NullaryExpr(m.nv, [&] { return u(rng); });
+    v[2] = -0.2 - 0.3 * std::abs(u(rng));  // falling onto the plane
+    out.emplace_back(q, v);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("step() with contacts: one step of the quadruped landing equals the dense reference contact step") {
+  const Model m = quadruped();
+  ScalarBatch<double> batch(m, 6, 1);
+  REQUIRE(batch.contacts());
+  batch.set_passive_forces(false);  // the reference has no damping
+  ContactSettings settings = batch.contact_settings();
+  settings.tolerance = 1e-11, settings.max_iterations = 2000;
+  batch.set_contact_settings(settings);
+  const auto states = touchdown_states(m, 6, 7);
+  for (int e = 0; e < 6; ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+  const double h = 2e-3;
+  batch.step(h);
+  ContactSettings reference = settings;
+  reference.joint_limits = false, reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  Data<double> data(m);
+  int touching = 0;
+  for (int e = 0; e < 6; ++e) {
+    CAPTURE(e);
+    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    const ContactStepResult r = dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
+                                                   Eigen::VectorXd::Zero(m.nv), h, reference);
+    REQUIRE(r.converged);
+    touching += static_cast<int>(r.active.size());
+    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
+    CHECK((row(batch.q(), e, m.nq) - r.q).cwiseAbs().maxCoeff() < 1e-9);
+    // The same candidates in contact, with the same world forces.
+    for (int k = 0; k < batch.contact_candidates(); ++k) {
+      const auto it = std::find(r.active.begin(), r.active.end(), k);
+      CHECK((batch.contact_flags()[e * batch.contact_candidates() + k] == 1.0) == (it != r.active.end()));
+      const Vec3d f = it == r.active.end() ? Vec3d::zero() : r.world_force(static_cast<int>(it - r.active.begin()), m, h);
+      for (int i = 0; i < 3; ++i) CHECK(std::abs(batch.contact_forces()[(e * batch.contact_candidates() + k) * 3 + i] - f[i]) < 1e-4 * (1 + total_mass(m) * kG));
+      CHECK(batch.contact_gaps()[e * batch.contact_candidates() + k] == doctest::Approx(r.states[static_cast<size_t>(k)].gap).epsilon(1e-12));
+    }
+  }
+  CHECK(touching >= 12);  // the feet do touch down
+}
+
+TEST_CASE("step() with contacts: SIMD lanes equal W = 1 over 200 landing steps (double 1e-12, float 1e-5)") {
+  const Model m = quadruped();
+  const int N = 11;  // not a multiple of the lane width: padding lanes too
+  const auto states = touchdown_states(m, N, 3);
+  const auto run = [&](auto& batch) {
+    for (int e = 0; e < N; ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+    for (int s = 0; s < 200; ++s) batch.step(1e-3f);
+  };
+  {
+    Batch<double> lanes(m, N, 2);
+    ScalarBatch<double> scalar(m, N, 1);
+    run(lanes), run(scalar);
+    for (int e = 0; e < N; ++e) {
+      CAPTURE(e);
+      CHECK(lanes.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < 1e-12);
+      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < 1e-12);
+      CHECK(lanes.contact_iterations()[static_cast<size_t>(e)] == scalar.contact_iterations()[static_cast<size_t>(e)]);
+    }
+  }
+  {
+    Batch<float> lanes(m, N, 2);
+    ScalarBatch<float> scalar(m, N, 1);
+    run(lanes), run(scalar);
+    for (int e = 0; e < N; ++e) {
+      CAPTURE(e);
+      CHECK(lanes.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < 1e-5);
+      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < 1e-5 * (1 + row(scalar.v(), e, m.nv).cwiseAbs().maxCoeff()));
+    }
+  }
+}
+
+TEST_CASE("step() with contacts: a box resting on the plane carries m g on its corners and does not drift over 10^4 steps") {
+  const Model box = free_body("<box size=\"0.2 0.2 0.2\"/>", 0.08 / 12);
+  Batch<double> batch(box, 3, 1);
+  for (int e = 0; e < 3; ++e) batch.q()[e * box.nq + 2] = 0.1;
+  for (int s = 0; s < 10000; ++s) batch.step(1e-3);
+  for (int e = 0; e < 3; ++e) {
+    CAPTURE(e);
+    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    const Vec3d f = total_force(batch, e);
+    // The solver's tolerance is 1e-6 on velocities: 1e-6 m/s over h = 1e-3 s is 1e-3 N.
+    CHECK(f.z == doctest::Approx(kG).epsilon(1e-3));
+    CHECK(std::abs(f.x) < 1e-3);
+    CHECK(std::abs(f.y) < 1e-3);
+    const Eigen::VectorXd q = row(batch.q(), e, box.nq);
+    CHECK(std::abs(q[0]) < 1e-9);
+    CHECK(std::abs(q[1]) < 1e-9);
+    CHECK(std::abs(q[2] - 0.1) < 1e-4);  // rests on its face, within the Baumgarte-closed gap
+    CHECK(row(batch.v(), e, box.nv).cwiseAbs().maxCoeff() < 1e-5);
+    CHECK(batch.contact_iterations()[static_cast<size_t>(e)] <= 5);  // at rest, warm-started
+  }
+}
+
+TEST_CASE("step() with contacts: a sphere dropped on the plane comes to rest without bouncing or sinking beyond the margin") {
+  const Model ball = free_body("<sphere radius=\"0.1\"/>", 0.004);
+  Batch<double> batch(ball, 1, 1);
+  batch.q()[2] = 0.5;
+  double lowest = 1.0, highest_after_touch = 0.0;
+  bool touched = false;
+  for (int s = 0; s < 2000; ++s) {
+    batch.step(1e-3);
+    const double z = batch.q()[2];
+    lowest = std::min(lowest, z);
+    if (batch.contact_flags()[0] == 1.0) touched = true;
+    if (touched) highest_after_touch = std::max(highest_after_touch, z);
+  }
+  CHECK(touched);
+  CHECK(lowest > 0.1 - 0.01);                   // never deeper than the margin
+  CHECK(highest_after_touch < 0.1 + 0.01);      // no bounce: inelastic
+  CHECK(std::abs(batch.v()[2]) < 1e-5);
+  CHECK(total_force(batch, 0).z == doctest::Approx(kG).epsilon(1e-3));
+}
+
+TEST_CASE("step() with contacts: a box on an incline sticks when tan(theta) < mu and slides with a = g (sin - mu cos) otherwise") {
+  const Model box = free_body("<box size=\"0.2 0.2 0.2\"/>", 0.08 / 12);
+  const double theta = 0.3;  // tan = 0.309
+  const Vec3d normal{-std::sin(theta), 0.0, std::cos(theta)};  // the plane rises along +x: the box slides towards -x
+  Batch<double> batch(box, 2, 1);
+  const std::array<int, 1> sticking{0}, sliding{1};
+  batch.set_friction(sticking, 0.5);
+  batch.set_friction(sliding, 0.1);
+  for (int e = 0; e < 2; ++e) {
+    batch.set_ground(std::array<int, 1>{e}, 0.0, normal);
+    // Resting on its face: the box rotated by theta about y, its centre 0.1 above the plane.
+    const double half = std::sin(theta / 2), w = std::cos(theta / 2);
+    double* q = batch.q() + e * box.nq;
+    q[0] = 0.1 * normal.x, q[1] = 0.0, q[2] = 0.1 * normal.z;
+    q[3] = 0.0, q[4] = -half, q[5] = 0.0, q[6] = w;  // rotation -theta about y tilts the box's z onto the normal
+  }
+  const double h = 1e-3;
+  for (int s = 0; s < 500; ++s) batch.step(h);
+  const double t = 500 * h;
+  const Eigen::VectorXd stuck = row(batch.q(), 0, box.nq), slid = row(batch.q(), 1, box.nq);
+  CHECK(std::abs(stuck[0] - 0.1 * normal.x) < 1e-5);
+  const double a = kG * (std::sin(theta) - 0.1 * std::cos(theta));
+  const double along = (slid[0] - 0.1 * normal.x) / -std::cos(theta);  // distance down the slope
+  CHECK(along == doctest::Approx(0.5 * a * t * t).epsilon(0.02));
+}
+
+TEST_CASE("step() with contacts: the quadruped standing under PD for 10^4 steps keeps its height and its feet carry its weight") {
+  const Model m = quadruped();
+  Batch<double> batch(m, 2, 1);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
+  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = 80.0, kd[static_cast<size_t>(k)] = 2.0;
+  batch.set_control_mode(ControlMode::PositionPD);
+  batch.set_pd_gains(kp, kd);
+  const Eigen::VectorXd q0 = crouching(m, 0.0);
+  for (int e = 0; e < 2; ++e) {
+    set_row(batch, e, q0, Eigen::VectorXd::Zero(m.nv));
+    for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = q0[k + 1];
+  }
+  double low = 1.0, high = 0.0;
+  long iterations = 0;
+  for (int s = 0; s < 10000; ++s) {
+    batch.step(2e-3);
+    if (s >= 5000) low = std::min(low, batch.q()[2]), high = std::max(high, batch.q()[2]);  // after the PD sag settles (~8 s)
+    iterations += batch.contact_iterations()[0];
+    REQUIRE(batch.contact_iterations()[0] <= 20);
+  }
+  for (int e = 0; e < 2; ++e) REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+  MESSAGE("base height in [", low, ", ", high, "] m, ", static_cast<double>(iterations) / 10000, " ADMM iterations per step");
+  CHECK(high - low < 1e-4);
+  CHECK(low > 0.3);  // standing, not collapsed
+  CHECK(total_force(batch, 0).z == doctest::Approx(total_mass(m) * kG).epsilon(1e-4));
+  CHECK(std::abs(total_force(batch, 0).x) < 1e-3 * total_mass(m) * kG);
+}
+
+TEST_CASE("step() with contacts: an environment with NaN is isolated and one that hits the iteration cap is stepped and reported") {
+  const Model m = quadruped();
+  const auto states = touchdown_states(m, 8, 11);
+  Batch<double> batch(m, 8, 1), reference(m, 8, 1);
+  for (int e = 0; e < 8; ++e) {
+    set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+    set_row(reference, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+  }
+  batch.v()[3 * m.nv + 7] = std::numeric_limits<double>::quiet_NaN();
+  batch.step(1e-3), reference.step(1e-3);
+  CHECK(batch.status()[3] == EnvStatus::NonFiniteState);
+  for (int e = 0; e < 8; ++e) {
+    if (e == 3) continue;
+    CAPTURE(e);
+    CHECK(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    CHECK(row(batch.q(), e, m.nq) == row(reference.q(), e, m.nq));  // bitwise: the bad lane touched nothing
+  }
+  ContactSettings capped = batch.contact_settings();
+  capped.max_iterations = 1;
+  reference.set_contact_settings(capped);
+  for (int e = 0; e < 8; ++e) set_row(reference, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+  const Eigen::VectorXd before = row(reference.q(), 0, m.nq);
+  reference.step(1e-3);
+  CHECK(reference.status()[0] == EnvStatus::ContactNotConverged);
+  CHECK(reference.contact_iterations()[0] == 1);
+  CHECK(row(reference.q(), 0, m.nq) != before);  // stepped with its last iterate
+  CHECK(reference.status_message(0).find("iteration cap") != std::string::npos);
+}
+
+TEST_CASE("step() with contacts: switchable, off by default with loop constraints, and its settings and parameters are checked") {
+  Model welded = quadruped();
+  add_constraints_from_json_file(welded, model_path("quadruped_feet.json"));
+  Batch<double> loops(welded, 2, 1);
+  CHECK_FALSE(loops.contacts());
+  CHECK_THROWS_WITH_AS(loops.set_contacts(true), doctest::Contains("loop constraints"), Error);
+  loops.set_use_constraints(false);
+  loops.set_contacts(true);
+  CHECK(loops.contacts());
+
+  Batch<double> batch(quadruped(), 2, 1);
+  CHECK(batch.contacts());
+  batch.set_contacts(false);
+  batch.step(1e-2);  // falls freely: no contact results
+  CHECK_FALSE(batch.contacts());
+  ContactSettings bad = batch.contact_settings();
+  bad.max_iterations = 0;
+  CHECK_THROWS_AS(batch.set_contact_settings(bad), Error);
+  bad = batch.contact_settings();
+  bad.joint_limits = true;
+  CHECK_THROWS_WITH_AS(batch.set_contact_settings(bad), doctest::Contains("joint limits"), Error);
+  CHECK_THROWS_AS(batch.set_friction(std::array<int, 1>{0}, -1.0), Error);
+  CHECK_THROWS_AS(batch.set_friction(std::array<int, 1>{2}, 1.0), Error);
+  CHECK_THROWS_AS(batch.set_ground(std::array<int, 1>{0}, 0.0, Vec3d::zero()), Error);
+  CHECK_THROWS_AS(batch.set_ground(std::array<int, 1>{0}, std::nan(""), Vec3d{0, 0, 1}), Error);
+  batch.set_ground(std::array<int, 1>{1}, 0.25, Vec3d{0, 0, 2});
+  CHECK(batch.ground_height(1) == 0.25);
+  CHECK(batch.ground_normal(1).z == 1.0);
+  CHECK(batch.ground_height(0) == 0.0);
+}
+
+TEST_CASE("step() with contacts: a raised ground per environment holds that environment higher") {
+  const Model ball = free_body("<sphere radius=\"0.1\"/>", 0.004);
+  Batch<double> batch(ball, 2, 1);
+  batch.set_ground(std::array<int, 1>{1}, 0.3, Vec3d{0, 0, 1});
+  batch.q()[2] = 0.5, batch.q()[ball.nq + 2] = 0.5;
+  for (int s = 0; s < 2000; ++s) batch.step(1e-3);
+  CHECK(batch.q()[2] == doctest::Approx(0.1).epsilon(1e-3));
+  CHECK(batch.q()[ball.nq + 2] == doctest::Approx(0.4).epsilon(1e-3));
+}
