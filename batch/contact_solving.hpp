@@ -68,14 +68,14 @@ class ContactSolving {
   bool enabled() const { return enabled_; }
   // The contact settings of the stage: at most 500 ADMM iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
-  // (double) or 1e-4 (float) relative; joint limits are not in the batched stage yet.
+  // (double) or 1e-5 (float) relative; joint limits are not in the batched stage yet.
   void set_settings(const ContactSettings& settings) {
     check_contact_settings(settings, "Batch::set_contact_settings");
     if (settings.joint_limits) throw Error("Batch::set_contact_settings: joint limits are not in the batched contact stage yet (set joint_limits = false)");
     settings_ = settings;
   }
   const ContactSettings& settings() const { return settings_; }
-  static constexpr double default_tolerance() { return std::is_same_v<T, float> ? 1e-4 : 1e-6; }
+  static constexpr double default_tolerance() { return std::is_same_v<T, float> ? 1e-5 : 1e-6; }
 
   // --- Per-environment parameters ---
   // The plane n . x = height for the listed environments (n normalised). Throws Error for a

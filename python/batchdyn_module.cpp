@@ -299,6 +299,47 @@ void bind_batch(py::module_& m, const char* name) {
       .def_property_readonly("constraint_residual", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
       }))
+      // Contact (batch/contact_solving.hpp): the model's candidates against the ground, in step()
+      .def_property("contacts", serialised<B>([](B& b) { return b.batch.contacts(); }),
+                    serialised<B>([](B& b, bool on) { b.batch.set_contacts(on); }),
+                    "Whether step() solves frictional contact with the ground (default: on for a model with "
+                    "collision geometry, a ground and no loop constraints; refused together with loop constraints).")
+      .def_property_readonly("contact_candidates", serialised<B>([](B& b) { return b.batch.contact_candidates(); }),
+                             "C: the model's contact candidates (model.info()['contacts'] lists them).")
+      .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
+                    serialised<B>([](B& b, int iterations) {
+                      ContactSettings s = b.batch.contact_settings();
+                      s.max_iterations = iterations;
+                      b.batch.set_contact_settings(s);
+                    }), "The contact solver's iteration cap per substep (1 to 1000000; default 500).")
+      .def_property("contact_tolerance", serialised<B>([](B& b) { return b.batch.contact_settings().tolerance; }),
+                    serialised<B>([](B& b, double tolerance) {
+                      ContactSettings s = b.batch.contact_settings();
+                      s.tolerance = tolerance;
+                      b.batch.set_contact_settings(s);
+                    }), "The contact solver's relative tolerance (finite, >= 0; default 1e-6 in float64, 1e-5 in float32).")
+      .def("set_ground", serialised<B>([](B& b, const std::vector<int>& envs, double height, const std::array<double, 3>& normal) {
+             b.batch.set_ground(envs, height, Vec3d{normal[0], normal[1], normal[2]});
+           }), py::arg("envs"), py::arg("height"), py::arg("normal") = std::array<double, 3>{0.0, 0.0, 1.0},
+           "The ground plane n . x = height of the listed environments (n normalised).")
+      .def("set_friction", serialised<B>([](B& b, const std::vector<int>& envs, double mu) { b.batch.set_friction(envs, mu); }),
+           py::arg("envs"), py::arg("mu"), "One friction coefficient (>= 0) for every candidate of the listed environments.")
+      .def_property_readonly("contact_forces", serialised<B>([](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.contact_forces()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);
+      }), "(N, C, 3) world-frame contact forces of the last step (N), a view.")
+      .def_property_readonly("contact_gaps", serialised<B>([](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.contact_gaps()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
+      }), "(N, C) gaps to the ground at the last step's start (m; < 0: penetration), a view.")
+      .def_property_readonly("contact_flags", serialised<B>([](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.contact_flags()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
+      }), "(N, C) 1 where a candidate was within its margin of the ground in the last step, else 0, a view.")
+      .def_property_readonly("contact_iterations", serialised<B>([](B& b) { return b.batch.contact_iterations(); }))
+      .def_property_readonly("contact_residual", serialised<B>([](B& b) {
+        return py::array_t<T>(static_cast<py::ssize_t>(b.batch.contact_residual().size()), b.batch.contact_residual().data());
+      }))
       .def("delassus", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         {

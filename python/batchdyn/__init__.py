@@ -36,7 +36,8 @@ __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constraine
            "delassus", "dense_contact_step", "STATUS_NAMES"]
 
 # Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
-STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result"}
+STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result",
+                4: "contact solver not converged (stepped with its last iterate)"}
 
 
 def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):

@@ -1,6 +1,7 @@
 """Contact from Python: the model's collision geometry and ground in Model.info(), contact files,
 and the dense reference contact step (batchdyn.dense_contact_step)."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -44,3 +45,49 @@ def test_the_quadruped_dropped_on_its_feet_lands_and_the_forces_hold_it(models_d
     assert all(impulse >= 0 for *_, impulse in out["limits"])
     with pytest.raises(batchdyn.Error, match="h must be finite and > 0"):
         batchdyn.dense_contact_step(model, q, v, tau, 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_step_lands_the_quadruped_and_its_contact_views_report_forces_that_carry_its_weight(models_dir, dtype):
+    model = batchdyn.load(f"{models_dir}/quadruped.urdf", root="free")
+    batch = batchdyn.Batch(model, 8, dtype=dtype, threads=1)
+    assert batch.contacts and batch.contact_candidates == 12
+    forces, gaps, flags = batch.contact_forces, batch.contact_gaps, batch.contact_flags
+    assert forces.shape == (8, 12, 3) and gaps.shape == (8, 12) and flags.shape == (8, 12)
+    q = batch.q
+    q[:, 2] = 0.53  # straight legs, feet 1 cm above the plane, held there by PD
+    batch.control_mode = "pd"
+    gains = np.zeros(model.nv)
+    gains[6:] = 80.0
+    batch.set_pd_gains(list(gains), list(gains / 40.0))
+    batch.target[:] = 0.0
+    for _ in range(1500):
+        batch.step(2e-3)
+    assert np.all(batch.status == 0)
+    mass = sum(float(m) for m in re.findall(r'<mass value="([^"]+)"', open(f"{models_dir}/quadruped.urdf").read()))
+    # The views are the engine's memory: they see the last step without being fetched again.
+    assert np.shares_memory(forces, batch.contact_forces)
+    np.testing.assert_allclose(forces[:, :, 2].sum(axis=1), mass * 9.81, rtol=1e-3)
+    assert np.all(flags[:, 8:] == 1) and np.all(flags[:, :8] == 0)  # on its four feet, the trunk in the air
+    assert np.all(np.abs(gaps[:, 8:]) < 1e-3)
+    assert max(batch.contact_iterations) <= 20
+
+
+def test_per_environment_ground_and_friction_change_only_their_environments(models_dir, tmp_path):
+    ball = tmp_path / "ball.urdf"
+    ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" ixy="0" ixz="0" '
+                    'iyy="0.004" iyz="0" izz="0.004"/></inertial><collision><geometry><sphere radius="0.1"/></geometry>'
+                    '</collision></link></robot>')
+    model = batchdyn.load(str(ball), root="free")
+    batch = batchdyn.Batch(model, 2, dtype=np.float64, threads=1)
+    batch.set_ground([1], 0.25)
+    batch.q[:, 2] = 0.5
+    for _ in range(1000):
+        batch.step(1e-3)
+    np.testing.assert_allclose(batch.q[:, 2], [0.1, 0.35], atol=1e-4)
+    with pytest.raises(batchdyn.Error, match="mu must be finite"):
+        batch.set_friction([0], float("nan"))
+    batch.contacts = False
+    z = batch.q[:, 2].copy()
+    batch.step(1e-2)
+    assert np.all(batch.q[:, 2] < z)  # falls through: contacts are off
