@@ -132,7 +132,7 @@ class ContactSolving {
     for (int k = 0; k < 3; ++k) {
       LaneTraits<L>::store(normal[k], lanes);
       for (int l = 0; l < W; ++l)
-        if (!(l < W && block * W + l < n_ && valid[l])) lanes[l] = k == 2 ? T(1) : T(0);
+        if (!(block * W + l < n_ && valid[l])) lanes[l] = k == 2 ? T(1) : T(0);
       normal[k] = LaneTraits<L>::load(lanes);
     }
     cl.ground = {Vec3<L>{normal[0], normal[1], normal[2]}, height};
