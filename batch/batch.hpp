@@ -14,7 +14,7 @@
 //   actuate         batch/actuation.hpp           tau (+ PD), clamped to the effort limits
 //   passive forces  batch/passive_forces.hpp      joint damping -d qd (implicit in step)
 //   accelerations   batch/accelerations.hpp       ABA, or the constraint solver (batch/constraint_solving.hpp)
-//   contact         batch/contact_solving.hpp     (step only) ground contact: qdd that steps to the post-contact velocity
+//   contact         batch/contact_solving.hpp     (step only) ground contact and joint limits: qdd that steps to the post-contact velocity
 //   integrate       batch/integration.hpp         v += h qdd, q = q ⊕ h v
 //   scatter         batch/block_io.hpp            results back to the rows; a non-finite one marks its environment
 // with the per-environment parameters (batch/env_parameters.hpp), resets (batch/resets.hpp),
@@ -182,7 +182,9 @@ class BatchEngine {
   // Throws Error when turning contacts on while the loop-constraint solver is on.
   void set_contacts(bool on) { contacts_.set_enabled(on, constraints_.active()); }
   bool contacts() const { return contacts_.active(constraints_.active()); }
-  // Throws Error for settings check_contact_settings refuses, or joint_limits (not batched yet).
+  // The stage's settings; joint_limits (on by default) makes the 1-dof joints' position limits
+  // unilateral rows of the same problem, with or without contacts (not with loop constraints on).
+  // Throws Error for settings check_contact_settings refuses.
   void set_contact_settings(const ContactSettings& settings) { contacts_.set_settings(settings); }
   const ContactSettings& contact_settings() const { return contacts_.settings(); }
   int contact_candidates() const { return contacts_.candidates(); }
@@ -363,7 +365,7 @@ class BatchEngine {
       const bool damped = passive_.active(parameters_);
       const ModelConstants<L>& own = parameters_.block_constants(block, ws.constants, ws.inertia_tables);
       const ModelConstants<L>& c = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
-      const bool contact = integrate && contacts_.active(constraints_.active());
+      const bool contact = integrate && contacts_.runs(constraints_.active());  // contacts and / or joint limits
       if (constraints_.active()) constraints_.warm_start(block, ws, valid);
       if (contact) contacts_.load(block, ws, valid);
       for (int s = 0; s < substeps; ++s) {

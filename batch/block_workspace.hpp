@@ -4,6 +4,7 @@
 // batch/batch.hpp), sized from the model and its plans; nothing is allocated per call.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -33,12 +34,12 @@ struct ContactLanes {
   static constexpr int W = lane_width<L>;
   ContactLanes(const Model& m, const ContactPlan& plan)
       : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
-        stage(static_cast<size_t>(std::max(3 * plan.num_candidates(), 3) * W)) {}
+        stage(static_cast<size_t>(std::max({3 * plan.num_candidates(), plan.num_limited_joints(), 3}) * W)) {}
   GroundContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
   ContactAdmmReport<L> report;
-  std::vector<T, xsimd::aligned_allocator<T, 64>> stage;
+  std::vector<T, xsimd::aligned_allocator<T, 64>> stage;  // the widest rows loaded: 3 C impulses, the limits' impulses, the normal
   size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + stage.size() * sizeof(T); }
 };
 
@@ -68,7 +69,8 @@ struct BlockWorkspace {
       dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
     }
     if (observation_size > 0) observation.emplace(m);
-    if (contact_plan.num_candidates() > 0 && m.contacts.ground.present) contact_lanes.emplace(m, contact_plan);
+    if ((contact_plan.num_candidates() > 0 && m.contacts.ground.present) || contact_plan.num_limited_joints() > 0)
+      contact_lanes.emplace(m, contact_plan);
   }
   static size_t size(int n) { return static_cast<size_t>(n); }
 

@@ -43,11 +43,10 @@ class ContactSolving {
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
-        in_contact_(friction_.size(), T(0)), iterations_(static_cast<size_t>(num_envs), 0),
-        residual_(static_cast<size_t>(num_envs), T(0)) {
+        in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
+        iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)) {
     settings_.max_iterations = 500;
     settings_.tolerance = default_tolerance();
-    settings_.joint_limits = false;  // not in the batched stage yet (the dense reference has them)
     for (int e = 0; e < n_; ++e) {
       for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
       for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
@@ -57,6 +56,11 @@ class ContactSolving {
   // Whether step() solves contacts: on, with candidates and a ground, and the loop constraints
   // off (`constraints_on`: whether the constraint solver runs).
   bool active(bool constraints_on) const { return enabled_ && available() && !constraints_on; }
+  // Whether the stage runs: contacts, or joint limits (settings().joint_limits, a model with
+  // limited 1-dof joints), and the loop constraints off.
+  bool runs(bool constraints_on) const {
+    return !constraints_on && ((enabled_ && available()) || (settings_.joint_limits && plan_.num_limited_joints() > 0));
+  }
   bool available() const { return candidates_ > 0 && model_.contacts.ground.present; }
   // Throws Error when turning contacts on while the loop-constraint solver is on.
   void set_enabled(bool on, bool constraints_on) {
@@ -68,10 +72,9 @@ class ContactSolving {
   bool enabled() const { return enabled_; }
   // The contact settings of the stage: at most 500 ADMM iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
-  // (double) or 1e-5 (float) relative; joint limits are not in the batched stage yet.
+  // (double) or 1e-5 (float) relative, joint limits on (margin 0.01), Baumgarte 0.2.
   void set_settings(const ContactSettings& settings) {
     check_contact_settings(settings, "Batch::set_contact_settings");
-    if (settings.joint_limits) throw Error("Batch::set_contact_settings: joint limits are not in the batched contact stage yet (set joint_limits = false)");
     settings_ = settings;
   }
   const ContactSettings& settings() const { return settings_; }
@@ -116,6 +119,7 @@ class ContactSolving {
   void clear(int e) {
     std::fill_n(impulses_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
     std::fill_n(forces_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
+    std::fill_n(limit_impulses_.begin() + static_cast<long>(e) * plan_.num_limited_joints(), plan_.num_limited_joints(), T(0));
   }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
@@ -123,6 +127,7 @@ class ContactSolving {
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
     load_rows(block, valid, impulses_.data(), 3 * candidates_, ws, cl.state.impulses.data(), T(0));
+    load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), ws, cl.state.limit_impulses.data(), T(0));
     load_rows(block, valid, friction_.data(), candidates_, ws, cl.friction.data(), T(0));
     L normal[3], height;
     load_rows(block, valid, ground_normal_.data(), 3, ws, normal, T(0));
@@ -142,8 +147,9 @@ class ContactSolving {
   // post-contact ones, with the constants `c` the accelerations stage used.
   void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) {
     ContactLanes<L>& cl = *ws.contact_lanes;
-    cl.report = ground_contact_kernel(c, plan_, model_, settings_, cl.ground, cl.friction.data(), cl.state, ws.q.data(), ws.v.data(), h,
-                                      ws.qdd.data());
+    const int candidates = enabled_ && available() ? candidates_ : 0;
+    cl.report = ground_contact_kernel(c, plan_, model_, settings_, candidates, cl.ground, cl.friction.data(), cl.state, ws.q.data(),
+                                      ws.v.data(), h, ws.qdd.data());
   }
 
   // The block's results into its valid environments' rows; a lane whose ADMM did not converge
@@ -151,17 +157,8 @@ class ContactSolving {
   void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid, const L& h) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     GroundContactWorkspace<L>& s = cl.state;
-    io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
-    io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
-    io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
-    Vec3<L> t1, t2;
-    ground_tangents(cl.ground.normal, t1, t2);
-    for (int k = 0; k < candidates_; ++k) {
-      const L* l = s.impulses.data() + 3 * k;
-      const Vec3<L> f = (cl.ground.normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
-      s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
-    }
-    io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
+    io.write_rows(block, valid, s.limit_impulses.data(), plan_.num_limited_joints(), limit_impulses_.data());
+    if (enabled_ && available()) store_contacts(block, io, cl, valid, h);
     alignas(64) T iterations[W], residual[W], converged[W];
     LaneTraits<L>::store(cl.report.iterations, iterations);
     LaneTraits<L>::store(cl.report.residual, residual);
@@ -176,6 +173,21 @@ class ContactSolving {
   }
 
  private:
+  // The contact results of the block into its valid environments' rows.
+  void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid, const L& h) {
+    GroundContactWorkspace<L>& s = cl.state;
+    io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
+    io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
+    io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
+    Vec3<L> t1, t2;
+    perpendicular_basis(cl.ground.normal, t1, t2);
+    for (int k = 0; k < candidates_; ++k) {
+      const L* l = s.impulses.data() + 3 * k;
+      const Vec3<L> f = (cl.ground.normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
+      s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
+    }
+    io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
+  }
   double candidate_friction(int c) const {
     return model_.contacts.geometries[static_cast<size_t>(model_.contacts.candidates[static_cast<size_t>(c)].geometry)].friction;
   }
@@ -200,6 +212,7 @@ class ContactSolving {
   ContactSettings settings_;
   std::vector<T> ground_height_, ground_normal_, friction_;  // N, N x 3, N x C
   std::vector<T> impulses_, forces_, gaps_, in_contact_;     // N x C x 3, N x C x 3, N x C, N x C
+  std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;
 };

@@ -11,8 +11,12 @@
 // linear solve with G + (rho + eta) I, one Cholesky factor per rho) and z (the projection onto
 // the cones) with the scaled dual y; at the solution y = -sigma~.
 //
-// Lanes: a contact may be in a lane's problem or not (`in_contact`, a 0/1 lane per contact): an
-// absent contact's rows and columns of G and its g are zeroed, and its x, z, y stay zero, so
+// Joint position limits join the same problem as unilateral rows after the 3k cone rows (l of
+// them): lambda_r >= 0, sigma_r >= 0, lambda_r sigma_r = 0, no friction (as MuJoCo treats them).
+//
+// Lanes: a contact or limit may be in a lane's problem or not (`in_contact`, a 0/1 lane per
+// contact, then per limit row): an absent one's rows and columns of G and its g are zeroed, and
+// its x, z, y stay zero, so
 // each lane solves exactly its own problem and the zero rows change no other value (x + 0 = x).
 // Every lane has its own rho. Lanes iterate together until every lane has converged or the cap
 // is hit; a converged lane is frozen, so a lane's result never depends on its block mates.
@@ -44,15 +48,16 @@ BATCHDYN_INLINE void project_to_cone(const S& mu, S& n, S& t1, S& t2) {
   t2 = select(inside, t2, select(polar, S(0), scale * t2));
 }
 
-// Workspace for problems of up to `max_contacts` contacts, on lanes.
+// Workspace for problems of up to `max_contacts` contacts and `max_limits` limit rows, on lanes.
 template <class S>
 struct ContactAdmmWorkspace {
-  explicit ContactAdmmWorkspace(int max_contacts)
-      : G(size(9 * max_contacts * max_contacts)), factor(G.size()), g(size(3 * max_contacts)), mu(size(max_contacts)),
-        in_contact(mu.size()), scale(mu.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()),
-        sigma(g.size()) {}
+  ContactAdmmWorkspace(int max_contacts, int max_limits)
+      : G(size((3 * max_contacts + max_limits) * (3 * max_contacts + max_limits))), factor(G.size()),
+        g(size(3 * max_contacts + max_limits)), mu(size(max_contacts)), in_contact(size(max_contacts + max_limits)),
+        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
-  // Inputs, filled by the caller for k contacts: G (3k x 3k row-major), g (3k), mu and in_contact (k)
+  // Inputs, filled by the caller for k contacts and l limit rows (m = 3k + l): G (m x m
+  // row-major), g (m), mu (k) and in_contact (k + l)
   std::vector<S> G, factor, g, mu, in_contact;
   // ADMM's variables, in the scaled problem
   std::vector<S> scale, x, z, y, rhs, sigma;
@@ -68,37 +73,43 @@ struct ContactAdmmReport {
   S converged;   // per lane, 1 or 0
 };
 
-// Solves the k-contact problem in ws (G, g, mu, in_contact) on every lane; lambda (3k lanes) is
+// Solves the problem of k contacts and l limit rows in ws (G, g, mu, in_contact) on every lane;
+// lambda (3k + l lanes) is
 // the warm start on entry (the previous step's impulses; zero for none) and the impulses on exit
 // (N s, in the cones; zero for an absent contact). G and g are overwritten (scaled).
 // Preconditions: G symmetric positive semi-definite. O(iterations m^2 + refactorisations m^3 / 6).
 template <class S>
-ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, ContactAdmmWorkspace<S>& ws, S* lambda) {
+ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings, ContactAdmmWorkspace<S>& ws, S* lambda) {
   using std::abs;
   using std::max;
   using std::min;
   using std::sqrt;
-  const int m = 3 * k;
+  const int m = 3 * k + l;
   ContactAdmmReport<S> report{S(0), S(0), S(0)};
-  if (k == 0) {
+  if (m == 0) {
     report.converged = S(1);
     return report;
   }
   S* G = ws.G.data();
   S* g = ws.g.data();
   const auto present = [&](int c) { return ws.in_contact[static_cast<size_t>(c)] != S(0); };
+  const auto owner = [&](int row) { return row < 3 * k ? row / 3 : k + row - 3 * k; };  // the contact or limit of a row
 
   // Preconditioning (as the reference): lambda = D lambda', one scale per cone, the inverse
   // square root of the mean of its block's diagonal, so that G' = D G D has a unit diagonal on
-  // average and the cones keep their shape. Absent contacts: D = 1 and their rows zeroed.
+  // average and the cones keep their shape, one per limit row. Absent ones: D = 1, rows zeroed.
   for (int c = 0; c < k; ++c) {
     const S mean = (G[(3 * c) * m + 3 * c] + G[(3 * c + 1) * m + 3 * c + 1] + G[(3 * c + 2) * m + 3 * c + 2]) * S(1.0 / 3.0);
     ws.scale[static_cast<size_t>(c)] = select(present(c), S(1) / sqrt(max(mean, S(1e-12))), S(1));
   }
+  for (int r = 0; r < l; ++r) {
+    const int row = 3 * k + r;
+    ws.scale[static_cast<size_t>(k + r)] = select(present(k + r), S(1) / sqrt(max(G[row * m + row], S(1e-12))), S(1));
+  }
   for (int i = 0; i < m; ++i) {
-    const int ci = i / 3;
+    const int ci = owner(i);
     for (int j = 0; j < m; ++j) {
-      const int cj = j / 3;
+      const int cj = owner(j);
       G[i * m + j] = select(present(ci) && present(cj), G[i * m + j] * ws.scale[static_cast<size_t>(ci)] * ws.scale[static_cast<size_t>(cj)], S(0));
     }
     g[i] = select(present(ci), g[i] * ws.scale[static_cast<size_t>(ci)], S(0));
@@ -111,7 +122,7 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
   {
     S* u = ws.rhs.data();
     S* w = ws.sigma.data();
-    for (int i = 0; i < m; ++i) u[i] = select(present(i / 3), S(1), S(0));
+    for (int i = 0; i < m; ++i) u[i] = select(present(owner(i)), S(1), S(0));
     for (int it = 0; it < 8; ++it) {
       S norm(0);
       for (int i = 0; i < m; ++i) {
@@ -138,6 +149,10 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
     for (int r = 0; r < 3; ++r) z[r] = select(present(c), lambda[3 * c + r] / d, S(0));
     project_to_cone(ws.mu[static_cast<size_t>(c)], z[0], z[1], z[2]);
   }
+  for (int r = 0; r < l; ++r) {
+    const size_t i = static_cast<size_t>(3 * k + r);
+    ws.z[i] = select(present(k + r), max(lambda[i] / ws.scale[static_cast<size_t>(k + r)], S(0)), S(0));
+  }
   for (int i = 0; i < m; ++i) {
     S s = g[i];
     for (int j = 0; j < m; ++j) s += G[i * m + j] * ws.z[static_cast<size_t>(j)];
@@ -150,6 +165,7 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
     const S shift = ws.mu[static_cast<size_t>(c)] * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
     y[0] = -(sigma[0] + shift), y[1] = -sigma[1], y[2] = -sigma[2];
   }
+  for (int r = 0; r < l; ++r) ws.y[static_cast<size_t>(3 * k + r)] = select(present(k + r), -ws.sigma[static_cast<size_t>(3 * k + r)], S(0));
   S g_norm(0);
   for (int i = 0; i < m; ++i) g_norm = max(g_norm, abs(g[i]));
 
@@ -166,6 +182,10 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
         const size_t i = static_cast<size_t>(3 * c + r);
         ws.rhs[i] = rho * ws.z[i] + eta * ws.x[i] - ws.y[i] - g[i] - (r == 0 ? shift : S(0));
       }
+    }
+    for (int i = 3 * k; i < m; ++i) {
+      const size_t u = static_cast<size_t>(i);
+      ws.rhs[u] = rho * ws.z[u] + eta * ws.x[u] - ws.y[u] - g[i];
     }
     cholesky_solve(ws.factor.data(), m, ws.rhs.data());
     // z-step: the projection onto the cones; y-step: the scaled dual ascent. Frozen lanes keep theirs.
@@ -187,6 +207,18 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
         ws.y[i] = select(live, y_new, ws.y[i]);
       }
     }
+    for (int r = 0; r < l; ++r) {  // limit rows: the projection onto lambda >= 0
+      const size_t i = static_cast<size_t>(3 * k + r);
+      const S x_new = select(present(k + r), ws.rhs[i], S(0));
+      const S z_new = select(present(k + r), max(x_new + ws.y[i] / rho, S(0)), S(0));
+      const S y_new = ws.y[i] + rho * (x_new - z_new);
+      primal = max(primal, abs(x_new - z_new));
+      change = max(change, abs(z_new - ws.z[i]));
+      z_norm = max(z_norm, abs(z_new));
+      ws.x[i] = select(live, x_new, ws.x[i]);
+      ws.z[i] = select(live, z_new, ws.z[i]);
+      ws.y[i] = select(live, y_new, ws.y[i]);
+    }
     report.iterations += running;
     // The NCP's own conditions at z decide convergence, by its natural residual per cone:
     // z - proj_K(z - sigma~), zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of
@@ -207,6 +239,10 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
       project_to_cone(mu, n, t1, t2);
       dual = max(dual, max(abs(z[0] - n), max(abs(z[1] - t1), abs(z[2] - t2))));
     }
+    for (int i = 3 * k; i < m; ++i) {
+      const S z = ws.z[static_cast<size_t>(i)];
+      dual = max(dual, abs(z - max(z - ws.sigma[static_cast<size_t>(i)], S(0))));
+    }
     const S residual = max(primal / (S(1) + z_norm), dual / (S(1) + g_norm));
     report.residual = select(live, residual, report.residual);
     const auto done = residual <= tolerance;
@@ -224,8 +260,7 @@ ContactAdmmReport<S> contact_admm(int k, const ContactSettings& settings, Contac
       refactor();
     }
   }
-  for (int c = 0; c < k; ++c)
-    for (int r = 0; r < 3; ++r) lambda[3 * c + r] = ws.z[static_cast<size_t>(3 * c + r)] * ws.scale[static_cast<size_t>(c)];
+  for (int i = 0; i < m; ++i) lambda[i] = ws.z[static_cast<size_t>(i)] * ws.scale[static_cast<size_t>(owner(i))];
   return report;
 }
 

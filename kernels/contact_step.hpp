@@ -90,20 +90,11 @@ struct ContactStepResult {
   Vec3d world_force(int k, const Model& model, double h) const;
 };
 
-namespace detail {
-// Two unit tangents completing n to a right-handed frame.
-inline void tangents(const Vec3d& n, Vec3d& t1, Vec3d& t2) {
-  const Vec3d a = std::abs(n.x) < 0.9 ? Vec3d{1, 0, 0} : Vec3d{0, 1, 0};
-  t1 = cross(n, a);
-  t1 = t1 * (1.0 / std::sqrt(dot(t1, t1)));
-  t2 = cross(n, t1);
-}
-}  // namespace detail
 
 inline Vec3d ContactStepResult::world_force(int k, const Model& model, double h) const {
   Vec3d t1, t2;
   const Vec3d& n = model.contacts.ground.normal;
-  detail::tangents(n, t1, t2);
+  perpendicular_basis(n, t1, t2);
   const double* l = impulses.data() + 3 * k;
   return (n * l[0] + t1 * l[1] + t2 * l[2]) * (1.0 / h);
 }
@@ -148,7 +139,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, model.nv), J_frame(6, model.nv);
   Vec3d t1, t2;
   const Vec3d& n = cm.ground.normal;
-  detail::tangents(n, t1, t2);
+  perpendicular_basis(n, t1, t2);
   for (size_t a = 0; a < r.active.size(); ++a) {
     const ContactCandidate& c = cm.candidates[static_cast<size_t>(r.active[a])];
     // A frame at the lowest point with world axes: its LOCAL linear velocity is the world one.

@@ -31,7 +31,10 @@ struct GroundContactWorkspace {
         body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()),
         G6(static_cast<size_t>(plan.body_rows() * plan.body_rows())), gap(static_cast<size_t>(plan.num_candidates())),
         in_contact(gap.size()), columns(3 * gap.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
-        list_impulses(3 * gap.size()), contact_list(gap.size()), admm(plan.num_candidates()) {}
+        limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
+        limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
+        list_impulses(3 * gap.size() + limit_distance.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
+        admm(plan.num_candidates(), plan.num_limited_joints()) {}
   DelassusWorkspace<S> delassus;
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
@@ -42,15 +45,19 @@ struct GroundContactWorkspace {
   std::vector<Force<S>> columns;              // 3 per candidate: its rows (n, t1, t2) as forces on its body, body frame
   std::vector<S> velocity;                    // 3 per candidate: J_c v_free
   std::vector<S> impulses;                    // 3 per candidate (n, t1, t2), N s: warm start in, result out
-  std::vector<S> list_impulses;               // 3 per candidate of contact_list, in its order
+  // Per limited joint (plan.limited_joints)
+  std::vector<S> limit_distance, limit_sign;  // to the nearer limit (< 0: beyond it); +1 lower, -1 upper
+  std::vector<S> limit_active, limit_impulses;  // 1 when within the margin; N m s or N s (warm start in, result out)
+  std::vector<S> list_impulses;               // 3 per candidate of contact_list, then 1 per limit of limit_list
   std::vector<int> contact_list;              // the block's candidates in contact (in any lane)
+  std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
   ContactAdmmWorkspace<S> admm;
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            columns.size() * sizeof(Force<S>) +
            (v_free.size() + response.size() + G6.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
-            list_impulses.size()) * sizeof(S) +
-           contact_list.size() * sizeof(int) + admm.bytes();
+            limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + list_impulses.size()) * sizeof(S) +
+           (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
   }
 };
 
@@ -61,32 +68,33 @@ struct GroundLanes {
   S height;
 };
 
-// Two unit tangents completing n to a right-handed frame, per lane (as the reference's
-// detail::tangents: the first from n x e_x, or n x e_y when n is close to e_x).
+// The joint subspace column of 1-dof joint i as the pair of wrenches a unit joint torque is:
+// S_i on body i and its reaction on the parent (zero for the world). Adds tau times it to the
+// bodies' forces.
 template <class S>
-void ground_tangents(const Vec3<S>& n, Vec3<S>& t1, Vec3<S>& t2) {
-  using std::abs;
-  using std::sqrt;
-  const auto near_x = abs(n.x) >= S(0.9);
-  const Vec3<S> a{select(near_x, S(0), S(1)), select(near_x, S(1), S(0)), S(0)};
-  t1 = cross(n, a);
-  t1 = t1 * (S(1) / sqrt(dot(t1, t1)));
-  t2 = cross(n, t1);
+void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int i, const S& tau) {
+  const Motion<S> axis = subspace_column(c, i, 0);
+  const Force<S> f{axis.linear * tau, axis.angular * tau};
+  ws.body_force[static_cast<size_t>(i)] += f;
+  const int parent = c.tree[i].parent;
+  if (parent > 0) ws.body_force[static_cast<size_t>(parent)] -= ws.parent_from_body[static_cast<size_t>(i)].act(f);
 }
 
 // One contact step's impulses for a lane block at (q, v) with the free accelerations qdd (in:
-// ABA's; out: plus M^-1 J^T lambda / h). `mu` and `margin` are per candidate (lanes and
-// scalars), ws.impulses the warm start (3 per candidate). Returns the ADMM report (iterations 0
-// and converged when no candidate is in contact). `c` must be the constants the accelerations
-// stage used (the implicitly damped ones in a damped step), so that M is the same.
-// Preconditions: plan from this model; unit quaternions. O(n + B^2 + iterations m^2 + m^3/6).
+// ABA's; out: plus M^-1 J^T lambda / h): the ground contacts of the first `candidates`
+// candidates (0: contacts off) and, when settings.joint_limits, the 1-dof joints' position
+// limits as unilateral rows (as the dense reference's). `mu` is per candidate (lanes),
+// ws.impulses and ws.limit_impulses the warm start. Returns the ADMM report (iterations 0 and
+// converged when nothing is in contact). `c` must be the constants the accelerations stage used
+// (the implicitly damped ones in a damped step), so that M is the same.
+// Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6).
 template <class S>
 ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
-                                           const ContactSettings& settings, const GroundLanes<S>& ground, const S* mu,
-                                           GroundContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
+                                           const ContactSettings& settings, int candidates, const GroundLanes<S>& ground,
+                                           const S* mu, GroundContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
-  const int candidates = plan.num_candidates();
+  const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
 
   // 1. The free velocity, the placements (world too) and the bodies' velocities at v_free.
@@ -104,7 +112,7 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
 
   // 2. Each candidate: gap, mask, rows as forces at its lowest point, and J_c v_free.
   Vec3<S> t1, t2;
-  ground_tangents(ground.normal, t1, t2);
+  perpendicular_basis(ground.normal, t1, t2);  // the tangents, as the reference's
   int in_block = 0;
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
@@ -125,12 +133,30 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
     }
     if (any_lane(touching)) ws.contact_list[static_cast<size_t>(in_block++)] = k;
   }
-  for (int k = 0; k < 3 * candidates; ++k) {  // no impulse where nothing touches (after the ADMM: only the block's list)
-    const auto touching = ws.in_contact[static_cast<size_t>(k / 3)] != S(0);
-    ws.impulses[static_cast<size_t>(k)] = select(touching, ws.impulses[static_cast<size_t>(k)], S(0));
+  for (int k = 0; k < 3 * plan.num_candidates(); ++k) {  // no impulse where nothing touches (nor with contacts off)
+    const S kept = k < 3 * candidates ? ws.impulses[static_cast<size_t>(k)] : S(0);
+    ws.impulses[static_cast<size_t>(k)] = k < 3 * candidates ? select(ws.in_contact[static_cast<size_t>(k / 3)] != S(0), kept, S(0)) : S(0);
+  }
+
+  // Each limited joint: the distance to its nearer limit, the row's sign (+qdot at the lower
+  // limit, -qdot at the upper), and its mask (within limit_margin).
+  int limits_in_block = 0;
+  const S limit_margin(static_cast<lane_scalar<S>>(settings.limit_margin));
+  for (int j = 0; j < plan.num_limited_joints(); ++j) {
+    const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(j)];
+    const S position = q[joint.coordinate];
+    const S to_lower = position - S(static_cast<lane_scalar<S>>(joint.lower));  // +inf when unlimited
+    const S to_upper = S(static_cast<lane_scalar<S>>(joint.upper)) - position;
+    const auto lower_side = to_lower <= to_upper;
+    ws.limit_distance[static_cast<size_t>(j)] = select(lower_side, to_lower, to_upper);
+    ws.limit_sign[static_cast<size_t>(j)] = select(lower_side, S(1), S(-1));
+    const auto near = (ws.limit_distance[static_cast<size_t>(j)] < limit_margin) && (S(j < limited ? 1 : 0) != S(0));
+    ws.limit_active[static_cast<size_t>(j)] = select(near, S(1), S(0));
+    ws.limit_impulses[static_cast<size_t>(j)] = select(near, ws.limit_impulses[static_cast<size_t>(j)], S(0));
+    if (any_lane(near)) ws.limit_list[static_cast<size_t>(limits_in_block++)] = j;
   }
   ContactAdmmReport<S> report{S(0), S(0), S(1)};
-  if (in_block == 0) return report;  // the whole block is in the air
+  if (in_block + limits_in_block == 0) return report;  // the whole block is free
 
   // 3. G6 by PV-OSIMr over the contact bodies' 6-row terminals (the unit forces at each body's
   // origin), then the block's problem: G_ab = T_a G6[a, b] T_b^T, g = J v_free + closing terms.
@@ -142,7 +168,7 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
     }
   pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.G6.data());
   const int rows6 = plan.body_rows();
-  const int m = 3 * in_block;
+  const int m = 3 * in_block + limits_in_block;
   S* G = ws.admm.G.data();
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
@@ -173,15 +199,47 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
     ws.admm.mu[static_cast<size_t>(b)] = mu[kb];
     ws.admm.in_contact[static_cast<size_t>(b)] = ws.in_contact[static_cast<size_t>(kb)];
   }
+  // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint) read
+  // by the contact rows (through the bodies' accelerations) and by the other limit rows.
+  for (int r = 0; r < limits_in_block; ++r) {
+    const int jr = ws.limit_list[static_cast<size_t>(r)];
+    const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(jr)];
+    const S sign = ws.limit_sign[static_cast<size_t>(jr)];
+    for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
+    add_joint_torque(c, ws.delassus, joint.body, S(1));
+    delassus_force_response(c, ws.delassus, ws.response.data());
+    const int row = 3 * in_block + r;
+    for (int a = 0; a < in_block; ++a) {
+      const int ka = ws.contact_list[static_cast<size_t>(a)];
+      const Motion<S>& acceleration = ws.delassus.body_acceleration[static_cast<size_t>(list[static_cast<size_t>(ka)].body)];
+      for (int t = 0; t < 3; ++t) {
+        const S value = sign * dot(ws.columns[static_cast<size_t>(3 * ka + t)], acceleration);
+        G[(3 * a + t) * m + row] = value;
+        G[row * m + 3 * a + t] = value;
+      }
+    }
+    for (int r2 = 0; r2 <= r; ++r2) {
+      const int j2 = ws.limit_list[static_cast<size_t>(r2)];
+      const S value = sign * ws.limit_sign[static_cast<size_t>(j2)] * ws.response[static_cast<size_t>(plan.limited_joints[static_cast<size_t>(j2)].dof)];
+      G[row * m + 3 * in_block + r2] = value;
+      G[(3 * in_block + r2) * m + row] = value;
+    }
+    ws.admm.g[static_cast<size_t>(row)] =
+        sign * ws.v_free[static_cast<size_t>(joint.dof)] + closing_velocity(ws.limit_distance[static_cast<size_t>(jr)], h, settings);
+    ws.admm.in_contact[static_cast<size_t>(in_block + r)] = ws.limit_active[static_cast<size_t>(jr)];
+  }
 
   // 4. The impulses, warm-started from the previous step's.
   std::vector<S>& warm = ws.list_impulses;
   for (int b = 0; b < in_block; ++b)
     for (int r = 0; r < 3; ++r)
       warm[static_cast<size_t>(3 * b + r)] = ws.impulses[static_cast<size_t>(3 * ws.contact_list[static_cast<size_t>(b)] + r)];
-  report = contact_admm(in_block, settings, ws.admm, warm.data());
+  for (int r = 0; r < limits_in_block; ++r)
+    warm[static_cast<size_t>(3 * in_block + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
+  report = contact_admm(in_block, limits_in_block, settings, ws.admm, warm.data());
 
-  // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies, one response sweep.
+  // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies (a limit's as a
+  // joint torque), one response sweep.
   for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
@@ -191,6 +249,12 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
       ws.impulses[static_cast<size_t>(3 * kb + r)] = impulse;
       ws.delassus.body_force[static_cast<size_t>(body)] += ws.columns[static_cast<size_t>(3 * kb + r)] * impulse;
     }
+  }
+  for (int r = 0; r < limits_in_block; ++r) {
+    const int jr = ws.limit_list[static_cast<size_t>(r)];
+    const S impulse = warm[static_cast<size_t>(3 * in_block + r)];
+    ws.limit_impulses[static_cast<size_t>(jr)] = impulse;
+    add_joint_torque(c, ws.delassus, plan.limited_joints[static_cast<size_t>(jr)].body, ws.limit_sign[static_cast<size_t>(jr)] * impulse);
   }
   delassus_force_response(c, ws.delassus, ws.response.data());
   for (int k = 0; k < nv; ++k) qdd[k] += ws.response[static_cast<size_t>(k)] / h;

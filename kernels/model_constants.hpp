@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/joint_model.hpp"
 #include "topology/model.hpp"
@@ -34,11 +35,17 @@ struct ConstraintConstants {
   bool uses_position_error = false;     // kp != 0 (the position error costs a log6)
 };
 
-// Two unit vectors completing `axis` to an orthonormal basis (deterministic).
-inline void perpendicular_basis(const Vec3d& axis, Vec3d& b1, Vec3d& b2) {
-  const Vec3d ref = std::abs(axis.x) < 0.9 ? Vec3d{1, 0, 0} : Vec3d{0, 1, 0};
+// Two unit vectors completing `axis` (unit) to a right-handed orthonormal basis, deterministic:
+// b1 = axis x e_x normalised (axis x e_y when axis is close to e_x), b2 = axis x b1. Lane-generic
+// (revolute constraints' normals, contact tangents).
+template <class S>
+void perpendicular_basis(const Vec3<S>& axis, Vec3<S>& b1, Vec3<S>& b2) {
+  using std::abs;
+  using std::sqrt;
+  const auto near_x = abs(axis.x) >= S(0.9);
+  const Vec3<S> ref{select(near_x, S(0), S(1)), select(near_x, S(1), S(0)), S(0)};
   b1 = cross(axis, ref);
-  b1 = b1 * (1.0 / std::sqrt(dot(b1, b1)));
+  b1 = b1 * (S(1) / sqrt(dot(b1, b1)));
   b2 = cross(axis, b1);
 }
 

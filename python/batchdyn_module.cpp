@@ -318,6 +318,13 @@ void bind_batch(py::module_& m, const char* name) {
                       s.tolerance = tolerance;
                       b.batch.set_contact_settings(s);
                     }), "The contact solver's relative tolerance (finite, >= 0; default 1e-6 in float64, 1e-5 in float32).")
+      .def_property("joint_limits", serialised<B>([](B& b) { return b.batch.contact_settings().joint_limits; }),
+                    serialised<B>([](B& b, bool on) {
+                      ContactSettings s = b.batch.contact_settings();
+                      s.joint_limits = on;
+                      b.batch.set_contact_settings(s);
+                    }), "Whether step() keeps the 1-dof joints within their position limits (unilateral rows of the "
+                        "contact problem, default True; not with loop constraints on). The reference functions never apply them.")
       .def("set_ground", serialised<B>([](B& b, const std::vector<int>& envs, double height, const std::array<double, 3>& normal) {
              b.batch.set_ground(envs, height, Vec3d{normal[0], normal[1], normal[2]});
            }), py::arg("envs"), py::arg("height"), py::arg("normal") = std::array<double, 3>{0.0, 0.0, 1.0},

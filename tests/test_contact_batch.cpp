@@ -75,7 +75,7 @@ std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const 
 }
 }  // namespace
 
-TEST_CASE("step() with contacts: one step of the quadruped landing equals the dense reference contact step") {
+TEST_CASE("step() with contacts: one step of the quadruped landing equals the dense reference contact step, joint limits included") {
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 6, 1);
   REQUIRE(batch.contacts());
@@ -88,7 +88,7 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
   const double h = 2e-3;
   batch.step(h);
   ContactSettings reference = settings;
-  reference.joint_limits = false, reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  reference.max_iterations = 20000, reference.tolerance = 1e-12;
   Data<double> data(m);
   int touching = 0;
   for (int e = 0; e < 6; ++e) {
@@ -110,6 +110,63 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
     }
   }
   CHECK(touching >= 12);  // the feet do touch down
+}
+
+TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landing step equals the dense reference's limit rows") {
+  const Model m = quadruped();
+  ScalarBatch<double> batch(m, 4, 1);
+  batch.set_passive_forces(false);
+  ContactSettings settings = batch.contact_settings();
+  settings.tolerance = 1e-11, settings.max_iterations = 2000;
+  batch.set_contact_settings(settings);
+  auto states = touchdown_states(m, 4, 5);
+  for (int e = 0; e < 4; ++e) {  // knees 5 mrad from their upper limit (-0.9), folding further
+    for (const char* leg : {"FL", "FR", "HL", "HR"}) {
+      const Body& knee = m.bodies[static_cast<size_t>(m.joint_index(std::string(leg) + "_knee"))];
+      states[static_cast<size_t>(e)].first[knee.idx_q] = -0.905;
+      states[static_cast<size_t>(e)].second[knee.idx_v] = 2.0 + e;
+    }
+    set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+  }
+  batch.step(2e-3);
+  ContactSettings reference = settings;
+  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  Data<double> data(m);
+  for (int e = 0; e < 4; ++e) {
+    CAPTURE(e);
+    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    const ContactStepResult r = dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
+                                                   Eigen::VectorXd::Zero(m.nv), 2e-3, reference);
+    REQUIRE(r.converged);
+    CHECK(r.limits.size() >= 4);
+    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
+    for (const char* leg : {"FL", "FR", "HL", "HR"})  // the knees stop at the limit, not beyond
+      CHECK(batch.q()[e * m.nq + m.bodies[static_cast<size_t>(m.joint_index(std::string(leg) + "_knee"))].idx_q] <= -0.9 + 1e-9);
+  }
+}
+
+TEST_CASE("step() with joint limits: a pendulum swung into its limit stops there and never passes it; switched off, it swings on") {
+  const Model pendulum = load_urdf_string(R"(<robot name="pendulum"><link name="base"/>
+    <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+    <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+      <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/></joint></robot>)");
+  for (const bool limits : {true, false}) {
+    CAPTURE(limits);
+    Batch<double> batch(pendulum, 3, 1);
+    CHECK_FALSE(batch.contacts());  // a fixed base: no ground
+    ContactSettings settings = batch.contact_settings();
+    settings.joint_limits = limits;
+    batch.set_contact_settings(settings);
+    for (int e = 0; e < 3; ++e) batch.v()[e] = 3.5 + 0.5 * e;  // enough to reach 0.83 rad and more freely
+    double highest = 0.0;
+    for (int s = 0; s < 1000; ++s) {
+      batch.step(1e-3);
+      for (int e = 0; e < 3; ++e) highest = std::max(highest, batch.q()[e]);
+      REQUIRE(batch.failed_count() == 0);
+    }
+    if (limits) CHECK(highest <= 0.5 + 1e-9);
+    else CHECK(highest > 0.8);
+  }
 }
 
 TEST_CASE("step() with contacts: SIMD lanes equal W = 1 over 200 landing steps (double 1e-12, float 1e-5)") {
@@ -289,8 +346,8 @@ TEST_CASE("step() with contacts: switchable, off by default with loop constraint
   bad.max_iterations = 0;
   CHECK_THROWS_AS(batch.set_contact_settings(bad), Error);
   bad = batch.contact_settings();
-  bad.joint_limits = true;
-  CHECK_THROWS_WITH_AS(batch.set_contact_settings(bad), doctest::Contains("joint limits"), Error);
+  bad.limit_margin = -1.0;
+  CHECK_THROWS_WITH_AS(batch.set_contact_settings(bad), doctest::Contains("limit_margin"), Error);
   CHECK_THROWS_AS(batch.set_friction(std::array<int, 1>{0}, -1.0), Error);
   CHECK_THROWS_AS(batch.set_friction(std::array<int, 1>{2}, 1.0), Error);
   CHECK_THROWS_AS(batch.set_ground(std::array<int, 1>{0}, 0.0, Vec3d::zero()), Error);

@@ -1,11 +1,19 @@
 #include "topology/contact_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace batchdyn {
 
 ContactPlan plan_contacts(const Model& model) {
   ContactPlan plan;
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[static_cast<size_t>(i)];
+    if (!is_single_dof(b.joint_type) || b.joint_type == JointType::Continuous) continue;
+    const double lower = model.lower_position_limit[static_cast<size_t>(b.idx_q)];
+    const double upper = model.upper_position_limit[static_cast<size_t>(b.idx_q)];
+    if (std::isfinite(lower) || std::isfinite(upper)) plan.limited_joints.push_back({i, b.idx_v, b.idx_q, lower, upper});
+  }
   for (const ContactCandidate& c : model.contacts.candidates) plan.bodies.push_back(c.body);
   std::sort(plan.bodies.begin(), plan.bodies.end());
   plan.bodies.erase(std::unique(plan.bodies.begin(), plan.bodies.end()), plan.bodies.end());

@@ -19,17 +19,29 @@
 
 namespace batchdyn {
 
+// A 1-dof joint with a finite position limit (URDF / SDF): a unilateral row of the contact
+// problem when the joint is within the margin of a limit (one row per joint: the nearer side).
+struct LimitedJoint {
+  int body = 0;       // the body the joint moves
+  int dof = 0;        // its index in v
+  int coordinate = 0; // its index in q
+  double lower = 0.0, upper = 0.0;  // -inf / +inf where unlimited
+};
+
 struct ContactPlan {
+  std::vector<LimitedJoint> limited_joints;  // in body order
   std::vector<int> bodies;          // the contact bodies, ascending
   std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (rows 6 slot .. 6 slot + 5 of G6)
   DelassusPlan delassus;            // PV-OSIMr over one 6-row terminal per contact body (terminal k: rows 6k..6k+5)
 
   int num_candidates() const { return static_cast<int>(candidate_slot.size()); }
+  int num_limited_joints() const { return static_cast<int>(limited_joints.size()); }
   int num_bodies() const { return static_cast<int>(bodies.size()); }
   int body_rows() const { return 6 * num_bodies(); }  // rows of G6
 };
 
-// Builds the plan of model.contacts.candidates. O(n + B^2 d) once (plan_delassus).
+// Builds the plan of model.contacts.candidates and of the 1-dof joints with position limits
+// (revolute and prismatic; continuous joints have none). O(n + B^2 d) once (plan_delassus).
 ContactPlan plan_contacts(const Model& model);
 
 }  // namespace batchdyn

@@ -146,6 +146,7 @@ DEGENERATE_CALLS = {
     "set_reference_configuration": (lambda b, m: b.set_reference_configuration(m.neutral()), None),
     "status": (lambda b, m: b.status, None),
     "status_message": (lambda b, m: b.status_message(0), None),
+    "joint_limits": (lambda b, m: setattr(b, "joint_limits", False), None),
     "set_friction": (lambda b, m: b.set_friction([0], -1.0), "mu must be finite and >= 0"),
     "set_ground": (lambda b, m: b.set_ground([0], 0.0, [0.0, 0.0, 0.0]), "normal finite and non-zero"),
     "step": (lambda b, m: b.step(1e-3), None),
