@@ -190,27 +190,8 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
     cholesky_solve(ws.factor.data(), m, ws.rhs.data());
     // z-step: the projection onto the cones; y-step: the scaled dual ascent. Frozen lanes keep theirs.
     S primal(0), change(0), z_norm(0);
-    for (int c = 0; c < k; ++c) {
-      S z[3];
-      for (int r = 0; r < 3; ++r) z[r] = ws.rhs[static_cast<size_t>(3 * c + r)] + ws.y[static_cast<size_t>(3 * c + r)] / rho;
-      project_to_cone(ws.mu[static_cast<size_t>(c)], z[0], z[1], z[2]);
-      for (int r = 0; r < 3; ++r) {
-        const size_t i = static_cast<size_t>(3 * c + r);
-        const S x_new = select(present(c), ws.rhs[i], S(0));
-        const S z_new = select(present(c), z[r], S(0));
-        const S y_new = ws.y[i] + rho * (x_new - z_new);
-        primal = max(primal, abs(x_new - z_new));
-        change = max(change, abs(z_new - ws.z[i]));
-        z_norm = max(z_norm, abs(z_new));
-        ws.x[i] = select(live, x_new, ws.x[i]);
-        ws.z[i] = select(live, z_new, ws.z[i]);
-        ws.y[i] = select(live, y_new, ws.y[i]);
-      }
-    }
-    for (int r = 0; r < l; ++r) {  // limit rows: the projection onto lambda >= 0
-      const size_t i = static_cast<size_t>(3 * k + r);
-      const S x_new = select(present(k + r), ws.rhs[i], S(0));
-      const S z_new = select(present(k + r), max(x_new + ws.y[i] / rho, S(0)), S(0));
+    // Row i's new x and z (absent rows: zero): the dual ascent, the residuals' bookkeeping.
+    const auto update_row = [&](size_t i, const S& x_new, const S& z_new) {
       const S y_new = ws.y[i] + rho * (x_new - z_new);
       primal = max(primal, abs(x_new - z_new));
       change = max(change, abs(z_new - ws.z[i]));
@@ -218,6 +199,20 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
       ws.x[i] = select(live, x_new, ws.x[i]);
       ws.z[i] = select(live, z_new, ws.z[i]);
       ws.y[i] = select(live, y_new, ws.y[i]);
+    };
+    for (int c = 0; c < k; ++c) {
+      S z[3];
+      for (int r = 0; r < 3; ++r) z[r] = ws.rhs[static_cast<size_t>(3 * c + r)] + ws.y[static_cast<size_t>(3 * c + r)] / rho;
+      project_to_cone(ws.mu[static_cast<size_t>(c)], z[0], z[1], z[2]);
+      for (int r = 0; r < 3; ++r) {
+        const size_t i = static_cast<size_t>(3 * c + r);
+        update_row(i, select(present(c), ws.rhs[i], S(0)), select(present(c), z[r], S(0)));
+      }
+    }
+    for (int r = 0; r < l; ++r) {  // limit rows: the projection onto lambda >= 0
+      const size_t i = static_cast<size_t>(3 * k + r);
+      const S x_new = select(present(k + r), ws.rhs[i], S(0));
+      update_row(i, x_new, select(present(k + r), max(x_new + ws.y[i] / rho, S(0)), S(0)));
     }
     report.iterations += running;
     // The NCP's own conditions at z decide convergence, by its natural residual per cone:

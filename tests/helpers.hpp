@@ -185,4 +185,14 @@ inline Model without_gravity(Model m) {
   return m;
 }
 
+// A free-floating body of mass 1 kg with one collision primitive (URDF geometry text) and the
+// rotational inertia diag(ixx): the contact tests' boxes and spheres.
+inline Model free_body(const std::string& geometry, double ixx = 0.02) {
+  const std::string i = std::to_string(ixx);
+  return load_urdf_string("<robot name=\"body\"><link name=\"body\"><inertial><mass value=\"1\"/><inertia ixx=\"" + i +
+                              "\" ixy=\"0\" ixz=\"0\" iyy=\"" + i + "\" iyz=\"0\" izz=\"" + i + "\"/></inertial><collision><geometry>" +
+                              geometry + "</geometry></collision></link></robot>",
+                          RootJoint::FreeFlyer);
+}
+
 }  // namespace batchdyn::test

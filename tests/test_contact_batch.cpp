@@ -29,15 +29,6 @@ Vec3d total_force(const Engine& batch, int e) {
   return sum;
 }
 
-// A free body of mass 1 kg with one collision primitive (URDF geometry text).
-Model free_body(const std::string& geometry, double ixx) {
-  const std::string i = std::to_string(ixx);
-  return load_urdf_string("<robot name=\"body\"><link name=\"body\"><inertial><mass value=\"1\"/><inertia ixx=\"" + i +
-                              "\" ixy=\"0\" ixz=\"0\" iyy=\"" + i + "\" iyz=\"0\" izz=\"" + i + "\"/></inertial><collision><geometry>" +
-                              geometry + "</geometry></collision></link></robot>",
-                          RootJoint::FreeFlyer);
-}
-
 // The quadruped with bent legs (hip flexion 0.8, knee -1.6 rad), its sphere feet `clearance`
 // above the plane, and a small random twist and velocity so that the contacts are not symmetric.
 Eigen::VectorXd crouching(const Model& m, double clearance) {

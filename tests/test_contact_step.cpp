@@ -13,15 +13,6 @@ using namespace batchdyn::test;
 namespace {
 constexpr double kG = 9.81;
 
-// A free body of mass 1 kg with one collision primitive (URDF geometry text).
-Model free_body(const std::string& geometry, double ixx = 0.02) {
-  const std::string i = std::to_string(ixx);
-  return load_urdf_string("<robot name=\"body\"><link name=\"body\"><inertial><mass value=\"1\"/><inertia ixx=\"" + i +
-                              "\" ixy=\"0\" ixz=\"0\" iyy=\"" + i + "\" iyz=\"0\" izz=\"" + i + "\"/></inertial><collision><geometry>" +
-                              geometry + "</geometry></collision></link></robot>",
-                          RootJoint::FreeFlyer);
-}
-
 Eigen::VectorXd at_height(const Model& model, double z) {
   Eigen::VectorXd q = neutral_configuration<double>(model);
   q[2] = z;
