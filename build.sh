@@ -14,7 +14,10 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
           libbenchmark-dev nlohmann-json3-dev
           # the Python module (for Debian's /usr/bin/python3), its tests and the PPO example
-          pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib)
+          pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib
+          # Debian's torch calls BLAS through the libblas.so.3 alternative: OpenBLAS makes the PPO
+          # example's networks ~10x faster than the reference BLAS (8 -> 77 GFLOP/s, one core)
+          libopenblas0-pthread)
 
 # The fuzz targets need Clang and its fuzzer runtime (./build.sh fuzz and sanitize only).
 fuzz_packages=(clang libclang-rt-14-dev libfuzzer-14-dev)

@@ -3,12 +3,16 @@
 
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py                 # cart-pole
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task arm --iterations 60
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task quadruped --minutes 10
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
 the simulation alone and of the whole loop, the mean return and length of the episodes that
 finished. Stops when the mean episode length reaches --target of the limit (cart-pole: 95 % of
-500 steps = balanced) and writes the learning curve (--plot).
+500 steps = balanced), after --iterations or after --minutes, and writes the learning curve
+(--plot). The quadruped (A1 walking at a commanded forward speed) then walks with the mean
+action at --eval-speed for 5 s in 64 fresh environments: distance, speed and falls are printed
+and --picture draws the base's path and the feet's contacts over time.
 """
 import argparse
 import os
@@ -26,18 +30,36 @@ except ImportError:  # not installed and no PYTHONPATH: the build tree of ./buil
     from batchdyn import vector_env
 
 
-class ActorCritic(nn.Module):
-    """Gaussian policy (state-independent log std) and value function, two 32-unit tanh MLPs."""
+# Per task: the environment and PPO's settings (rsl_rl's for the quadruped, as legged_gym
+# trains A1, with smaller networks for 2 CPU cores). Command-line options override them.
+TASKS = {
+    "cartpole": dict(make=lambda n, threads: vector_env.CartPole(n, threads=threads), envs=2048, steps=16,
+                     iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
+                     reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
+    "arm": dict(make=lambda n, threads: vector_env.ArmReach(n, threads=threads), envs=2048, steps=16,
+                iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
+                reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
+    "quadruped": dict(make=lambda n, threads: vector_env.Quadruped(n, threads=threads), envs=4096, steps=24,
+                      iterations=1000, hidden=(128, 128, 128), activation=nn.ELU, lr=1e-3, epochs=5, minibatches=4,
+                      reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01),
+}
 
-    def __init__(self, obs_dim, act_dim, hidden=32):
+
+class ActorCritic(nn.Module):
+    """Gaussian policy (state-independent log std) and value function, two MLPs."""
+
+    def __init__(self, obs_dim, act_dim, hidden=(32, 32), activation=nn.Tanh, log_std=-1.0):
         super().__init__()
 
         def mlp(out):
-            return nn.Sequential(nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
-                                 nn.Linear(hidden, out))
+            layers, width = [], obs_dim
+            for h in hidden:
+                layers += [nn.Linear(width, h), activation()]
+                width = h
+            return nn.Sequential(*layers, nn.Linear(width, out))
 
         self.actor, self.critic = mlp(act_dim), mlp(1)
-        self.log_std = nn.Parameter(torch.full((act_dim,), -1.0))
+        self.log_std = nn.Parameter(torch.full((act_dim,), float(log_std)))
         with torch.no_grad():
             self.actor[-1].weight.mul_(0.01)
 
@@ -67,27 +89,36 @@ class RunningNorm:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", choices=["cartpole", "arm"], default="cartpole")
-    parser.add_argument("--envs", type=int, default=2048)
-    parser.add_argument("--steps", type=int, default=16, help="rollout length per iteration")
-    parser.add_argument("--iterations", type=int, default=150, help="at most")
+    parser.add_argument("--task", choices=sorted(TASKS), default="cartpole")
+    parser.add_argument("--envs", type=int, help="default: the task's (4096 for the quadruped, else 2048)")
+    parser.add_argument("--steps", type=int, help="rollout length per iteration (default: the task's)")
+    parser.add_argument("--iterations", type=int, help="at most (default: the task's)")
+    parser.add_argument("--minutes", type=float, default=0.0, help="stop after this wall time (0: no limit)")
     parser.add_argument("--target", type=float, default=0.95, help="stop at this fraction of the episode limit")
     parser.add_argument("--threads", type=int, default=0, help="simulation threads (0 = all cores)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--lr", type=float, help="initial learning rate (default: the task's)")
     parser.add_argument("--plot", default="ppo_learning_curve.png")
+    parser.add_argument("--picture", default="quadruped_walk.png", help="quadruped: the evaluation's picture")
+    parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
     args = parser.parse_args()
+    task = TASKS[args.task]
+    for key in ("envs", "steps", "iterations", "lr"):
+        if getattr(args, key) is None:
+            setattr(args, key, task[key])
 
     torch.manual_seed(args.seed)
-    torch.set_num_threads(1)  # small networks: one thread is faster than two fighting the simulation for 2 cores
-    env = vector_env.CartPole(args.envs, threads=args.threads) if args.task == "cartpole" else \
-        vector_env.ArmReach(args.envs, threads=args.threads)
+    # One thread: faster than two fighting the simulation's threads for 2 cores (measured, also
+    # for the quadruped's 3 x 128 networks).
+    torch.set_num_threads(1)
+    env = task["make"](args.envs, args.threads)
     n, obs_dim, act_dim, T = env.num_envs, env.obs_dim, env.act_dim, args.steps
-    model = ActorCritic(obs_dim, act_dim)
+    model = ActorCritic(obs_dim, act_dim, task["hidden"], task["activation"], task["log_std"])
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
     norm = RunningNorm(obs_dim)
-    reward_scale = 0.1  # values of order 10, not 100: an easier regression for the critic
-    gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, 4, 16
+    reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
+    gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, task["epochs"], task["minibatches"]
+    entropy_coefficient, desired_kl, lr = task["entropy"], task["desired_kl"], args.lr
 
     obs_buf = torch.zeros(T, n, obs_dim)
     act_buf = torch.zeros(T, n, act_dim)
@@ -101,7 +132,7 @@ def main():
     solved_at = None
     for iteration in range(1, args.iterations + 1):
         iteration_start, sim_time = time.perf_counter(), 0.0
-        returns, lengths = [], []
+        returns, lengths, tracking = [], [], []
         with torch.no_grad():
             for t in range(T):
                 norm.update(obs)
@@ -122,6 +153,8 @@ def main():
                 if info["done"].any():
                     returns += list(info["episode_return"][info["done"]])
                     lengths += list(info["episode_length"][info["done"]])
+                if "forward_velocity" in info:
+                    tracking.append((info["forward_velocity"], info["command"]))
                 obs = torch.from_numpy(obs_np)
             next_value = model.value(norm(obs))
             advantages = torch.zeros(T, n)
@@ -136,6 +169,9 @@ def main():
 
         flat = lambda x: x.reshape(T * n, *x.shape[2:])  # noqa: E731
         b_obs, b_act, b_logp, b_adv, b_ret = map(flat, (obs_buf, act_buf, logp_buf, advantages, targets))
+        if desired_kl:
+            with torch.no_grad():  # the rollout policy's means and std, for the KL of each update
+                b_mean, b_std = model.actor(b_obs), model.log_std.exp()
         b_adv = (b_adv - b_adv.mean()) / (b_adv.std() + 1e-8)
         size = T * n // minibatches
         for _ in range(epochs):
@@ -143,10 +179,19 @@ def main():
             for k in range(minibatches):
                 idx = order[k * size:(k + 1) * size]
                 dist = model.distribution(b_obs[idx])
+                if desired_kl:  # rsl_rl's adaptive step: keep the policy's change near desired_kl
+                    with torch.no_grad():
+                        old_mean = b_mean[idx]
+                        old_std = b_std
+                        kl = (torch.log(dist.stddev / old_std) + (old_std ** 2 + (old_mean - dist.mean) ** 2)
+                              / (2 * dist.stddev ** 2) - 0.5).sum(-1).mean().item()
+                    lr = max(1e-5, lr / 1.5) if kl > 2 * desired_kl else min(1e-2, lr * 1.5) if kl < desired_kl / 2 else lr
+                    for group in optimiser.param_groups:
+                        group["lr"] = lr
                 ratio = (dist.log_prob(b_act[idx]).sum(-1) - b_logp[idx]).exp()
                 policy_loss = -torch.min(ratio * b_adv[idx], ratio.clamp(1 - clip, 1 + clip) * b_adv[idx]).mean()
                 value_loss = 0.5 * (model.value(b_obs[idx]) - b_ret[idx]).pow(2).mean()
-                loss = policy_loss + 0.5 * value_loss - 0.0 * dist.entropy().mean()
+                loss = policy_loss + 0.5 * value_loss - entropy_coefficient * dist.entropy().sum(-1).mean()
                 optimiser.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -156,11 +201,17 @@ def main():
         wall = time.perf_counter() - start
         mean_return = float(np.mean(returns)) if returns else float("nan")
         mean_length = float(np.mean(lengths)) if lengths else float("nan")
-        history.append((total_steps, mean_return, mean_length, wall))
+        speed_error = float("nan")
+        if tracking:  # mean |v_x - v_cmd| over the rollout (quadruped)
+            speed_error = float(np.mean([np.abs(v - c).mean() for v, c in tracking]))
+        history.append((total_steps, mean_return, mean_length, wall, speed_error))
         loop_rate = T * n / (time.perf_counter() - iteration_start)
         print(f"iter {iteration:4d}  steps {total_steps:9d}  sim {T * n / sim_time / 1e6:6.2f} M env-steps/s  "
               f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {len(lengths):5d}  "
-              f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}  wall {wall:6.1f} s", flush=True)
+              f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}"
+              + (f"  |v_x - v_cmd| {speed_error:5.3f} m/s" if tracking else "") + f"  wall {wall:6.1f} s", flush=True)
+        if args.minutes and wall > 60 * args.minutes:
+            break
         if args.task == "cartpole" and len(lengths) >= 50 and mean_length >= args.target * limit:
             solved_at = (iteration, total_steps, wall)
             break
@@ -174,9 +225,13 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        steps, rets, lens, _ = map(np.array, zip(*history))
+        steps, rets, lens, _, errors = map(np.array, zip(*history))
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.plot(steps / 1e6, lens if args.task == "cartpole" else rets, marker=".")
+        if args.task == "quadruped":
+            twin = ax.twinx()
+            twin.plot(steps / 1e6, errors, color="tab:orange", marker=".")
+            twin.set_ylabel("mean |v_x - v_cmd| (m/s)", color="tab:orange")
         if args.task == "cartpole":
             ax.axhline(args.target * limit, color="gray", linestyle="--", label=f"target {args.target * limit:.0f}")
             ax.set_ylabel("mean episode length (steps)")
@@ -188,7 +243,57 @@ def main():
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
         print(f"wrote {args.plot}")
+    if args.task == "quadruped":
+        evaluate_walk(model, norm, args)
     return 0 if (solved_at or args.task != "cartpole") else 1
+
+
+def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
+    """The trained quadruped walks with its mean action at args.eval_speed in fresh environments:
+    prints the distance, the speed and the falls; draws environment 0's base path and its feet's
+    contacts over time (args.picture)."""
+    env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed))
+    obs, _ = env.reset(seed=args.seed + 12345)
+    start = env.batch.q[:, 0:3].astype(np.float64).copy()
+    steps = int(round(seconds / env.dt))
+    path, feet, fallen = [], [], np.zeros(envs, dtype=bool)
+    with torch.no_grad():
+        for _ in range(steps):
+            action = model.actor(norm(torch.from_numpy(obs))).numpy()
+            path.append(env.batch.q[0, 0:3].astype(np.float64).copy())
+            obs, _, terminated, _, _ = env.step(action)
+            feet.append(obs[0, 46:50].copy())
+            fallen |= terminated
+    # environments that fell were reset: measure those that did not
+    final, upright = env.batch.q[:, 0:3].astype(np.float64), ~fallen
+    distance = final[upright, 0] - start[upright, 0]
+    print(f"evaluation: {envs} environments, commanded {args.eval_speed:.2f} m/s for {seconds:.0f} s: "
+          f"{int(fallen.sum())} fell; the others walked {distance.mean():.2f} m forward on average "
+          f"(min {distance.min() if upright.any() else float('nan'):.2f} m), "
+          f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m")
+    if args.picture:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        path, feet = np.array(path), np.array(feet)
+        t = np.arange(steps) * env.dt
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+        top.plot(t, path[:, 0], label="x (forward)")
+        top.plot(t, path[:, 1], label="y (sideways)")
+        top.plot(t, path[:, 2], label="z (height)")
+        top.plot(t, args.eval_speed * t + path[0, 0], color="gray", linestyle="--", label=f"{args.eval_speed:.1f} m/s")
+        top.set_ylabel("base position (m)")
+        top.legend(loc="upper left", fontsize=8)
+        top.set_title("A1 walking with the trained policy (environment 0)")
+        for k, name in enumerate(["FL", "FR", "RL", "RR"]):
+            down = feet[:, k] > 0.5
+            bottom.fill_between(t, k - 0.4, k + 0.4, where=down, step="post", color="black", linewidth=0)
+        bottom.set_yticks(range(4), ["FL", "FR", "RL", "RR"])
+        bottom.set_ylabel("foot on ground")
+        bottom.set_xlabel("time (s)")
+        fig.tight_layout()
+        fig.savefig(args.picture, dpi=110)
+        print(f"wrote {args.picture}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import Batch, load
 
-__all__ = ["Box", "CartPole", "ArmReach"]
+__all__ = ["Box", "CartPole", "ArmReach", "Quadruped"]
 
 
 def _models_dir():
@@ -87,6 +87,8 @@ class _VectorEnv:
     def _reward_and_termination(self, actions):
         raise NotImplementedError
 
+    _step_info = {}  # a task's extra entries of the info dict of step()
+
     # --- Gymnasium-style API ---
     def reset(self, seed=None, options=None):
         """Resets every environment; returns (obs, info)."""
@@ -113,7 +115,7 @@ class _VectorEnv:
         self.episode_return += reward
         truncated = (self.episode_length >= self.max_episode_steps) & ~terminated
         done = terminated | truncated
-        info = {"done": done}
+        info = {"done": done, **self._step_info}
         if done.any():
             envs = np.flatnonzero(done).astype(np.int32)
             info["final_obs"] = self._obs.copy()
@@ -208,3 +210,117 @@ class ArmReach(_VectorEnv):
         distance = np.linalg.norm(self._obs[:, 14:17] - self.goal, axis=1)
         reward = -distance - 0.01 * np.sum(actions.astype(np.float64) ** 2, axis=1)
         return reward, np.zeros(self.num_envs, dtype=bool)
+
+
+def _rotate_into_body(quat_xyzw, vec):
+    """R^T vec for unit quaternions (x, y, z, w) of shape (N, 4) and vectors (N, 3): a world
+    vector in the body frame."""
+    u, w = -quat_xyzw[:, 0:3], quat_xyzw[:, 3:4]  # the conjugate rotates world -> body
+    t = 2.0 * np.cross(u, vec)
+    return vec + w * t + np.cross(u, t)
+
+
+class Quadruped(_VectorEnv):
+    """Walk forward at a commanded speed: Unitree A1 (models/a1.urdf, 12 joints, 13.7 kg) on
+    flat ground with frictional contact (models/a1_contacts.json: four 2 cm sphere feet and
+    the trunk box, mu = 1), in the spirit of legged_gym's A1 flat task (Rudin et al. 2022).
+
+    * Control: PD position targets, kp = 20 N m/rad, kd = 0.5 N m s/rad, torques clamped to
+      the URDF's 33.5 N m; target = default pose + action_scale x action (action in [-1, 1]^12).
+      dt = 0.02 s per step in 4 substeps of 5 ms (contact and PD every substep).
+    * Command: forward speed v_cmd ~ U[command_range] m/s in the base frame, drawn per episode;
+      the sideways speed and the yaw rate are commanded to 0.
+    * Observation (50): base linear velocity x 2 and angular velocity x 0.25 (base frame),
+      gravity in the base frame, v_cmd x 2, joint positions - default, joint velocities x 0.05,
+      the previous action, foot contacts (normal force > 1 N) as 0/1.
+    * Reward per step (x dt, legged_gym's terms and weights): exp(-|v_xy - (v_cmd, 0)|^2 / 0.25)
+      + 0.5 exp(-w_z^2 / 0.25) - 2 v_z^2 - 0.05 |w_xy|^2 - |g_xy|^2 - 2e-4 |tau|^2
+      - 2.5e-7 |qdd|^2 - 0.01 |a - a_prev|^2 + sum over feet touching down of (air time - 0.5 s)
+      (only when v_cmd > 0.1).
+    * Termination: the trunk within the contact margin of the ground (a fall), or a failed
+      environment; episodes last at most 1000 steps (20 s).
+    * Resets: the default pose 0.32 m above the ground, perturbed by +-noise (positions,
+      orientation, joints) and +-velocity_noise.
+
+    Extra info: info["forward_velocity"] (N,) and info["command"] (N,) after each step."""
+
+    obs_dim = 50
+    act_dim = 12
+    max_episode_steps = 1000
+    # FL, FR, RL, RR: hip, thigh, calf (the URDF's depth-first joint order), legged_gym's defaults
+    default_joint_positions = np.array([0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5])
+    kp, kd = 20.0, 0.5
+    feet = slice(0, 4)    # contact candidates of the feet (models/a1_contacts.json order)
+    trunk = slice(4, 12)  # the trunk box's 8 corners
+
+    def __init__(self, num_envs=4096, threads=0, dtype=np.float32, action_scale=0.5, command_range=(0.0, 1.0),
+                 noise=0.05, velocity_noise=0.1):
+        d = _models_dir()
+        model = load(os.path.join(d, "a1.urdf"), root="free", contacts=os.path.join(d, "a1_contacts.json"))
+        super().__init__(model, num_envs, 0.02, 4, threads, dtype)
+        self.action_scale, self.command_range = float(action_scale), tuple(command_range)
+        self.noise, self.velocity_noise = float(noise), float(velocity_noise)
+        self.reference = np.zeros(model.nq)
+        self.reference[2], self.reference[6], self.reference[7:] = 0.32, 1.0, self.default_joint_positions
+        self.batch.set_reference_configuration(self.reference)
+        self.batch.set_pd_gains([0.0] * 6 + [self.kp] * 12, [0.0] * 6 + [self.kd] * 12)
+        self.batch.control_mode = "pd"
+        self.effort = np.asarray(self.batch.effort_limits[6:], dtype=np.float64)
+        self.command = np.zeros(self.num_envs, dtype=np.float32)
+        self.last_action = np.zeros((self.num_envs, 12), dtype=np.float32)
+        self.air_time = np.zeros((self.num_envs, 4))
+        self._tau = np.zeros((self.num_envs, 12))
+        self._previous_action = np.zeros((self.num_envs, 12), dtype=np.float32)
+        self._rng = np.random.default_rng(0)
+
+    def _reset_envs(self, envs, seed):
+        self.batch.reset(envs, seed=seed, noise=self.noise, velocity_noise=self.velocity_noise)
+        self.batch.target[envs] = 0.0
+        self.batch.target[envs, 6:] = self.default_joint_positions
+        self._rng = np.random.default_rng(seed)
+        self.command[envs] = self._rng.uniform(*self.command_range, size=len(envs))
+        self.last_action[envs] = 0.0
+        self.air_time[envs] = 0.0
+
+    def _apply_action(self, actions):
+        self._previous_action[:] = self.last_action
+        self.last_action[:] = actions
+        self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * actions
+        # the PD torque of the first substep, for the torque penalty (the engine computes its own)
+        q, v = self.batch.q[:, 7:], self.batch.v[:, 6:]
+        self._tau[:] = np.clip(self.kp * (self.batch.target[:, 6:] - q) - self.kd * v, -self.effort, self.effort)
+
+    def _observe(self, out):
+        q, v = self.batch.q, self.batch.v
+        gravity = _rotate_into_body(q[:, 3:7].astype(np.float64), np.broadcast_to([0.0, 0.0, -1.0], (self.num_envs, 3)))
+        out[:, 0:3] = 2.0 * v[:, 0:3]    # the free-flyer's v is in the base frame (Pinocchio's convention)
+        out[:, 3:6] = 0.25 * v[:, 3:6]
+        out[:, 6:9] = gravity
+        out[:, 9] = 2.0 * self.command
+        out[:, 10:22] = q[:, 7:] - self.default_joint_positions
+        out[:, 22:34] = 0.05 * v[:, 6:]
+        out[:, 34:46] = self.last_action
+        out[:, 46:50] = self.batch.contact_forces[:, self.feet, 2] > 1.0
+
+    def _reward_and_termination(self, actions):
+        v = self.batch.v.astype(np.float64)
+        gravity = self._obs[:, 6:9].astype(np.float64)
+        command = self.command.astype(np.float64)
+        contact = self.batch.contact_forces[:, self.feet, 2] > 1.0
+        first_contact = contact & (self.air_time > 0)
+        self.air_time += self.dt
+        air_reward = np.sum((self.air_time - 0.5) * first_contact, axis=1) * (command > 0.1)
+        self.air_time[contact] = 0.0
+        velocity_error = (v[:, 0] - command) ** 2 + v[:, 1] ** 2
+        reward = (np.exp(-velocity_error / 0.25)
+                  + 0.5 * np.exp(-v[:, 5] ** 2 / 0.25)
+                  - 2.0 * v[:, 2] ** 2
+                  - 0.05 * np.sum(v[:, 3:5] ** 2, axis=1)
+                  - np.sum(gravity[:, 0:2] ** 2, axis=1)
+                  - 2e-4 * np.sum(self._tau ** 2, axis=1)
+                  - 2.5e-7 * np.sum(self.batch.qdd[:, 6:].astype(np.float64) ** 2, axis=1)
+                  - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
+                  + air_reward) * self.dt
+        terminated = np.any(self.batch.contact_flags[:, self.trunk] > 0, axis=1)
+        self._step_info = {"forward_velocity": v[:, 0].copy(), "command": self.command.copy()}
+        return reward, terminated

@@ -51,6 +51,53 @@ def test_arm_reach_runs_with_pd_targets_and_rewards_closeness_to_the_goal():
     np.testing.assert_allclose(reward, -distance, rtol=1e-5)
 
 
+def test_quadruped_stands_on_its_four_feet_with_zero_action():
+    env = vector_env.Quadruped(num_envs=16, threads=1)
+    obs, _ = env.reset(seed=2)
+    assert obs.shape == (16, 50) == env.observation_space.shape and env.single_action_space.shape == (12,)
+    for _ in range(300):  # 6 s: drop from 0.32 m (+- noise), land, sway (kd = 0.5 damps little), settle
+        obs, reward, terminated, truncated, info = env.step(np.zeros((16, 12)))
+        assert not terminated.any()
+    assert (obs[:, 46:50] == 1).all()  # every foot pushes on the ground
+    np.testing.assert_allclose(obs[:, 6:9], np.tile([0, 0, -1], (16, 1)), atol=0.05)  # gravity in the base frame
+    z = env.batch.q[:, 2]
+    assert ((z > 0.2) & (z < 0.3)).all()
+    weight = 9.81 * sum(env.batch.body_mass(0, b) for b in range(1, env.model.num_bodies))
+    feet_fz = env.batch.contact_forces[:, env.feet, 2].sum(axis=1)
+    np.testing.assert_allclose(feet_fz, weight, rtol=0.02)
+    assert (env.batch.contact_forces[:, env.trunk] == 0).all()
+    assert info["forward_velocity"].shape == (16,) and np.abs(info["forward_velocity"]).max() < 0.01
+
+
+def test_quadruped_rewards_tracking_the_commanded_speed():
+    # The same states (same seed) under commands 0 and 1 m/s: standing still earns the full
+    # tracking term at 0 m/s and exp(-1 / 0.25) of it at 1 m/s; every other term is the same.
+    rewards = []
+    for command in (0.0, 1.0):
+        env = vector_env.Quadruped(num_envs=8, threads=1, command_range=(command, command))
+        env.reset(seed=4)
+        for _ in range(60):
+            obs, reward, *_ = env.step(np.zeros((8, 12)))
+        rewards.append(reward)
+    v = env.batch.v.astype(np.float64)  # the same in both runs: the command is not an input of the dynamics
+    vx, vy2 = v[:, 0], v[:, 1] ** 2
+    expected = env.dt * (np.exp(-(vx ** 2 + vy2) / 0.25) - np.exp(-((vx - 1.0) ** 2 + vy2) / 0.25))
+    np.testing.assert_allclose(rewards[0] - rewards[1], expected, rtol=1e-5, atol=1e-7)
+    assert (expected > 0.8 * env.dt).all()  # nearly still (a little sway after landing)
+
+
+def test_quadruped_episode_ends_when_the_trunk_touches_the_ground():
+    env = vector_env.Quadruped(num_envs=4, threads=1, noise=0.0, velocity_noise=0.0)
+    env.reset(seed=1)
+    q = np.tile(env.reference, (4, 1))
+    q[1, 2], q[1, 3:7] = 0.06, [1, 0, 0, 0]  # env 1: upside down, on its back (the trunk box is 0.114 m high)
+    env.batch.reset_to([0, 1, 2, 3], q, np.zeros((4, env.model.nv)))
+    obs, reward, terminated, truncated, info = env.step(np.zeros((4, 12)))
+    assert terminated.tolist() == [False, True, False, False]
+    assert info["done"][1] and info["final_obs"][1, 8] > 0.9  # it ended upside down: gravity along +z of the base
+    np.testing.assert_allclose(env.batch.q[1, 2], 0.32, atol=1e-2)  # autoreset: back at the start height
+
+
 def test_the_ppo_example_runs_and_reports_its_rates():
     import os
     import subprocess
@@ -63,3 +110,18 @@ def test_the_ppo_example_runs_and_reports_its_rates():
     out = subprocess.run([sys.executable, script, "--envs", "256", "--iterations", "2", "--plot", ""],
                          capture_output=True, text=True, timeout=120)
     assert "iter    2" in out.stdout and "env-steps/s" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_ppo_example_trains_and_evaluates_the_quadruped():
+    import os
+    import subprocess
+    import sys
+
+    pytest = __import__("pytest")
+    pytest.importorskip("torch")
+    script = os.path.join(os.environ.get("BATCHDYN_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples")),
+                          "train_ppo.py")
+    out = subprocess.run([sys.executable, script, "--task", "quadruped", "--envs", "128", "--steps", "8", "--iterations", "2",
+                          "--plot", "", "--picture", ""], capture_output=True, text=True, timeout=300)
+    assert "iter    2" in out.stdout and "|v_x - v_cmd|" in out.stdout, out.stdout + out.stderr
+    assert "evaluation: 64 environments, commanded 0.80 m/s" in out.stdout, out.stdout + out.stderr

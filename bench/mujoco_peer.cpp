@@ -1,0 +1,278 @@
+// The MuJoCo peer (issue 19): the same quadruped, standing on the same ground under the same PD,
+// stepped by MuJoCo 2.2.2 (Debian's libmujoco-dev; this file is built only when CMake finds it)
+// and by batchdyn's step(), per core, in one run.
+//
+// "The same": the MJCF is generated from batchdyn's Model (mjcf_of below): the same bodies
+// (fixed links merged), joint placements and axes, masses, centres of mass and full inertias,
+// joint limits, and the contact geometry of models/a1_contacts.json (four 2 cm sphere feet, the
+// trunk box) against a plane, mu = 1 sliding friction (condim 3), elliptic cones as batchdyn's,
+// time step 2 ms, semi-implicit Euler. The PD (kp 20, kd 0.5, clamped to the URDF's 33.5 N m)
+// is computed identically before every step and applied through motors. MuJoCo runs its
+// default Newton solver (tolerance 1e-8, 100 iterations) and soft contacts (its defaults);
+// batchdyn its rigid ADMM (tolerance 1e-5 float / 1e-6 double).
+//
+// Every environment first settles for 1 s from the same crouched pose, then the steady stance
+// is timed. Counters: env-steps/s per core, the resting normal force per foot (env 0) and
+// their sum over the weight; the batchdyn cases also report vs_mujoco, their env-steps/s per
+// core over MuJoCo's elliptic case of the same run (run the whole file: --benchmark_filter=Peer).
+#include <benchmark/benchmark.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "batch/batch.hpp"
+#include "bench_common.hpp"
+#include "topology/contacts.hpp"
+#include "topology/urdf.hpp"
+
+namespace {
+using namespace batchdyn;
+
+constexpr double kStep = 2e-3;           // s
+constexpr double kSettle = 1.0;          // s before timing
+constexpr double kKp = 20.0, kKd = 0.5;  // legged_gym's A1 gains
+const std::array<double, 12> kStance = {0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5};
+const std::array<const char*, 4> kFeet = {"FL_foot", "FR_foot", "RL_foot", "RR_foot"};
+
+const Model& a1() {
+  static const Model m = [] {
+    Model model = load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer);
+    add_contacts_from_json_file(model, bench::model_path("a1_contacts.json"));
+    return model;
+  }();
+  return m;
+}
+
+double total_mass(const Model& m) {
+  double mass = 0;
+  for (const Body& b : m.bodies) mass += b.inertia.mass;
+  return mass;
+}
+
+// The crouched stance, 0.3 m above the ground (the feet ~3 cm above it): q in batchdyn's order.
+std::vector<double> stance(const Model& m) {
+  std::vector<double> q(static_cast<size_t>(m.nq), 0.0);
+  q[2] = 0.3;
+  q[6] = 1.0;  // identity quaternion (x y z w)
+  std::copy(kStance.begin(), kStance.end(), q.begin() + 7);
+  return q;
+}
+
+// --- the MJCF of a batchdyn Model --------------------------------------------------------------
+
+std::string numbers(std::initializer_list<double> values) {
+  std::ostringstream s;
+  s.precision(17);
+  bool first = true;
+  for (double v : values) s << (first ? "" : " ") << v, first = false;
+  return s.str();
+}
+
+// pos and xyaxes (the child frame's x and y axes in the parent frame) of a placement.
+std::string frame_attributes(const Transformd& t) {
+  const Mat3<double>& r = t.rotation;
+  return "pos=\"" + numbers({t.translation.x, t.translation.y, t.translation.z}) + "\" xyaxes=\"" +
+         numbers({r(0, 0), r(1, 0), r(2, 0), r(0, 1), r(1, 1), r(2, 1)}) + "\"";
+}
+
+std::string geom_element(const CollisionGeometry& g) {
+  std::string type, size;
+  switch (g.shape) {
+    case CollisionShape::Sphere: type = "sphere", size = numbers({g.radius}); break;
+    case CollisionShape::Capsule: type = "capsule", size = numbers({g.radius, 0.5 * g.length}); break;
+    case CollisionShape::Cylinder: type = "cylinder", size = numbers({g.radius, 0.5 * g.length}); break;
+    case CollisionShape::Box: type = "box", size = numbers({g.half_extents.x, g.half_extents.y, g.half_extents.z}); break;
+    case CollisionShape::Point: type = "sphere", size = "0.001"; break;
+  }
+  // contype 0 / conaffinity 1: the robot's geoms meet the floor (contype 1), never each other.
+  return "<geom name=\"" + g.name + "\" type=\"" + type + "\" size=\"" + size + "\" " + frame_attributes(g.in_body) +
+         " friction=\"" + numbers({g.friction, 0.005, 0.0001}) + "\" contype=\"0\" conaffinity=\"1\"/>";
+}
+
+void body_element(const Model& m, int b, std::ostringstream& xml) {
+  const Body& body = m.bodies[static_cast<size_t>(b)];
+  xml << "<body name=\"" << body.name << "\" " << frame_attributes(body.joint_placement) << ">";
+  const RigidInertiad& I = body.inertia;
+  const Mat3<double>& c = I.inertia_com;
+  xml << "<inertial pos=\"" << numbers({I.com.x, I.com.y, I.com.z}) << "\" mass=\"" << numbers({I.mass}) << "\" fullinertia=\""
+      << numbers({c(0, 0), c(1, 1), c(2, 2), c(0, 1), c(0, 2), c(1, 2)}) << "\"/>";
+  const auto dof = static_cast<size_t>(body.idx_v);
+  switch (body.joint_type) {
+    case JointType::FreeFlyer: xml << "<freejoint name=\"" << body.joint_name << "\"/>"; break;
+    case JointType::Revolute:
+    case JointType::Continuous:
+    case JointType::Prismatic: {
+      const bool limited = body.joint_type != JointType::Continuous &&
+                           std::isfinite(m.lower_position_limit[static_cast<size_t>(body.idx_q)]);
+      xml << "<joint name=\"" << body.joint_name << "\" type=\"" << (body.joint_type == JointType::Prismatic ? "slide" : "hinge")
+          << "\" axis=\"" << numbers({body.axis.x, body.axis.y, body.axis.z}) << "\" armature=\"" << numbers({m.armature[dof]})
+          << "\" damping=\"" << numbers({m.damping[dof]}) << "\"";
+      if (limited)
+        xml << " limited=\"true\" range=\"" << numbers({m.lower_position_limit[static_cast<size_t>(body.idx_q)],
+                                                       m.upper_position_limit[static_cast<size_t>(body.idx_q)]}) << "\"";
+      xml << "/>";
+      break;
+    }
+    case JointType::Spherical: xml << "<joint name=\"" << body.joint_name << "\" type=\"ball\"/>"; break;
+  }
+  for (const CollisionGeometry& g : m.contacts.geometries)
+    if (g.body == b) xml << geom_element(g);
+  for (int child : body.children) body_element(m, child, xml);
+  xml << "</body>\n";
+}
+
+// The MJCF: option, the floor, the body tree, one motor per 1-dof joint (the PD goes through
+// ctrl, clamped to the effort limit as batchdyn clamps it).
+std::string mjcf_of(const Model& m, const char* cone) {
+  std::ostringstream xml;
+  xml << "<mujoco model=\"" << m.name << "\"><compiler angle=\"radian\" inertiafromgeom=\"false\"/>"
+      << "<option timestep=\"" << kStep << "\" integrator=\"Euler\" cone=\"" << cone << "\" gravity=\""
+      << numbers({m.gravity.x, m.gravity.y, m.gravity.z}) << "\"/>"
+      << "<size nstack=\"20000\"/><worldbody><geom name=\"floor\" type=\"plane\" size=\"0 0 1\" contype=\"1\" conaffinity=\"0\"/>\n";
+  for (int child : m.bodies[0].children) body_element(m, child, xml);
+  xml << "</worldbody><actuator>";
+  for (size_t b = 1; b < m.bodies.size(); ++b) {
+    const Body& body = m.bodies[b];
+    if (!is_single_dof(body.joint_type)) continue;
+    const double effort = m.effort_limit[static_cast<size_t>(body.idx_v)];
+    xml << "<motor joint=\"" << body.joint_name << "\"";
+    if (std::isfinite(effort) && effort > 0) xml << " ctrllimited=\"true\" ctrlrange=\"" << numbers({-effort, effort}) << "\"";
+    xml << "/>";
+  }
+  xml << "</actuator></mujoco>\n";
+  return xml.str();
+}
+
+mjModel* load_mjcf(const std::string& text) {
+  mjVFS vfs;
+  mj_defaultVFS(&vfs);
+  if (mj_makeEmptyFileVFS(&vfs, "model.xml", static_cast<int>(text.size())) != 0) throw std::runtime_error("MuJoCo VFS full");
+  std::copy(text.begin(), text.end(), static_cast<char*>(vfs.filedata[vfs.nfile - 1]));
+  char error[1000] = "";
+  mjModel* model = mj_loadXML("model.xml", &vfs, error, sizeof error);
+  mj_deleteVFS(&vfs);
+  if (!model) throw std::runtime_error(std::string("MuJoCo rejected the generated MJCF: ") + error);
+  return model;
+}
+
+// --- MuJoCo -------------------------------------------------------------------------------------
+
+struct MujocoEnvs {
+  std::unique_ptr<mjModel, void (*)(mjModel*)> model{nullptr, mj_deleteModel};
+  std::vector<std::unique_ptr<mjData, void (*)(mjData*)>> data;
+
+  // PD on the 12 joints (qpos 7.., qvel 6..), then one step.
+  void step(mjData* d) const {
+    for (int k = 0; k < model->nu; ++k)
+      d->ctrl[k] = kKp * (kStance[static_cast<size_t>(k)] - d->qpos[7 + k]) - kKd * d->qvel[6 + k];
+    mj_step(model.get(), d);
+  }
+};
+
+MujocoEnvs make_mujoco(int n, const char* cone) {
+  MujocoEnvs envs;
+  envs.model.reset(load_mjcf(mjcf_of(a1(), cone)));
+  mjData* first = mj_makeData(envs.model.get());
+  const std::vector<double> q = stance(a1());
+  // MuJoCo's free joint: position, then the quaternion w x y z.
+  const double mj_q[7] = {q[0], q[1], q[2], q[6], q[3], q[4], q[5]};
+  std::copy(mj_q, mj_q + 7, first->qpos);
+  std::copy(q.begin() + 7, q.end(), first->qpos + 7);
+  for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) envs.step(first);
+  envs.data.emplace_back(first, mj_deleteData);
+  for (int e = 1; e < n; ++e) envs.data.emplace_back(mj_copyData(nullptr, envs.model.get(), first), mj_deleteData);
+  return envs;
+}
+
+// The normal force on each foot (sum over its contacts), N.
+std::array<double, 4> mujoco_foot_forces(const mjModel* m, const mjData* d) {
+  std::array<double, 4> fz{};
+  for (int i = 0; i < d->ncon; ++i) {
+    mjtNum f[6];
+    mj_contactForce(m, d, i, f);
+    for (size_t foot = 0; foot < kFeet.size(); ++foot) {
+      const int id = mj_name2id(m, mjOBJ_GEOM, kFeet[foot]);
+      if (d->contact[i].geom1 == id || d->contact[i].geom2 == id) fz[foot] += f[0];
+    }
+  }
+  return fz;
+}
+
+void report_feet(benchmark::State& state, const std::array<double, 4>& fz) {
+  for (size_t foot = 0; foot < kFeet.size(); ++foot) state.counters[std::string("fz_") + kFeet[foot]] = fz[foot];
+  const double weight = total_mass(a1()) * std::abs(a1().gravity.z);
+  state.counters["sum_fz_over_weight"] = (fz[0] + fz[1] + fz[2] + fz[3]) / weight;
+}
+
+double mujoco_rate = 0;  // env-steps/s per core of the elliptic MuJoCo case of this run
+
+void BM_PeerMujoco(benchmark::State& state, const char* cone) {
+  const int n = static_cast<int>(state.range(0));
+  MujocoEnvs envs = make_mujoco(n, cone);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state)
+    for (auto& d : envs.data) envs.step(d.get());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double steps = static_cast<double>(state.iterations()) * n;
+  bench::report_throughput<double>(state, seconds, steps, 1, 1, 0.0);
+  report_feet(state, mujoco_foot_forces(envs.model.get(), envs.data[0].get()));
+  state.counters["contacts"] = envs.data[0]->ncon;
+  state.counters["solver_iterations"] = envs.data[0]->solver_iter;
+  if (std::string(cone) == "elliptic") mujoco_rate = steps / seconds;
+}
+
+// --- batchdyn -----------------------------------------------------------------------------------
+
+template <class T>
+void BM_PeerBatchdyn(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Model& m = a1();
+  Batch<T> batch(m, n, 1);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
+  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = kKp, kd[static_cast<size_t>(k)] = kKd;
+  batch.set_control_mode(ControlMode::PositionPD);
+  batch.set_pd_gains(kp, kd);
+  const std::vector<double> q = stance(m);
+  for (int e = 0; e < n; ++e) {
+    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[static_cast<size_t>(k)]);
+    for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(q[static_cast<size_t>(k + 1)]);
+  }
+  for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) batch.step(T(kStep));
+  double iterations = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.step(T(kStep));
+    iterations += static_cast<double>(batch.contact_iterations()[0]);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
+  const double steps = static_cast<double>(state.iterations()) * n;
+  bench::report_throughput<T>(state, seconds, steps, 1, Batch<T>::W, 0.0);
+  std::array<double, 4> fz{};
+  const int c = batch.contact_candidates();
+  for (size_t foot = 0; foot < 4; ++foot) fz[foot] = static_cast<double>(batch.contact_forces()[foot * 3 + 2]);  // env 0
+  report_feet(state, fz);
+  state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
+  state.counters["candidates"] = c;
+  if (mujoco_rate > 0) state.counters["vs_mujoco"] = steps / seconds / mujoco_rate;
+}
+
+const bool registered = [] {
+  for (const char* cone : {"elliptic", "pyramidal"}) {
+    const std::string name = std::string("PeerMujoco<double>/a1_standing/cone:") + cone;
+    benchmark::RegisterBenchmark(name.c_str(), BM_PeerMujoco, cone)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  }
+  benchmark::RegisterBenchmark("PeerBatchdyn<double>/a1_standing", BM_PeerBatchdyn<double>)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  benchmark::RegisterBenchmark("PeerBatchdyn<float>/a1_standing", BM_PeerBatchdyn<float>)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  return true;
+}();
+
+}  // namespace
