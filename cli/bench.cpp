@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
 #include "kernels/constrained_dynamics.hpp"
+#include "kernels/contact_step.hpp"
+#include "kernels/kinematics.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -59,6 +62,9 @@ struct BenchResult {
   size_t block_bytes = 0;
   int failed = 0;
   double peak_per_cycle = 0;
+  // The contact stage of a --step run (0 candidates: none ran): its last step, mean over envs.
+  int contact_candidates = 0;
+  double mean_in_contact = 0, mean_admm_iterations = 0;
 };
 
 std::string mode_name(const BenchSettings& s) {
@@ -89,6 +95,26 @@ void fill_random_poses(Engine& batch, const Model& model) {
   }
 }
 
+// With the contact stage in the step, each random pose is lifted along the ground's normal (a
+// free-flyer root) until its lowest candidate touches the ground: robots dropped at rest onto
+// the ground, not started deep inside it. A fixed-base model keeps its poses.
+template <class Engine>
+void rest_poses_on_ground(Engine& batch, const Model& model) {
+  using T = typename Engine::T;
+  if (model.num_bodies() < 2 || model.bodies[1].joint_type != JointType::FreeFlyer || model.contacts.candidates.empty()) return;
+  Data<double> data(model);
+  Eigen::VectorXd q(model.nq);
+  const Vec3d& normal = model.contacts.ground.normal;
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    T* qe = batch.q() + static_cast<long>(e) * model.nq;
+    for (int k = 0; k < model.nq; ++k) q[k] = static_cast<double>(qe[k]);
+    forward_kinematics(model, data, q);
+    double lowest = std::numeric_limits<double>::infinity();
+    for (const CandidateState& c : candidate_states(model, data)) lowest = std::min(lowest, c.gap);
+    for (int k = 0; k < 3; ++k) qe[k] = static_cast<T>(q[k] - lowest * normal[k]);
+  }
+}
+
 // Calls `call` (one pass over all environments) repeatedly for s.seconds after a warm-up.
 template <class Engine, class Call>
 BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
@@ -115,6 +141,16 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   r.bytes_per_env = batch.workspace_bytes_per_env();
   r.failed = batch.failed_count();
   r.peak_per_cycle = peak_flops_per_cycle<T>();  // the core's SIMD peak, also for --scalar runs
+  if constexpr (requires { batch.contact_iterations(); }) {
+    if (s.step && batch.contacts()) {
+      const int c = batch.contact_candidates(), n = batch.num_envs();
+      r.contact_candidates = c;
+      for (int e = 0; e < n; ++e) {
+        r.mean_admm_iterations += batch.contact_iterations()[static_cast<size_t>(e)] / static_cast<double>(n);
+        for (int k = 0; k < c; ++k) r.mean_in_contact += static_cast<double>(batch.contact_flags()[static_cast<long>(e) * c + k]) / n;
+      }
+    }
+  }
   return r;
 }
 
@@ -177,6 +213,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
     batch.set_constraint_settings(settings);
   }
   fill_random_poses(batch, model);
+  if (s.step && batch.contacts()) rest_poses_on_ground(batch, model);
   if (s.pd) configure_pd(batch, model);
   if (s.randomize) randomize_parameters(batch, model);
   auto call = [&] {  // (the dense Delassus matrix is timed by run_dense)
@@ -263,7 +300,9 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     const double rate = envs / r.seconds;
     // Flops of the algorithm per call (batch/throughput.hpp: the loop solvers at a fixed
     // --iterations K and without steps; the dense solvers are not counted: 0).
-    const double flops = s.step && s.algorithm != Algorithm::Aba ? 0.0 : algorithm_flops(model, s.algorithm, s.iterations) * s.substeps;
+    // A step with the contact stage is not counted either (its ADMM iterates to convergence).
+    const double flops = s.step && (s.algorithm != Algorithm::Aba || r.contact_candidates > 0)
+                             ? 0.0 : algorithm_flops(model, s.algorithm, s.iterations) * s.substeps;
     const bool dense = s.algorithm == Algorithm::Delassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
@@ -296,6 +335,9 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["workspace_bytes_per_env"] = r.bytes_per_env;
     j["lane_block_bytes"] = r.block_bytes;
     j["failed_envs"] = r.failed;
+    j["contact_candidates"] = r.contact_candidates;  // 0: the step ran no contact stage
+    j["mean_candidates_in_contact"] = r.mean_in_contact;
+    j["mean_admm_iterations"] = r.mean_admm_iterations;
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
@@ -312,6 +354,12 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                     r.threads, r.bytes_per_env, r.block_bytes,
                     r.failed ? (", " + std::to_string(r.failed) + " environments failed").c_str() : "");
       out << line;
+      if (r.contact_candidates > 0) {
+        std::snprintf(line, sizeof line,
+                      "  contact stage: %d candidates, %.1f in contact and %.1f ADMM iterations per env (last step, mean)\n",
+                      r.contact_candidates, r.mean_in_contact, r.mean_admm_iterations);
+        out << line;
+      }
     }
     return r.failed ? 2 : 0;
   } catch (const std::exception& e) {

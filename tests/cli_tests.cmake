@@ -188,6 +188,18 @@ if(NOT rate GREATER 0)
   math(EXPR failures "${failures} + 1")
 endif()
 run(0 "step float, 10 envs" bench ${MODELS}/quadruped.urdf --root free --envs 10 --seconds 0.2 --step --precision float)
+# bench --step with contacts: random poses dropped onto the ground (none starts inside it), the
+# contact stage's candidates, contacts and ADMM iterations reported
+run(0 "contact stage: 12 candidates" bench ${MODELS}/a1.urdf --root free --contacts ${MODELS}/a1_contacts.json --step --pd
+    --envs 32 --threads 1 --seconds 0.1 --dt 0.002)
+run(0 "" bench ${MODELS}/a1.urdf --root free --contacts ${MODELS}/a1_contacts.json --step --envs 32 --threads 1 --seconds 0.1 --json)
+expect_json("${last_out}" 12 contact_candidates)
+expect_json("${last_out}" 0 failed_envs)
+string(JSON in_contact GET "${last_out}" mean_candidates_in_contact)
+if(NOT in_contact GREATER 0)
+  message(SEND_ERROR "bench --step with contacts: ${in_contact} candidates in contact on average, expected some")
+  math(EXPR failures "${failures} + 1")
+endif()
 run(1 "--precision must be float or double" bench --precision half)
 foreach(algo pv-osimr pv-osim delassus)
   run(0 "" bench ${MODELS}/humanoid.urdf --root free --constraints ${MODELS}/humanoid_feet_hands.json --algo ${algo}
