@@ -200,6 +200,16 @@ class BatchEngine {
     check_env("ground_normal", env, n_);
     return contacts_.ground_normal(env);
   }
+  // Terrain (kernels/terrain.hpp): a height field z = h(x, y) that replaces the plane, shared
+  // by every environment (set_terrain; a contact file's "terrain" sets it at construction), then
+  // optionally with heights per environment on the same grid (set_terrain_heights: nx * ny
+  // values, row j = y index). clear_terrain returns to the plane. Throw Error for a bad field,
+  // a wrong count, a non-finite height or a model without a ground.
+  void set_terrain(const HeightField& field) { contacts_.set_terrain(field); }
+  void set_terrain_heights(std::span<const int> envs, std::span<const double> heights) { contacts_.set_terrain_heights(envs, heights); }
+  void clear_terrain() { contacts_.clear_terrain(); }
+  const HeightField& terrain() const { return contacts_.terrain(); }    // its grid; nx = 0: none
+  const T* terrain_heights(int env) const { return contacts_.terrain_heights(env); }  // nx * ny, nullptr without a terrain
   double friction(int env, int candidate) const {
     check_env("friction", env, n_);
     if (candidate < 0 || candidate >= contacts_.candidates()) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");

@@ -10,6 +10,9 @@
 // respect the loops): a model with loop constraints has it off by default, and turning both on
 // is refused.
 //
+// The ground is the plane, or a terrain (a height field, kernels/terrain.hpp) shared by every
+// environment or with heights per environment on one grid (rough-terrain RL).
+//
 // Per environment it keeps the ground (height and normal: domain randomisation), the friction
 // coefficient of every candidate, and the last step's results: impulses (the warm start),
 // world-frame forces, gaps, contact flags, ADMM iterations and residual. An environment whose
@@ -28,6 +31,7 @@
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
 #include "kernels/ground_contact.hpp"
+#include "topology/contacts.hpp"
 
 namespace batchdyn {
 
@@ -51,6 +55,7 @@ class ContactSolving {
       for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
       for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
     }
+    if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
   }
 
   // Whether step() solves contacts: on, with candidates and a ground, and the loop constraints
@@ -100,6 +105,51 @@ class ContactSolving {
     for (int e : envs) check_env("Batch::set_friction", e, n_);
     for (int e : envs) std::fill_n(friction_.begin() + static_cast<long>(e) * candidates_, candidates_, static_cast<T>(mu));
   }
+  // A terrain shared by every environment: replaces the plane (its height and normal are kept
+  // for when the terrain is cleared). Throws Error for a field check_height_field refuses, or a
+  // model without a ground.
+  void set_terrain(const HeightField& field) {
+    check_height_field(field, "Batch::set_terrain");
+    if (!model_.contacts.ground.present)
+      throw Error("Batch::set_terrain: model '" + model_.name + "' has no ground (a fixed base without a contact file's \"ground\")");
+    terrain_ = field;
+    terrain_.heights.clear();
+    terrain_heights_.assign(field.heights.begin(), field.heights.end());
+    terrain_per_env_ = false;
+  }
+  // The listed environments get their own heights on the terrain's grid (nx * ny values, row j
+  // = y index, shared by the listed environments); the others keep theirs. Throws Error without
+  // a terrain, for a wrong count or a height that is not finite.
+  void set_terrain_heights(std::span<const int> envs, std::span<const double> heights) {
+    if (!terrain_.present()) throw Error("Batch::set_terrain_heights: no terrain (call set_terrain first)");
+    const size_t points = static_cast<size_t>(terrain_.nx) * static_cast<size_t>(terrain_.ny);
+    if (heights.size() != points)
+      throw Error("Batch::set_terrain_heights: expected nx * ny = " + std::to_string(points) + " heights, got " + std::to_string(heights.size()));
+    for (size_t k = 0; k < points; ++k)
+      if (!std::isfinite(heights[k])) throw Error("Batch::set_terrain_heights: height " + std::to_string(k) + " is not finite");
+    for (int e : envs) check_env("Batch::set_terrain_heights", e, n_);
+    if (!terrain_per_env_) {  // from one shared grid to one per environment
+      std::vector<T> shared = std::move(terrain_heights_);
+      terrain_heights_.resize(points * static_cast<size_t>(n_));
+      for (int e = 0; e < n_; ++e) std::copy(shared.begin(), shared.end(), terrain_heights_.begin() + static_cast<long>(points) * e);
+      terrain_per_env_ = true;
+    }
+    for (int e : envs)
+      for (size_t k = 0; k < points; ++k) terrain_heights_[points * static_cast<size_t>(e) + k] = static_cast<T>(heights[k]);
+  }
+  // Back to the plane.
+  void clear_terrain() {
+    terrain_ = HeightField{};
+    terrain_heights_.clear();
+    terrain_per_env_ = false;
+  }
+  // The terrain's grid (nx = 0: none; its heights are not copied here) and environment e's heights.
+  const HeightField& terrain() const { return terrain_; }
+  const T* terrain_heights(int e) const {
+    check_env("Batch::terrain_heights", e, n_);
+    if (!terrain_.present()) return nullptr;
+    return terrain_heights_.data() + (terrain_per_env_ ? static_cast<size_t>(terrain_.nx) * static_cast<size_t>(terrain_.ny) * static_cast<size_t>(e) : 0);
+  }
   double ground_height(int e) const { return ground_height_.at(static_cast<size_t>(e)); }
   Vec3d ground_normal(int e) const {
     return {ground_normal_.at(3 * static_cast<size_t>(e)), ground_normal_[3 * static_cast<size_t>(e) + 1], ground_normal_[3 * static_cast<size_t>(e) + 2]};
@@ -110,7 +160,7 @@ class ContactSolving {
   int candidates() const { return candidates_; }
   const T* impulses() const { return impulses_.data(); }   // N x C x 3: (normal, tangent 1, tangent 2), N s
   const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h)
-  const T* gaps() const { return gaps_.data(); }           // N x C: n . p - radius - height at the step's start, m
+  const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) at the step's start, m
   const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when the gap was below the margin
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
@@ -140,7 +190,14 @@ class ContactSolving {
         if (!(block * W + l < n_ && valid[l])) lanes[l] = k == 2 ? T(1) : T(0);
       normal[k] = LaneTraits<L>::load(lanes);
     }
-    cl.ground = {Vec3<L>{normal[0], normal[1], normal[2]}, height};
+    cl.ground.normal = Vec3<L>{normal[0], normal[1], normal[2]};
+    cl.ground.height = height;
+    cl.ground.terrain = TerrainView<T>{nullptr, terrain_.nx, terrain_.ny, static_cast<T>(terrain_.origin_x),
+                                       static_cast<T>(terrain_.origin_y), static_cast<T>(terrain_.spacing)};
+    for (int l = 0; l < W; ++l) {  // a lane without an environment reads environment 0's grid (any valid grid)
+      const int e = block * W + l;
+      cl.ground.terrain_heights[l] = terrain_.present() ? terrain_heights(e < n_ && valid[l] ? e : 0) : nullptr;
+    }
   }
 
   // The stage for one substep of length h: ws.qdd from the free accelerations to the
@@ -179,11 +236,12 @@ class ContactSolving {
     io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
     io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
     io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
-    Vec3<L> t1, t2;
-    perpendicular_basis(cl.ground.normal, t1, t2);
     for (int k = 0; k < candidates_; ++k) {
       const L* l = s.impulses.data() + 3 * k;
-      const Vec3<L> f = (cl.ground.normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
+      const Vec3<L>& normal = s.normal[static_cast<size_t>(k)];  // the ground's under the candidate
+      Vec3<L> t1, t2;
+      perpendicular_basis(normal, t1, t2);
+      const Vec3<L> f = (normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
       s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
     }
     io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
@@ -211,6 +269,9 @@ class ContactSolving {
   bool enabled_;
   ContactSettings settings_;
   std::vector<T> ground_height_, ground_normal_, friction_;  // N, N x 3, N x C
+  HeightField terrain_;                                      // the grid (nx = 0: none); heights below
+  std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
+  bool terrain_per_env_ = false;
   std::vector<T> impulses_, forces_, gaps_, in_contact_;     // N x C x 3, N x C x 3, N x C, N x C
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;

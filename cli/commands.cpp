@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -102,7 +103,12 @@ void print_model_text(const Model& model, std::ostream& out) {
   }
   const ContactModel& contacts = model.contacts;
   out << "\ncontacts: ";
-  if (contacts.ground.present)
+  if (contacts.terrain.present()) {
+    const HeightField& t = contacts.terrain;
+    const auto [low, high] = std::minmax_element(t.heights.begin(), t.heights.end());
+    out << "terrain " << t.nx << " x " << t.ny << " heights, spacing " << t.spacing << " m from (" << t.origin_x << ", " << t.origin_y
+        << "), z in [" << *low << ", " << *high << "]";
+  } else if (contacts.ground.present)
     out << "ground plane n . x = " << contacts.ground.height << ", n = (" << contacts.ground.normal.x << ", " << contacts.ground.normal.y
         << ", " << contacts.ground.normal.z << ")";
   else

@@ -40,7 +40,7 @@ TASKS = {
                 iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
                 reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
     "quadruped": dict(make=lambda n, threads: vector_env.Quadruped(n, threads=threads), envs=4096, steps=24,
-                      iterations=1000, hidden=(128, 128, 128), activation=nn.ELU, lr=1e-3, epochs=5, minibatches=4,
+                      iterations=1000, hidden=(128, 128), activation=nn.ELU, lr=1e-3, epochs=5, minibatches=4,
                       reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01),
 }
 

@@ -1,10 +1,11 @@
-// One time step with frictional contact against the ground plane, dense and scalar: the
+// One time step with frictional contact against the ground (its plane, or its terrain:
+// kernels/terrain.hpp, each candidate with the surface normal under it), dense and scalar: the
 // reference (oracle) that the batched contact stage will be checked against (issue 19, step 2).
 //
 // Velocity-level time stepping (Carpentier, Le Lidec et al., "From Compliant to Rigid Contact
 // Simulation: a Unified and Efficient Approach", RSS 2024, arXiv 2405.17020, §III-IV):
 //   1. v_free = v + h M^-1 (tau - b)
-//   2. for each candidate within its margin of the plane (gap < margin), three rows J_c: the
+//   2. for each candidate within its margin of the ground (gap < margin), three rows J_c: the
 //      world-frame velocity of its lowest point along the normal n and two tangents t1, t2;
 //      G = J M^-1 J^T (the Delassus matrix), g = J v_free + gap terms (below)
 //   3. the impulses lambda solve the Coulomb NCP with the De Saxce correction (§III-B):
@@ -35,25 +36,36 @@
 #include "kernels/jacobian.hpp"
 #include "kernels/kinematics.hpp"
 #include "kernels/rnea.hpp"
+#include "kernels/terrain.hpp"
 
 namespace batchdyn {
 
 
-// Where one candidate is at q: its lowest point in the world and its gap to the plane.
+// Where one candidate is at q: its lowest point in the world, its gap to the ground and the
+// ground's normal under it (the plane's, or the terrain's: kernels/terrain.hpp).
 struct CandidateState {
   Vec3d lowest_point = Vec3d::zero();  // p - radius n
-  double gap = 0.0;                    // n . p - radius - height (< 0: penetration)
+  double gap = 0.0;                    // to the ground (< 0: penetration)
+  Vec3d normal{0.0, 0.0, 1.0};         // unit, world frame
 };
 
-// The candidates' positions and gaps at q (after forward_kinematics into data). O(candidates).
+// The candidates' positions and gaps at q (after forward_kinematics into data), against the
+// model's terrain when it has one, else its plane. O(candidates).
 inline std::vector<CandidateState> candidate_states(const Model& model, const Data<double>& data) {
   const ContactModel& cm = model.contacts;
+  GroundLanes<double> ground;
+  ground.normal = cm.ground.normal;
+  ground.height = cm.ground.height;
+  if (cm.terrain.present()) {
+    ground.terrain = TerrainView<double>{nullptr, cm.terrain.nx, cm.terrain.ny, cm.terrain.origin_x, cm.terrain.origin_y, cm.terrain.spacing};
+    ground.terrain_heights[0] = cm.terrain.heights.data();
+  }
   std::vector<CandidateState> out(cm.candidates.size());
   for (size_t k = 0; k < cm.candidates.size(); ++k) {
     const ContactCandidate& c = cm.candidates[k];
     const Vec3d p = data.world_from_body[c.body].act_point(c.point);
-    out[k].lowest_point = p - cm.ground.normal * c.radius;
-    out[k].gap = dot(cm.ground.normal, p) - c.radius - cm.ground.height;
+    ground_under(ground, p, c.radius, out[k].gap, out[k].normal);
+    out[k].lowest_point = p - out[k].normal * c.radius;
   }
   return out;
 }
@@ -91,9 +103,9 @@ struct ContactStepResult {
 };
 
 
-inline Vec3d ContactStepResult::world_force(int k, const Model& model, double h) const {
+inline Vec3d ContactStepResult::world_force(int k, const Model&, double h) const {
   Vec3d t1, t2;
-  const Vec3d& n = model.contacts.ground.normal;
+  const Vec3d& n = states[static_cast<size_t>(active[static_cast<size_t>(k)])].normal;
   perpendicular_basis(n, t1, t2);
   const double* l = impulses.data() + 3 * k;
   return (n * l[0] + t1 * l[1] + t2 * l[2]) * (1.0 / h);
@@ -137,11 +149,11 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   for (size_t a = 0; a < r.active.size(); ++a)
     mus[a] = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
   Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, model.nv), J_frame(6, model.nv);
-  Vec3d t1, t2;
-  const Vec3d& n = cm.ground.normal;
-  perpendicular_basis(n, t1, t2);
   for (size_t a = 0; a < r.active.size(); ++a) {
     const ContactCandidate& c = cm.candidates[static_cast<size_t>(r.active[a])];
+    const Vec3d& n = r.states[static_cast<size_t>(r.active[a])].normal;  // the ground's under the candidate
+    Vec3d t1, t2;
+    perpendicular_basis(n, t1, t2);
     // A frame at the lowest point with world axes: its LOCAL linear velocity is the world one.
     const Mat3d world_to_body = data.world_from_body[c.body].rotation.transpose();
     const Vec3d point_in_body = data.world_from_body[c.body].inverse().act_point(r.states[static_cast<size_t>(r.active[a])].lowest_point);

@@ -3,7 +3,8 @@
 // kernels/contact_step.hpp (with joint limits off). Velocity-level time stepping (arXiv
 // 2405.17020, §III-IV):
 //   1. v_free = v + h qdd_free                  (qdd_free: the accelerations stage's ABA)
-//   2. every candidate's gap to the plane, its three rows J_c (normal, two tangents, world
+//   2. every candidate's gap to the ground (the plane or the terrain under it,
+//      kernels/terrain.hpp), its three rows J_c (the surface normal there, two tangents, world
 //      directions, at its lowest point) as force columns on its body, and J_c v_free
 //   3. G6 over the contact bodies by PV-OSIMr (topology/contact_plan.hpp), then G of the
 //      candidates in contact, G_ab = T_a G6 T_b^T, and g = J v_free + closing terms
@@ -20,6 +21,7 @@
 #include "kernels/contact_admm.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/pv_osimr.hpp"
+#include "kernels/terrain.hpp"
 #include "topology/contact_plan.hpp"
 
 namespace batchdyn {
@@ -30,7 +32,7 @@ struct GroundContactWorkspace {
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
         body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()),
         G6(static_cast<size_t>(plan.body_rows() * plan.body_rows())), gap(static_cast<size_t>(plan.num_candidates())),
-        in_contact(gap.size()), columns(3 * gap.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
+        in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
         list_impulses(3 * gap.size() + limit_distance.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
@@ -41,7 +43,8 @@ struct GroundContactWorkspace {
   std::vector<S> v_free, response;            // nv: v + h qdd_free, M^-1 J^T lambda
   std::vector<S> G6;                          // 6B x 6B, row-major
   // Per candidate
-  std::vector<S> gap, in_contact;             // n . p - radius - height; 1 when gap < margin, else 0
+  std::vector<S> gap, in_contact;             // to the ground (kernels/terrain.hpp); 1 when gap < margin, else 0
+  std::vector<Vec3<S>> normal;                // the ground's unit normal under it (world frame)
   std::vector<Force<S>> columns;              // 3 per candidate: its rows (n, t1, t2) as forces on its body, body frame
   std::vector<S> velocity;                    // 3 per candidate: J_c v_free
   std::vector<S> impulses;                    // 3 per candidate (n, t1, t2), N s: warm start in, result out
@@ -54,18 +57,11 @@ struct GroundContactWorkspace {
   ContactAdmmWorkspace<S> admm;
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
-           columns.size() * sizeof(Force<S>) +
+           columns.size() * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
            (v_free.size() + response.size() + G6.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + list_impulses.size()) * sizeof(S) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
   }
-};
-
-// The ground of a lane block: the plane n . x = height (n unit), per lane.
-template <class S>
-struct GroundLanes {
-  Vec3<S> normal;
-  S height;
 };
 
 // The joint subspace column of 1-dof joint i as the pair of wrenches a unit joint torque is:
@@ -111,8 +107,6 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
   }
 
   // 2. Each candidate: gap, mask, rows as forces at its lowest point, and J_c v_free.
-  Vec3<S> t1, t2;
-  perpendicular_basis(ground.normal, t1, t2);  // the tangents, as the reference's
   int in_block = 0;
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
@@ -120,11 +114,15 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
     const Vec3<S> point = cast3<S>(cand.point);
     const S radius(static_cast<lane_scalar<S>>(cand.radius));
     const S margin(static_cast<lane_scalar<S>>(model.contacts.geometries[static_cast<size_t>(cand.geometry)].margin));
-    const S gap = dot(ground.normal, X.rotation * point + X.translation) - radius - ground.height;
+    S gap;
+    Vec3<S>& normal = ws.normal[static_cast<size_t>(k)];
+    ground_under(ground, X.rotation * point + X.translation, radius, gap, normal);
+    Vec3<S> t1, t2;
+    perpendicular_basis(normal, t1, t2);  // the tangents, as the reference's
     const auto touching = gap < margin;
     ws.gap[static_cast<size_t>(k)] = gap;
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));
-    const Vec3<S> directions[3] = {X.rotation.transpose_times(ground.normal), X.rotation.transpose_times(t1), X.rotation.transpose_times(t2)};
+    const Vec3<S> directions[3] = {X.rotation.transpose_times(normal), X.rotation.transpose_times(t1), X.rotation.transpose_times(t2)};
     const Vec3<S> lowest = point - directions[0] * radius;  // body frame
     for (int r = 0; r < 3; ++r) {
       Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];

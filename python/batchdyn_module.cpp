@@ -331,6 +331,35 @@ void bind_batch(py::module_& m, const char* name) {
            "The ground plane n . x = height of the listed environments (n normalised).")
       .def("set_friction", serialised<B>([](B& b, const std::vector<int>& envs, double mu) { b.batch.set_friction(envs, mu); }),
            py::arg("envs"), py::arg("mu"), "One friction coefficient (>= 0) for every candidate of the listed environments.")
+      .def("set_terrain", serialised<B>([](B& b, py::array_t<double, py::array::c_style | py::array::forcecast> heights, double spacing,
+                                           const std::array<double, 2>& origin) {
+             if (heights.ndim() != 2) throw Error("set_terrain: heights must be a 2-d array (ny, nx): one row per y");
+             HeightField field{static_cast<int>(heights.shape(1)), static_cast<int>(heights.shape(0)), origin[0], origin[1], spacing,
+                               std::vector<double>(heights.data(), heights.data() + heights.size())};
+             b.batch.set_terrain(field);
+           }), py::arg("heights"), py::arg("spacing"), py::arg("origin") = std::array<double, 2>{0.0, 0.0},
+           "A height field z = h(x, y) shared by every environment, replacing the ground plane: heights (ny, nx), "
+           "heights[j, i] at (origin[0] + i spacing, origin[1] + j spacing), bilinear between, flat beyond the grid.")
+      .def("set_terrain_heights", serialised<B>([](B& b, const std::vector<int>& envs,
+                                                   py::array_t<double, py::array::c_style | py::array::forcecast> heights) {
+             const HeightField& t = b.batch.terrain();
+             if (!t.present()) throw Error("set_terrain_heights: no terrain (call set_terrain first)");
+             const auto points = static_cast<py::ssize_t>(t.nx) * t.ny;
+             const bool one = heights.ndim() == 2, each = heights.ndim() == 3 && heights.shape(0) == static_cast<py::ssize_t>(envs.size());
+             if (!(one || each) || heights.shape(heights.ndim() - 2) != t.ny || heights.shape(heights.ndim() - 1) != t.nx)
+               throw Error("set_terrain_heights: heights must be (ny, nx) = (" + std::to_string(t.ny) + ", " + std::to_string(t.nx) +
+                           ") or (len(envs), ny, nx)");
+             for (size_t k = 0; k < envs.size(); ++k)
+               b.batch.set_terrain_heights(std::span<const int>(&envs[k], 1),
+                                           std::span<const double>(heights.data() + (each ? static_cast<py::ssize_t>(k) * points : 0),
+                                                                   static_cast<size_t>(points)));
+           }), py::arg("envs"), py::arg("heights"),
+           "The listed environments' own heights on the terrain's grid: (ny, nx) for all of them, or (len(envs), ny, nx).")
+      .def("clear_terrain", serialised<B>([](B& b) { b.batch.clear_terrain(); }), "Back to the ground plane.")
+      .def_property_readonly("terrain_shape", serialised<B>([](B& b) {
+        const HeightField& t = b.batch.terrain();
+        return py::make_tuple(t.ny, t.nx);
+      }), "(ny, nx) of the terrain's grid; (0, 0) without a terrain.")
       .def_property_readonly("contact_forces", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         return view(const_cast<T*>(b.batch.contact_forces()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);

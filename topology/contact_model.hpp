@@ -66,10 +66,24 @@ struct GroundPlane {
   Vec3<double> normal{0.0, 0.0, 1.0};
 };
 
+// Terrain: heights z = h(x, y) on a regular grid of the world's xy-plane (z up), bilinear
+// between the grid points; beyond the grid the edge heights extend flat. Point (i, j) is at
+// (origin_x + i spacing, origin_y + j spacing) with height heights[j * nx + i]. When present it
+// replaces the plane (the ground's height and normal are not used). Checked by
+// check_height_field (topology/contacts.hpp).
+struct HeightField {
+  int nx = 0, ny = 0;                  // >= 2 points along x and y
+  double origin_x = 0.0, origin_y = 0.0;
+  double spacing = 0.0;                // m, > 0
+  std::vector<double> heights;         // nx * ny, row j = y index, finite
+  bool present() const { return nx > 0; }
+};
+
 struct ContactModel {
   std::vector<CollisionGeometry> geometries;
   std::vector<ContactCandidate> candidates;  // in geometry order; geometries on the world have none
   GroundPlane ground;
+  HeightField terrain;                       // none by default; a contact file's "terrain"
   // URDF <collision> elements not turned into geometry (meshes), one message each: `info` prints them.
   std::vector<std::string> skipped;
 };

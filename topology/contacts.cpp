@@ -118,6 +118,17 @@ void set_default_ground(Model& model) {
     if (model.bodies[i].joint_type == JointType::FreeFlyer) model.contacts.ground.present = true;
 }
 
+void check_height_field(const HeightField& f, const std::string& where) {
+  if (f.nx < 2 || f.ny < 2) throw Error(where + ": a height field needs at least 2 x 2 points, got " + std::to_string(f.nx) + " x " + std::to_string(f.ny));
+  if (f.heights.size() != static_cast<size_t>(f.nx) * static_cast<size_t>(f.ny))
+    throw Error(where + ": expected nx * ny = " + std::to_string(f.nx * f.ny) + " heights, got " + std::to_string(f.heights.size()));
+  if (!(std::isfinite(f.spacing) && f.spacing > 0)) throw Error(where + ": the spacing must be finite and > 0, got " + std::to_string(f.spacing));
+  if (!std::isfinite(f.origin_x) || !std::isfinite(f.origin_y)) throw Error(where + ": the origin must be finite");
+  for (size_t k = 0; k < f.heights.size(); ++k)
+    if (!std::isfinite(f.heights[k]))
+      throw Error(where + ": height (" + std::to_string(k % static_cast<size_t>(f.nx)) + ", " + std::to_string(k / static_cast<size_t>(f.nx)) + ") is not finite");
+}
+
 namespace {
 using nlohmann::json;
 
@@ -139,6 +150,36 @@ GroundPlane read_ground(const json& j, const std::string& where) {
     throw Error(where + ": the normal must be a non-zero finite vector and the height finite");
   ground.normal = ground.normal * (1.0 / norm);
   return ground;
+}
+
+// {"origin": [x0, y0], "spacing": s, "heights": [[row y0], [row y0 + s], ...]}
+HeightField read_terrain(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object {\"origin\": [x0, y0], \"spacing\": s, \"heights\": [[...], ...]}");
+  for (const auto& [key, value] : j.items())
+    if (key != "origin" && key != "spacing" && key != "heights") throw Error(where + ": unknown key '" + key + "' (origin, spacing, heights)");
+  HeightField f;
+  if (j.contains("origin")) {
+    const json& o = j["origin"];
+    if (!o.is_array() || o.size() != 2 || !o[0].is_number() || !o[1].is_number()) throw Error(where + ".origin: expected [x0, y0]");
+    f.origin_x = o[0].get<double>(), f.origin_y = o[1].get<double>();
+  }
+  if (!j.contains("spacing")) throw Error(where + ": missing 'spacing' (m between grid points)");
+  f.spacing = read_number(j, "spacing", 0.0, where);
+  if (!j.contains("heights") || !j["heights"].is_array()) throw Error(where + ": missing 'heights', an array of rows (one per y)");
+  const json& rows = j["heights"];
+  f.ny = static_cast<int>(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::string wr = where + ".heights[" + std::to_string(r) + "]";
+    if (!rows[r].is_array()) throw Error(wr + ": expected an array of numbers");
+    if (r == 0) f.nx = static_cast<int>(rows[r].size());
+    if (static_cast<int>(rows[r].size()) != f.nx) throw Error(wr + ": " + std::to_string(rows[r].size()) + " heights, the first row has " + std::to_string(f.nx));
+    for (const json& h : rows[r]) {
+      if (!h.is_number()) throw Error(wr + ": expected numbers");
+      f.heights.push_back(h.get<double>());
+    }
+  }
+  check_height_field(f, where);
+  return f;
 }
 
 CollisionGeometry read_geometry(const json& j, double friction, double margin, const std::string& where) {
@@ -184,9 +225,14 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
 void apply_contacts_json(Model& model, const json& doc, const std::string& source) {
   if (!doc.is_object()) throw Error(source + ": expected an object with \"ground\" and/or \"geometries\"");
   for (const auto& [key, value] : doc.items())
-    if (key != "ground" && key != "friction" && key != "margin" && key != "file_collisions" && key != "geometries")
-      throw Error(source + ": unknown key '" + key + "' (ground, friction, margin, file_collisions, geometries)");
+    if (key != "ground" && key != "terrain" && key != "friction" && key != "margin" && key != "file_collisions" && key != "geometries")
+      throw Error(source + ": unknown key '" + key + "' (ground, terrain, friction, margin, file_collisions, geometries)");
   if (doc.contains("ground")) model.contacts.ground = read_ground(doc["ground"], source + ": ground");
+  if (doc.contains("terrain")) {
+    model.contacts.terrain = doc["terrain"].is_null() ? HeightField{} : read_terrain(doc["terrain"], source + ": terrain");
+    if (model.contacts.terrain.present() && !model.contacts.ground.present)
+      throw Error(source + ": a terrain needs a ground (\"ground\": null removes it, and a fixed-base model has none unless the file gives one)");
+  }
   const double friction = read_number(doc, "friction", kDefaultFriction, source);
   const double margin = read_number(doc, "margin", kDefaultContactMargin, source);
   if (doc.contains("file_collisions")) {

@@ -23,8 +23,15 @@ void resolve_contacts(Model& model);
 // A contact file sets or removes it.
 void set_default_ground(Model& model);
 
+// Throws Error naming `where` unless nx, ny >= 2, nx * ny heights, all finite, the origin
+// finite and the spacing finite and > 0.
+void check_height_field(const HeightField& field, const std::string& where);
+
 // Reads a contact JSON document into the model:
 //   { "ground": {"height": 0, "normal": [0, 0, 1]} | null,       (null: no ground)
+//     "terrain": {"origin": [x0, y0], "spacing": s,              (a height field: replaces the
+//                 "heights": [[h(x0, y0), h(x0 + s, y0), ...],     plane, needs a ground)
+//                             [h(x0, y0 + s), ...], ...]},       (one row per y)
 //     "friction": mu, "margin": m,                               (defaults for what follows)
 //     "file_collisions": true | false,                            (false: drop the robot file's)
 //     "geometries": [ {"name": "...", "link": "...",

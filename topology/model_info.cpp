@@ -59,6 +59,9 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
   contacts["ground"] = cm.ground.present ? json{{"height", cm.ground.height},
                                                 {"normal", {cm.ground.normal.x, cm.ground.normal.y, cm.ground.normal.z}}}
                                          : json();
+  contacts["terrain"] = cm.terrain.present() ? json{{"nx", cm.terrain.nx}, {"ny", cm.terrain.ny}, {"spacing", cm.terrain.spacing},
+                                                     {"origin", {cm.terrain.origin_x, cm.terrain.origin_y}}}
+                                               : json();
   contacts["geometries"] = json::array();
   for (const CollisionGeometry& g : cm.geometries) {
     json x = {{"name", g.name}, {"link", g.link}, {"body", body_name(model, g.body)}, {"shape", collision_shape_name(g.shape)},

@@ -97,3 +97,25 @@ def test_per_environment_ground_and_friction_change_only_their_environments(mode
     z = batch.q[:, 2].copy()
     batch.step(1e-2)
     assert np.all(batch.q[:, 2] < z)  # falls through: contacts are off
+
+
+def test_a_terrain_shared_or_per_environment_holds_each_ball_at_its_own_height(tmp_path):
+    ball = tmp_path / "ball.urdf"
+    ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" ixy="0" ixz="0" '
+                    'iyy="0.004" iyz="0" izz="0.004"/></inertial><collision><geometry><sphere radius="0.1"/></geometry>'
+                    '</collision></link></robot>')
+    model = batchdyn.load(str(ball), root="free")
+    batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
+    x, y = np.meshgrid(np.linspace(-1, 1, 21), np.linspace(-1, 1, 11))  # (ny, nx) = (11, 21), spacing 0.1
+    batch.set_terrain(0.1 + 0.0 * x, spacing=0.1, origin=(-1.0, -1.0))  # a raised flat field for all
+    assert batch.terrain_shape == (11, 21)
+    batch.set_terrain_heights([1, 2], np.stack([np.full((11, 21), 0.3), np.full((11, 21), 0.5)]))
+    batch.q[:, 2] = 0.8
+    for _ in range(1500):
+        batch.step(1e-3)
+    np.testing.assert_allclose(batch.q[:, 2], [0.2, 0.4, 0.6], atol=1e-4)
+    np.testing.assert_allclose(batch.contact_forces[:, 0, 2], 9.81, rtol=1e-3)
+    with pytest.raises(batchdyn.Error, match=r"heights must be \(ny, nx\) = \(11, 21\)"):
+        batch.set_terrain_heights([0], np.zeros((21, 11)))
+    batch.clear_terrain()
+    assert batch.terrain_shape == (0, 0)
