@@ -6,8 +6,8 @@
 //   2. every candidate's gap to the ground (the plane or the terrain under it,
 //      kernels/terrain.hpp), its three rows J_c (the surface normal there, two tangents, world
 //      directions, at its lowest point) as force columns on its body, and J_c v_free
-//   3. G6 over the contact bodies by PV-OSIMr (topology/contact_plan.hpp), then G of the
-//      candidates in contact, G_ab = T_a G6 T_b^T, and g = J v_free + closing terms
+//   3. G_T over the contact bodies' terminals by PV-OSIMr (topology/contact_plan.hpp), then G
+//      of the candidates in contact, G_ab = T_a G_T T_b^T, and g = J v_free + closing terms
 //   4. the impulses by proximal ADMM (kernels/contact_admm.hpp)
 //   5. v+ = v_free + M^-1 J^T lambda by one O(n) force response, returned as
 //      qdd = qdd_free + M^-1 J^T lambda / h so that the integrate stage steps to v+.
@@ -31,7 +31,7 @@ struct GroundContactWorkspace {
   GroundContactWorkspace(const Model& model, const ContactPlan& plan)
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
         body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()),
-        G6(static_cast<size_t>(plan.body_rows() * plan.body_rows())), gap(static_cast<size_t>(plan.num_candidates())),
+        GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())), gap(static_cast<size_t>(plan.num_candidates())),
         in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
@@ -41,7 +41,7 @@ struct GroundContactWorkspace {
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
   std::vector<S> v_free, response;            // nv: v + h qdd_free, M^-1 J^T lambda
-  std::vector<S> G6;                          // 6B x 6B, row-major
+  std::vector<S> GT;                          // G_T over the terminals' rows, row-major
   // Per candidate
   std::vector<S> gap, in_contact;             // to the ground (kernels/terrain.hpp); 1 when gap < margin, else 0
   std::vector<Vec3<S>> normal;                // the ground's unit normal under it (world frame)
@@ -58,7 +58,7 @@ struct GroundContactWorkspace {
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            columns.size() * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
-           (v_free.size() + response.size() + G6.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
+           (v_free.size() + response.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + list_impulses.size()) * sizeof(S) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
   }
@@ -156,36 +156,56 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
   ContactAdmmReport<S> report{S(0), S(0), S(1)};
   if (in_block + limits_in_block == 0) return report;  // the whole block is free
 
-  // 3. G6 by PV-OSIMr over the contact bodies' 6-row terminals (the unit forces at each body's
-  // origin), then the block's problem: G_ab = T_a G6[a, b] T_b^T, g = J v_free + closing terms.
-  for (int t = 0; t < plan.delassus.num_terminals(); ++t)
-    for (int r = 0; r < 6; ++r) {
-      Force<S>& e = ws.delassus.terminal_columns[static_cast<size_t>(t * 6 + r)];
-      e = Force<S>::zero();
-      e[r] = S(1);
+  // 3. G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the
+  // unit forces at its body's origin, a 3-row terminal's its one candidate's rows (step 2). Then
+  // the block's problem: G_ab = T_a G_T[a, b] T_b^T (T = I for a 3-row terminal), g = J v_free +
+  // closing terms. Only joint-limit rows: no G_T (their columns come from responses below).
+  if (in_block > 0) {
+    for (int t = 0; t < plan.delassus.num_terminals(); ++t) {
+      const int own = plan.own_candidate[static_cast<size_t>(t)];
+      for (int r = 0; r < plan.rows_of(t); ++r) {
+        Force<S>& e = ws.delassus.terminal_columns[static_cast<size_t>(t * 6 + r)];
+        if (own >= 0) {
+          e = ws.columns[static_cast<size_t>(3 * own + r)];
+        } else {
+          e = Force<S>::zero();
+          e[r] = S(1);
+        }
+      }
     }
-  pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.G6.data());
-  const int rows6 = plan.body_rows();
+    pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data());
+  }
+  const int rowsT = plan.terminal_rows();
   const int m = 3 * in_block + limits_in_block;
   S* G = ws.admm.G.data();
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
     const int slot_b = plan.candidate_slot[static_cast<size_t>(kb)];
+    const bool own_b = plan.own_candidate[static_cast<size_t>(slot_b)] >= 0;
     for (int a = 0; a <= b; ++a) {
       const int ka = ws.contact_list[static_cast<size_t>(a)];
-      const S* block = ws.G6.data() + (6 * plan.candidate_slot[static_cast<size_t>(ka)]) * rows6 + 6 * slot_b;  // G6[a, b]
+      const int slot_a = plan.candidate_slot[static_cast<size_t>(ka)];
+      const bool own_a = plan.own_candidate[static_cast<size_t>(slot_a)] >= 0;
+      const S* block = ws.GT.data() + plan.row_begin[static_cast<size_t>(slot_a)] * rowsT + plan.row_begin[static_cast<size_t>(slot_b)];
       for (int s = 0; s < 3; ++s) {
         const Force<S>& fb = ws.columns[static_cast<size_t>(3 * kb + s)];
-        S u[6];  // G6[a, b] f_b,s: body a's velocity from a unit impulse of row s at candidate b
-        for (int i = 0; i < 6; ++i) {
-          S sum = block[i * rows6] * fb[0];
-          for (int j = 1; j < 6; ++j) sum += block[i * rows6 + j] * fb[j];
-          u[i] = sum;
+        S u[6];  // G_T[a, b] T_b^T e_s: terminal a's rows' velocity from a unit impulse of row s at candidate b
+        for (int i = 0; i < plan.rows_of(slot_a); ++i) {
+          if (own_b) {
+            u[i] = block[i * rowsT + s];
+          } else {
+            S sum = block[i * rowsT] * fb[0];
+            for (int j = 1; j < 6; ++j) sum += block[i * rowsT + j] * fb[j];
+            u[i] = sum;
+          }
         }
         for (int r = 0; r < 3; ++r) {
-          const Force<S>& fa = ws.columns[static_cast<size_t>(3 * ka + r)];
-          S value = fa[0] * u[0];
-          for (int i = 1; i < 6; ++i) value += fa[i] * u[i];
+          S value = u[r];
+          if (!own_a) {
+            const Force<S>& fa = ws.columns[static_cast<size_t>(3 * ka + r)];
+            value = fa[0] * u[0];
+            for (int i = 1; i < 6; ++i) value += fa[i] * u[i];
+          }
           G[(3 * a + r) * m + 3 * b + s] = value;
           G[(3 * b + s) * m + 3 * a + r] = value;
         }

@@ -20,23 +20,34 @@ ContactPlan plan_contacts(const Model& model) {
   for (const ContactCandidate& c : model.contacts.candidates)
     plan.candidate_slot.push_back(static_cast<int>(std::lower_bound(plan.bodies.begin(), plan.bodies.end(), c.body) - plan.bodies.begin()));
 
-  // The Delassus plan of the same tree with a weld to the world on each contact body: its
-  // terminals are the contact bodies, 6 rows each, in ascending body order (plan_delassus sorts
-  // terminals by body). Only the graph and the row layout are read from these welds.
-  Model welded = model;
-  welded.constraints.clear();
-  for (size_t k = 0; k < plan.bodies.size(); ++k) {
-    Constraint weld;
-    weld.name = "contact body " + std::to_string(plan.bodies[k]);
-    weld.type = ConstraintType::Weld;
-    weld.body1 = plan.bodies[k];
-    weld.body2 = 0;
-    weld.dim = 6;
-    weld.row = 6 * static_cast<int>(k);
-    welded.constraints.push_back(weld);
+  std::vector<int> count(plan.bodies.size(), 0);
+  plan.own_candidate.assign(plan.bodies.size(), -1);
+  for (size_t c = 0; c < plan.candidate_slot.size(); ++c) {
+    const size_t slot = static_cast<size_t>(plan.candidate_slot[c]);
+    plan.own_candidate[slot] = ++count[slot] == 1 ? static_cast<int>(c) : -1;
   }
-  welded.constraint_rows = 6 * static_cast<int>(plan.bodies.size());
-  plan.delassus = plan_delassus(welded);
+
+  // The Delassus plan of the same tree with a constraint to the world on each contact body: a
+  // connect (3 rows) on a body with one candidate, a weld (6 rows) on the others. Its terminals
+  // are the contact bodies in ascending body order (plan_delassus sorts terminals by body).
+  // Only the graph and the row layout are read from these constraints; the contact kernel
+  // writes the terminals' columns.
+  Model anchored = model;
+  anchored.constraints.clear();
+  plan.row_begin.assign(1, 0);
+  for (size_t k = 0; k < plan.bodies.size(); ++k) {
+    Constraint anchor;
+    anchor.name = "contact body " + std::to_string(plan.bodies[k]);
+    anchor.type = plan.own_candidate[k] >= 0 ? ConstraintType::Connect : ConstraintType::Weld;
+    anchor.body1 = plan.bodies[k];
+    anchor.body2 = 0;
+    anchor.dim = constraint_dimension(anchor.type);
+    anchor.row = plan.row_begin.back();
+    plan.row_begin.push_back(anchor.row + anchor.dim);
+    anchored.constraints.push_back(anchor);
+  }
+  anchored.constraint_rows = plan.row_begin.back();
+  plan.delassus = plan_delassus(anchored);
   return plan;
 }
 

@@ -1,15 +1,18 @@
 // The contact plan: what the batched contact stage (batch/contact_solving.hpp) needs that
 // depends only on the model's contact candidates (topology/contact_model.hpp), computed once.
 //
-// The Delassus matrix of the candidates is built from one 6 x 6 block per pair of *contact
-// bodies* (bodies carrying at least one candidate): PV-OSIMr (kernels/pv_osimr.hpp) over a
-// 6-row terminal on each contact body, the spatial force basis at the body's origin in its own
-// frame, gives G6 = J6 M^-1 J6^T (6B x 6B). A candidate's three rows (normal, two tangents at
-// its lowest point, world directions) are fixed combinations of its body's six, T_c (3 x 6), so
-//     G_ab = T_a G6[body(a), body(b)] T_b^T
-// for any pair of candidates. The plan depends only on which bodies carry candidates, so the
-// set of candidates in contact may change every step without touching it, and the problem
-// size is 3 x (candidates in contact), assembled from G6.
+// The Delassus matrix of the candidates is built from one block per pair of *contact bodies*
+// (bodies carrying at least one candidate): PV-OSIMr (kernels/pv_osimr.hpp) over one terminal
+// per contact body gives G_T = K M^-1 K^T over the terminals' rows. A body with several
+// candidates (a box's corners) gets a 6-row terminal, the spatial force basis at its origin in
+// its own frame; a candidate's three rows (normal, two tangents at its lowest point, world
+// directions) are fixed combinations of those six, T_c (3 x 6). A body with one candidate (a
+// sphere foot) gets a 3-row terminal whose columns are that candidate's rows themselves
+// (T_c = I): half the rows, and PV-OSIMr's cost grows with their square. For any pair,
+//     G_ab = T_a G_T[body(a), body(b)] T_b^T.
+// The plan depends only on which bodies carry candidates, so the set of candidates in contact
+// may change every step without touching it, and the problem size is 3 x (candidates in
+// contact), assembled from G_T.
 #pragma once
 
 #include <vector>
@@ -31,13 +34,19 @@ struct LimitedJoint {
 struct ContactPlan {
   std::vector<LimitedJoint> limited_joints;  // in body order
   std::vector<int> bodies;          // the contact bodies, ascending
-  std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (rows 6 slot .. 6 slot + 5 of G6)
-  DelassusPlan delassus;            // PV-OSIMr over one 6-row terminal per contact body (terminal k: rows 6k..6k+5)
+  std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (its terminal)
+  // Per contact body (terminal k = slot k): its rows in G_T, row_begin[k] .. row_begin[k + 1] - 1,
+  // and the candidate whose rows the terminal is (a 3-row terminal), or -1 (6 rows: the body's
+  // force basis).
+  std::vector<int> row_begin;       // size bodies + 1
+  std::vector<int> own_candidate;
+  DelassusPlan delassus;            // PV-OSIMr over one terminal per contact body, in slot order
 
   int num_candidates() const { return static_cast<int>(candidate_slot.size()); }
   int num_limited_joints() const { return static_cast<int>(limited_joints.size()); }
   int num_bodies() const { return static_cast<int>(bodies.size()); }
-  int body_rows() const { return 6 * num_bodies(); }  // rows of G6
+  int terminal_rows() const { return row_begin.empty() ? 0 : row_begin.back(); }  // rows of G_T
+  int rows_of(int slot) const { return row_begin[static_cast<size_t>(slot + 1)] - row_begin[static_cast<size_t>(slot)]; }
 };
 
 // Builds the plan of model.contacts.candidates and of the 1-dof joints with position limits
