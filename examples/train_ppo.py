@@ -154,7 +154,7 @@ def main():
                     returns += list(info["episode_return"][info["done"]])
                     lengths += list(info["episode_length"][info["done"]])
                 if "forward_velocity" in info:
-                    tracking.append((info["forward_velocity"], info["command"]))
+                    tracking.append((info["forward_velocity"], info["command"], info["contact_iterations"].mean()))
                 obs = torch.from_numpy(obs_np)
             next_value = model.value(norm(obs))
             advantages = torch.zeros(T, n)
@@ -201,15 +201,17 @@ def main():
         wall = time.perf_counter() - start
         mean_return = float(np.mean(returns)) if returns else float("nan")
         mean_length = float(np.mean(lengths)) if lengths else float("nan")
-        speed_error = float("nan")
-        if tracking:  # mean |v_x - v_cmd| over the rollout (quadruped)
-            speed_error = float(np.mean([np.abs(v - c).mean() for v, c in tracking]))
+        speed_error = admm_iterations = float("nan")
+        if tracking:  # mean |v_x - v_cmd| and ADMM iterations over the rollout (quadruped)
+            speed_error = float(np.mean([np.abs(v - c).mean() for v, c, _ in tracking]))
+            admm_iterations = float(np.mean([k for _, _, k in tracking]))
         history.append((total_steps, mean_return, mean_length, wall, speed_error))
         loop_rate = T * n / (time.perf_counter() - iteration_start)
         print(f"iter {iteration:4d}  steps {total_steps:9d}  sim {T * n / sim_time / 1e6:6.2f} M env-steps/s  "
               f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {len(lengths):5d}  "
               f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}"
-              + (f"  |v_x - v_cmd| {speed_error:5.3f} m/s" if tracking else "") + f"  wall {wall:6.1f} s", flush=True)
+              + (f"  |v_x - v_cmd| {speed_error:5.3f} m/s  ADMM {admm_iterations:4.1f} it" if tracking else "")
+              + f"  wall {wall:6.1f} s", flush=True)
         if args.minutes and wall > 60 * args.minutes:
             break
         if args.task == "cartpole" and len(lengths) >= 50 and mean_length >= args.target * limit:
@@ -256,13 +258,14 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     obs, _ = env.reset(seed=args.seed + 12345)
     start = env.batch.q[:, 0:3].astype(np.float64).copy()
     steps = int(round(seconds / env.dt))
-    path, feet, fallen = [], [], np.zeros(envs, dtype=bool)
+    path, feet, fallen, iterations = [], [], np.zeros(envs, dtype=bool), []
     with torch.no_grad():
         for _ in range(steps):
             action = model.actor(norm(torch.from_numpy(obs))).numpy()
             path.append(env.batch.q[0, 0:3].astype(np.float64).copy())
-            obs, _, terminated, _, _ = env.step(action)
+            obs, _, terminated, _, info = env.step(action)
             feet.append(obs[0, 46:50].copy())
+            iterations.append(info["contact_iterations"])
             fallen |= terminated
     # environments that fell were reset: measure those that did not
     final, upright = env.batch.q[:, 0:3].astype(np.float64), ~fallen
@@ -270,7 +273,8 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     print(f"evaluation: {envs} environments, commanded {args.eval_speed:.2f} m/s for {seconds:.0f} s: "
           f"{int(fallen.sum())} fell; the others walked {distance.mean():.2f} m forward on average "
           f"(min {distance.min() if upright.any() else float('nan'):.2f} m), "
-          f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m")
+          f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m; "
+          f"ADMM iterations per substep while walking: mean {np.mean(iterations):.1f}, max {np.max(iterations)}")
     if args.picture:
         import matplotlib
         matplotlib.use("Agg")

@@ -242,7 +242,8 @@ class Quadruped(_VectorEnv):
     * Resets: the default pose 0.32 m above the ground, perturbed by +-noise (positions,
       orientation, joints) and +-velocity_noise.
 
-    Extra info: info["forward_velocity"] (N,) and info["command"] (N,) after each step."""
+    Extra info after each step: info["forward_velocity"], info["command"] and
+    info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,)."""
 
     obs_dim = 50
     act_dim = 12
@@ -322,5 +323,6 @@ class Quadruped(_VectorEnv):
                   - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
                   + air_reward) * self.dt
         terminated = np.any(self.batch.contact_flags[:, self.trunk] > 0, axis=1)
-        self._step_info = {"forward_velocity": v[:, 0].copy(), "command": self.command.copy()}
+        self._step_info = {"forward_velocity": v[:, 0].copy(), "command": self.command.copy(),
+                           "contact_iterations": np.asarray(self.batch.contact_iterations)}
         return reward, terminated
