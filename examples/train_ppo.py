@@ -4,6 +4,7 @@
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py                 # cart-pole
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task arm --iterations 60
     PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task quadruped --minutes 10
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task quadruped --roughness 0.05
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
@@ -33,13 +34,14 @@ except ImportError:  # not installed and no PYTHONPATH: the build tree of ./buil
 # Per task: the environment and PPO's settings (rsl_rl's for the quadruped, as legged_gym
 # trains A1, with smaller networks for 2 CPU cores). Command-line options override them.
 TASKS = {
-    "cartpole": dict(make=lambda n, threads: vector_env.CartPole(n, threads=threads), envs=2048, steps=16,
+    "cartpole": dict(make=lambda n, threads, roughness: vector_env.CartPole(n, threads=threads), envs=2048, steps=16,
                      iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
                      reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
-    "arm": dict(make=lambda n, threads: vector_env.ArmReach(n, threads=threads), envs=2048, steps=16,
+    "arm": dict(make=lambda n, threads, roughness: vector_env.ArmReach(n, threads=threads), envs=2048, steps=16,
                 iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
                 reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
-    "quadruped": dict(make=lambda n, threads: vector_env.Quadruped(n, threads=threads), envs=4096, steps=24,
+    "quadruped": dict(make=lambda n, threads, roughness: vector_env.Quadruped(n, threads=threads, terrain_roughness=roughness),
+                      envs=4096, steps=24,
                       iterations=1000, hidden=(128, 128), activation=nn.ELU, lr=1e-3, epochs=5, minibatches=4,
                       reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01),
 }
@@ -101,6 +103,8 @@ def main():
     parser.add_argument("--plot", default="ppo_learning_curve.png")
     parser.add_argument("--picture", default="quadruped_walk.png", help="quadruped: the evaluation's picture")
     parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
+    parser.add_argument("--roughness", type=float, default=0.0,
+                        help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
     args = parser.parse_args()
     task = TASKS[args.task]
     for key in ("envs", "steps", "iterations", "lr"):
@@ -111,7 +115,9 @@ def main():
     # One thread: faster than two fighting the simulation's threads for 2 cores (measured, also
     # for the quadruped's 3 x 128 networks).
     torch.set_num_threads(1)
-    env = task["make"](args.envs, args.threads)
+    if args.roughness and args.task != "quadruped":
+        parser.error("--roughness is for --task quadruped")
+    env = task["make"](args.envs, args.threads, args.roughness)
     n, obs_dim, act_dim, T = env.num_envs, env.obs_dim, env.act_dim, args.steps
     model = ActorCritic(obs_dim, act_dim, task["hidden"], task["activation"], task["log_std"])
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -254,7 +260,8 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     """The trained quadruped walks with its mean action at args.eval_speed in fresh environments:
     prints the distance, the speed and the falls; draws environment 0's base path and its feet's
     contacts over time (args.picture)."""
-    env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed))
+    env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed),
+                               terrain_roughness=args.roughness)
     obs, _ = env.reset(seed=args.seed + 12345)
     start = env.batch.q[:, 0:3].astype(np.float64).copy()
     steps = int(round(seconds / env.dt))

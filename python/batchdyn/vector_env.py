@@ -241,6 +241,9 @@ class Quadruped(_VectorEnv):
       environment; episodes last at most 1000 steps (20 s).
     * Resets: the default pose 0.32 m above the ground, perturbed by +-noise (positions,
       orientation, joints) and +-velocity_noise.
+    * terrain_roughness > 0: rolling hills (a height field shared by every environment, heights
+      within +-terrain_roughness m, kernels/terrain.hpp) instead of the flat ground; each episode
+      starts at a random place on them. The observation does not include the terrain.
 
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,)."""
@@ -255,11 +258,14 @@ class Quadruped(_VectorEnv):
     trunk = slice(4, 12)  # the trunk box's 8 corners
 
     def __init__(self, num_envs=4096, threads=0, dtype=np.float32, action_scale=0.5, command_range=(0.0, 1.0),
-                 noise=0.05, velocity_noise=0.1):
+                 noise=0.05, velocity_noise=0.1, terrain_roughness=0.0):
         d = _models_dir()
         model = load(os.path.join(d, "a1.urdf"), root="free", contacts=os.path.join(d, "a1_contacts.json"))
         super().__init__(model, num_envs, 0.02, 4, threads, dtype)
         self.action_scale, self.command_range = float(action_scale), tuple(command_range)
+        self.terrain_roughness = float(terrain_roughness)
+        if self.terrain_roughness > 0:
+            self._make_hills(self.terrain_roughness)
         self.noise, self.velocity_noise = float(noise), float(velocity_noise)
         self.reference = np.zeros(model.nq)
         self.reference[2], self.reference[6], self.reference[7:] = 0.32, 1.0, self.default_joint_positions
@@ -274,11 +280,38 @@ class Quadruped(_VectorEnv):
         self._previous_action = np.zeros((self.num_envs, 12), dtype=np.float32)
         self._rng = np.random.default_rng(0)
 
+    def _make_hills(self, roughness):
+        """Rolling hills shared by every environment: a 40 m x 40 m grid (0.1 m spacing) around the
+        origin, a sum of random sines of 1-4 m wavelength, heights within +-roughness m."""
+        rng = np.random.default_rng(12345)
+        self.terrain_spacing, self.terrain_origin, points = 0.1, (-20.0, -20.0), 401
+        x, y = np.meshgrid(np.arange(points) * 0.1 - 20.0, np.arange(points) * 0.1 - 20.0)  # (ny, nx)
+        h = np.zeros_like(x)
+        for _ in range(8):
+            k = rng.uniform(2 * np.pi / 4.0, 2 * np.pi / 1.0, size=2) * rng.choice([-1, 1], size=2)
+            h += np.sin(k[0] * x + k[1] * y + rng.uniform(0, 2 * np.pi))
+        self.terrain = roughness * h / np.abs(h).max()
+        self.batch.set_terrain(self.terrain, self.terrain_spacing, self.terrain_origin)
+
+    def terrain_height(self, x, y):
+        """The ground's height under world points (x, y): the hills' (bilinear, as the engine's) or 0."""
+        if self.terrain_roughness <= 0:
+            return np.zeros(np.broadcast(x, y).shape)
+        u = np.clip((np.asarray(x) - self.terrain_origin[0]) / self.terrain_spacing, 0, self.terrain.shape[1] - 1)
+        w = np.clip((np.asarray(y) - self.terrain_origin[1]) / self.terrain_spacing, 0, self.terrain.shape[0] - 1)
+        i, j = np.minimum(u.astype(int), self.terrain.shape[1] - 2), np.minimum(w.astype(int), self.terrain.shape[0] - 2)
+        a, b, t = u - i, w - j, self.terrain
+        return (1 - b) * ((1 - a) * t[j, i] + a * t[j, i + 1]) + b * ((1 - a) * t[j + 1, i] + a * t[j + 1, i + 1])
+
     def _reset_envs(self, envs, seed):
         self.batch.reset(envs, seed=seed, noise=self.noise, velocity_noise=self.velocity_noise)
         self.batch.target[envs] = 0.0
         self.batch.target[envs, 6:] = self.default_joint_positions
         self._rng = np.random.default_rng(seed)
+        if self.terrain_roughness > 0:  # start anywhere on the hills, the reference height above them
+            start = self._rng.uniform(-15.0, 15.0, size=(len(envs), 2))
+            self.batch.q[envs, 0:2] = start
+            self.batch.q[envs, 2] += self.terrain_height(start[:, 0], start[:, 1]).astype(self.batch.q.dtype)
         self.command[envs] = self._rng.uniform(*self.command_range, size=len(envs))
         self.last_action[envs] = 0.0
         self.air_time[envs] = 0.0

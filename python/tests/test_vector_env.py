@@ -69,6 +69,23 @@ def test_quadruped_stands_on_its_four_feet_with_zero_action():
     assert info["forward_velocity"].shape == (16,) and np.abs(info["forward_velocity"]).max() < 0.01
 
 
+def test_quadruped_stands_on_rolling_hills_started_anywhere_on_them():
+    env = vector_env.Quadruped(num_envs=16, threads=1, terrain_roughness=0.05)
+    env.reset(seed=3)
+    assert np.ptp(env.terrain) > 0.09  # hills of +-5 cm
+    ground = env.terrain_height(env.batch.q[:, 0], env.batch.q[:, 1])
+    assert np.ptp(ground) > 0.02  # the environments start at different heights of the hills
+    for _ in range(300):
+        obs, reward, terminated, truncated, info = env.step(np.zeros((16, 12)))
+        assert not terminated.any()
+    q = env.batch.q
+    above = q[:, 2] - env.terrain_height(q[:, 0], q[:, 1])
+    assert ((above > 0.22) & (above < 0.3)).all()  # standing on the hills, not on z = 0
+    assert (obs[:, 46:50] == 1).all()
+    weight = 9.81 * sum(env.batch.body_mass(0, b) for b in range(1, env.model.num_bodies))
+    np.testing.assert_allclose(env.batch.contact_forces[:, env.feet, 2].sum(axis=1), weight, rtol=0.02)
+
+
 def test_quadruped_rewards_tracking_the_commanded_speed():
     # The same states (same seed) under commands 0 and 1 m/s: standing still earns the full
     # tracking term at 0 m/s and exp(-1 / 0.25) of it at 1 m/s; every other term is the same.
