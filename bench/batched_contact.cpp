@@ -3,10 +3,12 @@
 // the same step with contacts off (ABA + integration: what the contact stage adds), in one run.
 // Each environment is first settled for 2 s, so the timed steps are the steady stance with a
 // warm-started ADMM. Counters: env-steps/s per core, ns per env-step, mean ADMM iterations.
+// AdmmIterations: the same step at a fixed iteration count, for the cost of one iteration.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <numeric>
+#include <utility>
 
 #include "batch/batch.hpp"
 #include "bench_common.hpp"
@@ -73,6 +75,37 @@ void BM_StepQuadruped(benchmark::State& state, bool contacts) {
   state.counters["block_bytes"] = static_cast<double>(batch.block_workspace_bytes());
 }
 
+// The cost of one ADMM iteration: the standing step with exactly K iterations per substep
+// (tolerance 0), K = 5 and 45 in one run; (ns(45) - ns(5)) / 40 is one iteration's cost per
+// environment. The state goes back to the settled stance every 100 steps.
+template <class Engine>
+void BM_AdmmIterations(benchmark::State& state) {
+  using T = typename Engine::T;
+  const int n = static_cast<int>(state.range(0)), iterations = static_cast<int>(state.range(1));
+  Engine batch(quadruped(), n, 1);
+  stand(batch);
+  const T h(2e-3);
+  for (int s = 0; s < 1000; ++s) batch.step(h);
+  ContactSettings settings = batch.contact_settings();
+  settings.tolerance = 0.0, settings.max_iterations = iterations;
+  batch.set_contact_settings(settings);
+  const std::vector<T> q0(batch.q(), batch.q() + static_cast<long>(n) * quadruped().nq);
+  const std::vector<T> v0(batch.v(), batch.v() + static_cast<long>(n) * quadruped().nv);
+  long calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.step(h);
+    if (++calls % 100 == 0) {
+      std::copy(q0.begin(), q0.end(), batch.q());
+      std::copy(v0.begin(), v0.end(), batch.v());
+    }
+    benchmark::DoNotOptimize(batch.q());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, 0.0);
+  state.counters["admm_iterations"] = batch.contact_iterations()[0];
+}
+
 void register_step(const std::string& name, bool contacts, auto bm) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), bm, contacts);
   b->ArgNames({"N", "threads"})->UseRealTime()->MinTime(0.3);
@@ -86,6 +119,9 @@ const bool registered = [] {
   register_step("StepContact<float>/quadruped_standing", true, BM_StepQuadruped<Batch<float>>);
   register_step("StepNoContact<float>/quadruped_standing", false, BM_StepQuadruped<Batch<float>>);
   register_step("StepContactScalar<double>/quadruped_standing", true, BM_StepQuadruped<ScalarBatch<double>>);
+  for (auto [name, bm] : {std::pair{"AdmmIterations<double>/quadruped_standing", &BM_AdmmIterations<Batch<double>>},
+                          std::pair{"AdmmIterations<float>/quadruped_standing", &BM_AdmmIterations<Batch<float>>}})
+    benchmark::RegisterBenchmark(name, bm)->ArgNames({"N", "iterations"})->Args({4096, 5})->Args({4096, 45})->UseRealTime()->MinTime(0.3);
   return true;
 }();
 
