@@ -1,26 +1,34 @@
-// The MuJoCo peer (issue 19): the same quadruped, standing on the same ground under the same PD,
+// The MuJoCo peer (issue 19): the same robot, standing on the same ground under the same PD,
 // stepped by MuJoCo 2.2.2 (Debian's libmujoco-dev; this file is built only when CMake finds it)
-// and by batchdyn's step(), per core, in one run.
+// and by batchdyn's step(), per core, in one run. Two robots:
+//   a1_standing        Unitree A1 (models/a1.urdf + a1_contacts.json: four 2 cm sphere feet and
+//                      the trunk box), crouched, PD kp 20, kd 0.5 (legged_gym's), 33.5 N m;
+//   humanoid_standing  the shipped humanoid (36 dof) on two 20 x 10 cm box feet
+//                      (models/humanoid_box_feet.json), straight, PD kp 200, kd 5, armature
+//                      0.05 kg m^2 per joint (explicit PD on its light links needs it at 2 ms).
 //
 // "The same": the MJCF is generated from batchdyn's Model (mjcf_of below): the same bodies
 // (fixed links merged), joint placements and axes, masses, centres of mass and full inertias,
-// joint limits, and the contact geometry of models/a1_contacts.json (four 2 cm sphere feet, the
-// trunk box) against a plane, mu = 1 sliding friction (condim 3), elliptic cones as batchdyn's,
-// time step 2 ms, semi-implicit Euler. The PD (kp 20, kd 0.5, clamped to the URDF's 33.5 N m)
-// is computed identically before every step and applied through motors. MuJoCo runs its
-// default Newton solver (tolerance 1e-8, 100 iterations) and soft contacts (its defaults);
-// batchdyn its rigid ADMM (tolerance 1e-5 float / 1e-6 double).
+// armature, damping, joint limits, and the contact geometry against a plane, mu = 1 sliding
+// friction (condim 3), elliptic cones as batchdyn's, time step 2 ms, semi-implicit Euler. The
+// PD, clamped to the URDF's effort limits, is computed identically before every step and
+// applied through motors. MuJoCo runs its default Newton solver (tolerance 1e-8, 100
+// iterations) and soft contacts (its defaults); batchdyn its rigid ADMM (tolerance 1e-5 float /
+// 1e-6 double).
 //
-// Every environment first settles for 1 s from the same crouched pose, then the steady stance
-// is timed. Counters: env-steps/s per core, the resting normal force per foot (env 0) and
-// their sum over the weight; the batchdyn cases also report vs_mujoco, their env-steps/s per
-// core over MuJoCo's elliptic case of the same run (run the whole file: --benchmark_filter=Peer).
+// Every environment first settles for 1 s from the same pose, then the steady stance is timed.
+// Counters: env-steps/s per core, the resting normal force per foot geometry (env 0) and their
+// sum over the weight; the batchdyn cases also report vs_mujoco, their env-steps/s per core
+// over MuJoCo's elliptic case of the same robot in the same run (run them together:
+// --benchmark_filter=Peer).
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <map>
+#include <utility>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -30,26 +38,27 @@
 
 #include "batch/batch.hpp"
 #include "bench_common.hpp"
+#include "kernels/contact_step.hpp"
 #include "topology/contacts.hpp"
+#include "topology/reduced_model.hpp"
 #include "topology/urdf.hpp"
 
 namespace {
 using namespace batchdyn;
 
-constexpr double kStep = 2e-3;           // s
-constexpr double kSettle = 1.0;          // s before timing
-constexpr double kKp = 20.0, kKd = 0.5;  // legged_gym's A1 gains
-const std::array<double, 12> kStance = {0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5};
-const std::array<const char*, 4> kFeet = {"FL_foot", "FR_foot", "RL_foot", "RR_foot"};
+constexpr double kStep = 2e-3;   // s
+constexpr double kSettle = 1.0;  // s before timing
 
-const Model& a1() {
-  static const Model m = [] {
-    Model model = load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer);
-    add_contacts_from_json_file(model, bench::model_path("a1_contacts.json"));
-    return model;
-  }();
-  return m;
-}
+// A robot standing under PD: its model, the pose it starts from (batchdyn's q), the PD targets
+// (one per 1-dof joint, in joint order) and gains, the geometries whose forces are reported.
+struct PeerCase {
+  std::string name;
+  Model model;
+  std::vector<double> q;
+  std::vector<double> target;
+  double kp = 0, kd = 0;
+  std::vector<std::string> feet;
+};
 
 double total_mass(const Model& m) {
   double mass = 0;
@@ -57,13 +66,43 @@ double total_mass(const Model& m) {
   return mass;
 }
 
-// The crouched stance, 0.3 m above the ground (the feet ~3 cm above it): q in batchdyn's order.
-std::vector<double> stance(const Model& m) {
-  std::vector<double> q(static_cast<size_t>(m.nq), 0.0);
-  q[2] = 0.3;
-  q[6] = 1.0;  // identity quaternion (x y z w)
-  std::copy(kStance.begin(), kStance.end(), q.begin() + 7);
-  return q;
+// Lifts q's free-flyer root until the lowest candidate is `clearance` above the plane z = 0.
+void lift_to_ground(const Model& m, std::vector<double>& q, double clearance) {
+  Data<double> data(m);
+  forward_kinematics(m, data, Eigen::Map<const Eigen::VectorXd>(q.data(), m.nq).eval());
+  double lowest = 1e9;
+  for (const CandidateState& c : candidate_states(m, data)) lowest = std::min(lowest, c.gap);
+  q[2] += clearance - lowest;
+}
+
+const PeerCase& a1() {
+  static const PeerCase c = [] {
+    PeerCase p{"a1_standing", load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer), {}, {}, 20.0, 0.5,
+               {"FL_foot", "FR_foot", "RL_foot", "RR_foot"}};
+    add_contacts_from_json_file(p.model, bench::model_path("a1_contacts.json"));
+    p.target = {0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5};  // legged_gym's crouch
+    p.q.assign(static_cast<size_t>(p.model.nq), 0.0);
+    p.q[6] = 1.0;  // identity quaternion (x y z w)
+    std::copy(p.target.begin(), p.target.end(), p.q.begin() + 7);
+    lift_to_ground(p.model, p.q, 0.03);
+    return p;
+  }();
+  return c;
+}
+
+const PeerCase& humanoid() {
+  static const PeerCase c = [] {
+    PeerCase p{"humanoid_standing", load_urdf_file(bench::model_path("humanoid.urdf"), RootJoint::FreeFlyer), {}, {}, 200.0, 5.0,
+               {"left_sole_box", "right_sole_box"}};
+    add_contacts_from_json_file(p.model, bench::model_path("humanoid_box_feet.json"));
+    set_armature(p.model, 0.05);
+    p.target.assign(static_cast<size_t>(p.model.nv - 6), 0.0);  // straight
+    const Eigen::VectorXd neutral = neutral_configuration<double>(p.model);
+    p.q.assign(neutral.data(), neutral.data() + neutral.size());
+    lift_to_ground(p.model, p.q, 0.002);
+    return p;
+  }();
+  return c;
 }
 
 // --- the MJCF of a batchdyn Model --------------------------------------------------------------
@@ -166,22 +205,24 @@ mjModel* load_mjcf(const std::string& text) {
 // --- MuJoCo -------------------------------------------------------------------------------------
 
 struct MujocoEnvs {
+  const PeerCase* robot = nullptr;
   std::unique_ptr<mjModel, void (*)(mjModel*)> model{nullptr, mj_deleteModel};
   std::vector<std::unique_ptr<mjData, void (*)(mjData*)>> data;
 
-  // PD on the 12 joints (qpos 7.., qvel 6..), then one step.
+  // PD on the 1-dof joints (qpos 7.., qvel 6.., one motor each), then one step.
   void step(mjData* d) const {
     for (int k = 0; k < model->nu; ++k)
-      d->ctrl[k] = kKp * (kStance[static_cast<size_t>(k)] - d->qpos[7 + k]) - kKd * d->qvel[6 + k];
+      d->ctrl[k] = robot->kp * (robot->target[static_cast<size_t>(k)] - d->qpos[7 + k]) - robot->kd * d->qvel[6 + k];
     mj_step(model.get(), d);
   }
 };
 
-MujocoEnvs make_mujoco(int n, const char* cone) {
+MujocoEnvs make_mujoco(const PeerCase& robot, int n, const char* cone) {
   MujocoEnvs envs;
-  envs.model.reset(load_mjcf(mjcf_of(a1(), cone)));
+  envs.robot = &robot;
+  envs.model.reset(load_mjcf(mjcf_of(robot.model, cone)));
   mjData* first = mj_makeData(envs.model.get());
-  const std::vector<double> q = stance(a1());
+  const std::vector<double>& q = robot.q;
   // MuJoCo's free joint: position, then the quaternion w x y z.
   const double mj_q[7] = {q[0], q[1], q[2], q[6], q[3], q[4], q[5]};
   std::copy(mj_q, mj_q + 7, first->qpos);
@@ -192,58 +233,62 @@ MujocoEnvs make_mujoco(int n, const char* cone) {
   return envs;
 }
 
-// The normal force on each foot (sum over its contacts), N.
-std::array<double, 4> mujoco_foot_forces(const mjModel* m, const mjData* d) {
-  std::array<double, 4> fz{};
+// The normal force on each foot geometry (sum over its contacts), N.
+std::vector<double> mujoco_foot_forces(const PeerCase& robot, const mjModel* m, const mjData* d) {
+  std::vector<double> fz(robot.feet.size(), 0.0);
   for (int i = 0; i < d->ncon; ++i) {
     mjtNum f[6];
     mj_contactForce(m, d, i, f);
-    for (size_t foot = 0; foot < kFeet.size(); ++foot) {
-      const int id = mj_name2id(m, mjOBJ_GEOM, kFeet[foot]);
+    for (size_t foot = 0; foot < robot.feet.size(); ++foot) {
+      const int id = mj_name2id(m, mjOBJ_GEOM, robot.feet[foot].c_str());
       if (d->contact[i].geom1 == id || d->contact[i].geom2 == id) fz[foot] += f[0];
     }
   }
   return fz;
 }
 
-void report_feet(benchmark::State& state, const std::array<double, 4>& fz) {
-  for (size_t foot = 0; foot < kFeet.size(); ++foot) state.counters[std::string("fz_") + kFeet[foot]] = fz[foot];
-  const double weight = total_mass(a1()) * std::abs(a1().gravity.z);
-  state.counters["sum_fz_over_weight"] = (fz[0] + fz[1] + fz[2] + fz[3]) / weight;
+void report_feet(benchmark::State& state, const PeerCase& robot, const std::vector<double>& fz) {
+  double sum = 0;
+  for (size_t foot = 0; foot < robot.feet.size(); ++foot) state.counters["fz_" + robot.feet[foot]] = fz[foot], sum += fz[foot];
+  state.counters["sum_fz_over_weight"] = sum / (total_mass(robot.model) * std::abs(robot.model.gravity.z));
 }
 
-double mujoco_rate = 0;  // env-steps/s per core of the elliptic MuJoCo case of this run
+std::map<std::string, double> mujoco_rate;  // per robot: env-steps/s per core of its elliptic MuJoCo case of this run
 
-void BM_PeerMujoco(benchmark::State& state, const char* cone) {
+// A robot, loaded on first use (not while the benchmarks register).
+using RobotGetter = const PeerCase& (*)();
+
+void BM_PeerMujoco(benchmark::State& state, RobotGetter get, const char* cone) {
+  const PeerCase* robot = &get();
   const int n = static_cast<int>(state.range(0));
-  MujocoEnvs envs = make_mujoco(n, cone);
+  MujocoEnvs envs = make_mujoco(*robot, n, cone);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state)
     for (auto& d : envs.data) envs.step(d.get());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double steps = static_cast<double>(state.iterations()) * n;
   bench::report_throughput<double>(state, seconds, steps, 1, 1, 0.0);
-  report_feet(state, mujoco_foot_forces(envs.model.get(), envs.data[0].get()));
+  report_feet(state, *robot, mujoco_foot_forces(*robot, envs.model.get(), envs.data[0].get()));
   state.counters["contacts"] = envs.data[0]->ncon;
   state.counters["solver_iterations"] = envs.data[0]->solver_iter;
-  if (std::string(cone) == "elliptic") mujoco_rate = steps / seconds;
+  if (std::string(cone) == "elliptic") mujoco_rate[robot->name] = steps / seconds;
 }
 
 // --- batchdyn -----------------------------------------------------------------------------------
 
 template <class T>
-void BM_PeerBatchdyn(benchmark::State& state) {
+void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
+  const PeerCase* robot = &get();
   const int n = static_cast<int>(state.range(0));
-  const Model& m = a1();
+  const Model& m = robot->model;
   Batch<T> batch(m, n, 1);
   std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
-  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = kKp, kd[static_cast<size_t>(k)] = kKd;
+  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp, kd[static_cast<size_t>(k)] = robot->kd;
   batch.set_control_mode(ControlMode::PositionPD);
   batch.set_pd_gains(kp, kd);
-  const std::vector<double> q = stance(m);
   for (int e = 0; e < n; ++e) {
-    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[static_cast<size_t>(k)]);
-    for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(q[static_cast<size_t>(k + 1)]);
+    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(robot->q[static_cast<size_t>(k)]);
+    for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(robot->target[static_cast<size_t>(k - 6)]);
   }
   for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) batch.step(T(kStep));
   double iterations = 0;
@@ -256,22 +301,30 @@ void BM_PeerBatchdyn(benchmark::State& state) {
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
   const double steps = static_cast<double>(state.iterations()) * n;
   bench::report_throughput<T>(state, seconds, steps, 1, Batch<T>::W, 0.0);
-  std::array<double, 4> fz{};
+  // Env 0's normal forces per foot geometry: the sum over its candidates (world z).
+  std::vector<double> fz(robot->feet.size(), 0.0);
   const int c = batch.contact_candidates();
-  for (size_t foot = 0; foot < 4; ++foot) fz[foot] = static_cast<double>(batch.contact_forces()[foot * 3 + 2]);  // env 0
-  report_feet(state, fz);
+  for (int k = 0; k < c; ++k) {
+    const std::string& geometry = m.contacts.geometries[static_cast<size_t>(m.contacts.candidates[static_cast<size_t>(k)].geometry)].name;
+    for (size_t foot = 0; foot < robot->feet.size(); ++foot)
+      if (geometry == robot->feet[foot]) fz[foot] += static_cast<double>(batch.contact_forces()[k * 3 + 2]);
+  }
+  report_feet(state, *robot, fz);
   state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
   state.counters["candidates"] = c;
-  if (mujoco_rate > 0) state.counters["vs_mujoco"] = steps / seconds / mujoco_rate;
+  if (mujoco_rate.count(robot->name)) state.counters["vs_mujoco"] = steps / seconds / mujoco_rate[robot->name];
 }
 
 const bool registered = [] {
-  for (const char* cone : {"elliptic", "pyramidal"}) {
-    const std::string name = std::string("PeerMujoco<double>/a1_standing/cone:") + cone;
-    benchmark::RegisterBenchmark(name.c_str(), BM_PeerMujoco, cone)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid}}) {
+    for (const char* cone : {"elliptic", "pyramidal"})
+      benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
+          ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+    benchmark::RegisterBenchmark(("PeerBatchdyn<double>/" + name).c_str(), BM_PeerBatchdyn<double>, robot)
+        ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+    benchmark::RegisterBenchmark(("PeerBatchdyn<float>/" + name).c_str(), BM_PeerBatchdyn<float>, robot)
+        ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   }
-  benchmark::RegisterBenchmark("PeerBatchdyn<double>/a1_standing", BM_PeerBatchdyn<double>)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
-  benchmark::RegisterBenchmark("PeerBatchdyn<float>/a1_standing", BM_PeerBatchdyn<float>)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   return true;
 }();
 
