@@ -320,6 +320,13 @@ run(0 "\"candidates\"" info ${MODELS}/quadruped.urdf --root free --contacts ${WO
 file(WRITE ${WORK}/bad_feet.json [=[{"geometries": [{"name": "FL", "link": "FL_PAW", "sphere": {"radius": 0.02}}]}]=])
 run(1 "bad_feet.json: collision geometry 'FL' on link 'FL_PAW': the model has no such link" info ${MODELS}/quadruped.urdf --contacts ${WORK}/bad_feet.json)
 run(0 "skipped .*mesh" info ${ROBOTS}/go2.urdf --root free)
+# a terrain from a contact file: info describes it (text and JSON), bench steps on it
+file(WRITE ${WORK}/hills.json [=[{"terrain": {"origin": [-1, -1], "spacing": 0.5, "heights": [[0, 0.1, 0.2], [0.05, 0.15, -0.1]]}}]=])
+run(0 "terrain 3 x 2 heights, spacing 0.5 m from \\(-1, -1\\), z in \\[-0.1, 0.2\\]" info ${MODELS}/a1.urdf --root free --contacts ${WORK}/hills.json)
+run(0 "\"terrain\": {" info ${MODELS}/a1.urdf --root free --contacts ${WORK}/hills.json --json)
+run(0 "contact stage: 212 candidates" bench ${MODELS}/a1.urdf --root free --contacts ${WORK}/hills.json --step --envs 8 --threads 1 --seconds 0.05)
+file(WRITE ${WORK}/ragged.json [=[{"terrain": {"spacing": 0.5, "heights": [[0, 0], [0]]}}]=])
+run(1 "ragged.json: terrain.heights\\[1\\]: 1 heights, the first row has 2" info ${MODELS}/a1.urdf --root free --contacts ${WORK}/ragged.json)
 
 # Numbers are read strictly: the whole string, in range, or an error naming the option
 foreach(bad "--envs;1e3" "--envs;64abc" "--envs;99999999999" "--envs;0" "--threads;2x" "--threads;100000" "--seconds;inf"
