@@ -64,9 +64,11 @@ run_fuzzers() {
     local seeds=build/fuzz/seeds/$loader corpus=build/fuzz/corpus/$loader findings=build/fuzz/findings/$loader
     rm -rf "$seeds"
     mkdir -p "$seeds" "$corpus" "$findings"
+    # The corpus files keep a prefix: models/ has copies of some (a1.urdf), and one cp of two
+    # sources with the same name fails.
     case "$loader" in
-      urdf) cp models/*.urdf tests/robots/*.urdf "$seeds"/ ;;
-      sdf) cp models/*.sdf tests/robots/*.sdf "$seeds"/ ;;
+      urdf) cp models/*.urdf "$seeds"/ && for f in tests/robots/*.urdf; do cp "$f" "$seeds/robots_${f##*/}"; done ;;
+      sdf) cp models/*.sdf "$seeds"/ && for f in tests/robots/*.sdf; do cp "$f" "$seeds/robots_${f##*/}"; done ;;
       constraints|contacts) cp models/*.json "$seeds"/ ;;
       scene) cp models/scenes/*.json "$seeds"/ ;;
     esac
