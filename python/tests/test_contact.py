@@ -79,12 +79,17 @@ def test_batch_step_lands_the_quadruped_and_its_contact_views_report_forces_that
     assert max(batch.contact_iterations) <= 20
 
 
-def test_per_environment_ground_and_friction_change_only_their_environments(models_dir, tmp_path):
+def _free_ball(tmp_path):
+    """A 1 kg ball of radius 0.1 m with a free-flyer root (its collision sphere: one candidate)."""
     ball = tmp_path / "ball.urdf"
     ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" ixy="0" ixz="0" '
                     'iyy="0.004" iyz="0" izz="0.004"/></inertial><collision><geometry><sphere radius="0.1"/></geometry>'
                     '</collision></link></robot>')
-    model = batchdyn.load(str(ball), root="free")
+    return batchdyn.load(str(ball), root="free")
+
+
+def test_per_environment_ground_and_friction_change_only_their_environments(models_dir, tmp_path):
+    model = _free_ball(tmp_path)
     batch = batchdyn.Batch(model, 2, dtype=np.float64, threads=1)
     batch.set_ground([1], 0.25)
     batch.q[:, 2] = 0.5
@@ -100,11 +105,7 @@ def test_per_environment_ground_and_friction_change_only_their_environments(mode
 
 
 def test_a_terrain_shared_or_per_environment_holds_each_ball_at_its_own_height(tmp_path):
-    ball = tmp_path / "ball.urdf"
-    ball.write_text('<robot name="ball"><link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" ixy="0" ixz="0" '
-                    'iyy="0.004" iyz="0" izz="0.004"/></inertial><collision><geometry><sphere radius="0.1"/></geometry>'
-                    '</collision></link></robot>')
-    model = batchdyn.load(str(ball), root="free")
+    model = _free_ball(tmp_path)
     batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
     x, y = np.meshgrid(np.linspace(-1, 1, 21), np.linspace(-1, 1, 11))  # (ny, nx) = (11, 21), spacing 0.1
     batch.set_terrain(0.1 + 0.0 * x, spacing=0.1, origin=(-1.0, -1.0))  # a raised flat field for all
