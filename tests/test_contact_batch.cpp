@@ -19,28 +19,6 @@ double total_mass(const Model& m) {
   return mass;
 }
 
-// Sum over candidates of environment e's world-frame contact forces.
-template <class Engine>
-Vec3d total_force(const Engine& batch, int e) {
-  Vec3d sum = Vec3d::zero();
-  const int C = batch.contact_candidates();
-  for (int k = 0; k < C; ++k)
-    for (int i = 0; i < 3; ++i) sum[i] += static_cast<double>(batch.contact_forces()[(e * C + k) * 3 + i]);
-  return sum;
-}
-
-// The quadruped with bent legs (hip flexion 0.8, knee -1.6 rad), its sphere feet `clearance`
-// above the plane, and a small random twist and velocity so that the contacts are not symmetric.
-Eigen::VectorXd crouching(const Model& m, double clearance) {
-  Eigen::VectorXd q = neutral_configuration<double>(m);
-  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
-    q[m.bodies[m.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
-    q[m.bodies[m.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
-  }
-  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
-  return q;
-}
-
 template <class Engine>
 void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   using T = typename Engine::T;
@@ -55,7 +33,7 @@ std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const 
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> out;
   for (int e = 0; e < count; ++e) {
-    Eigen::VectorXd q = crouching(m, 0.004 * u(rng));
+    Eigen::VectorXd q = crouching_quadruped(m, 0.004 * u(rng));
     q[3] = 0.03 * u(rng), q[4] = 0.03 * u(rng);  // a small tilt (quaternion x, y; w renormalised)
     q.segment<4>(3).normalize();
     Eigen::VectorXd v = 0.3 * Eigen::VectorXd::NullaryExpr(m.nv, [&] { return u(rng); });
@@ -201,7 +179,7 @@ TEST_CASE("step() with contacts: a box resting on the plane carries m g on its c
   for (int e = 0; e < 3; ++e) {
     CAPTURE(e);
     REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    const Vec3d f = total_force(batch, e);
+    const Vec3d f = total_contact_force(batch, e);
     // The solver's tolerance is 1e-6 on velocities: 1e-6 m/s over h = 1e-3 s is 1e-3 N.
     CHECK(f.z == doctest::Approx(kG).epsilon(1e-3));
     CHECK(std::abs(f.x) < 1e-3);
@@ -232,7 +210,7 @@ TEST_CASE("step() with contacts: a sphere dropped on the plane comes to rest wit
   CHECK(lowest > 0.1 - 0.01);                   // never deeper than the margin
   CHECK(highest_after_touch < 0.1 + 0.01);      // no bounce: inelastic
   CHECK(std::abs(batch.v()[2]) < 1e-5);
-  CHECK(total_force(batch, 0).z == doctest::Approx(kG).epsilon(1e-3));
+  CHECK(total_contact_force(batch, 0).z == doctest::Approx(kG).epsilon(1e-3));
 }
 
 TEST_CASE("step() with contacts: a box on an incline sticks when tan(theta) < mu and slides with a = g (sin - mu cos) otherwise") {
@@ -268,7 +246,7 @@ TEST_CASE("step() with contacts: the quadruped standing under PD for 10^4 steps 
   for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = 80.0, kd[static_cast<size_t>(k)] = 2.0;
   batch.set_control_mode(ControlMode::PositionPD);
   batch.set_pd_gains(kp, kd);
-  const Eigen::VectorXd q0 = crouching(m, 0.0);
+  const Eigen::VectorXd q0 = crouching_quadruped(m, 0.0);
   for (int e = 0; e < 2; ++e) {
     set_row(batch, e, q0, Eigen::VectorXd::Zero(m.nv));
     for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = q0[k + 1];
@@ -285,8 +263,8 @@ TEST_CASE("step() with contacts: the quadruped standing under PD for 10^4 steps 
   MESSAGE("base height in [", low, ", ", high, "] m, ", static_cast<double>(iterations) / 10000, " ADMM iterations per step");
   CHECK(high - low < 1e-4);
   CHECK(low > 0.3);  // standing, not collapsed
-  CHECK(total_force(batch, 0).z == doctest::Approx(total_mass(m) * kG).epsilon(1e-4));
-  CHECK(std::abs(total_force(batch, 0).x) < 1e-3 * total_mass(m) * kG);
+  CHECK(total_contact_force(batch, 0).z == doctest::Approx(total_mass(m) * kG).epsilon(1e-4));
+  CHECK(std::abs(total_contact_force(batch, 0).x) < 1e-3 * total_mass(m) * kG);
 }
 
 TEST_CASE("step() with contacts: an environment with NaN is isolated and one that hits the iteration cap is stepped and reported") {

@@ -28,25 +28,6 @@ HeightField bumpy(unsigned seed) {
   const double a = 0.03 + 0.05 * u(rng), kx = 4 + 4 * u(rng), ky = 4 + 4 * u(rng), phase = 6.28 * u(rng);
   return grid(41, 41, -1.0, -1.0, 0.05, [&](double x, double y) { return a * std::sin(kx * x + phase) * std::cos(ky * y); });
 }
-
-Vec3d total_force(const Batch<double>& batch, int e) {
-  Vec3d sum = Vec3d::zero();
-  const int C = batch.contact_candidates();
-  for (int k = 0; k < C; ++k)
-    for (int i = 0; i < 3; ++i) sum[i] += batch.contact_forces()[(e * C + k) * 3 + i];
-  return sum;
-}
-
-// The quadruped crouching with its feet `clearance` above z = 0 (hip 0.8, knee -1.6 rad).
-Eigen::VectorXd crouching(const Model& m, double clearance) {
-  Eigen::VectorXd q = neutral_configuration<double>(m);
-  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
-    q[m.bodies[m.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
-    q[m.bodies[m.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
-  }
-  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
-  return q;
-}
 }  // namespace
 
 TEST_CASE("terrain: a height field that is a tilted plane holds and slides a box exactly as the tilted plane does") {
@@ -77,8 +58,8 @@ TEST_CASE("terrain: a height field that is a tilted plane holds and slides a box
       CHECK(terrain.contact_forces()[e * 3 * terrain.contact_candidates() + k] ==
             doctest::Approx(plane.contact_forces()[e * 3 * plane.contact_candidates() + k]).epsilon(1e-6).scale(1.0));
   }
-  CHECK(total_force(terrain, 0).z == doctest::Approx(kG).epsilon(1e-3));  // the stuck box: the support carries m g
-  CHECK(std::abs(total_force(terrain, 0).x) < 1e-3);
+  CHECK(total_contact_force(terrain, 0).z == doctest::Approx(kG).epsilon(1e-3));  // the stuck box: the support carries m g
+  CHECK(std::abs(total_contact_force(terrain, 0).x) < 1e-3);
   CHECK(terrain.q()[box.nq] < 0.1 * normal.x - 0.05);  // the other slid down the slope (towards -x)
 }
 
@@ -98,7 +79,7 @@ TEST_CASE("terrain: one landing step of the quadruped on rolling hills equals th
   Data<double> data(m);
   std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> states;
   for (int e = 0; e < 6; ++e) {
-    Eigen::VectorXd q = crouching(m, 0.0), v = Eigen::VectorXd::Zero(m.nv);
+    Eigen::VectorXd q = crouching_quadruped(m, 0.0), v = Eigen::VectorXd::Zero(m.nv);
     q[0] = 0.3 * u(rng), q[1] = 0.3 * u(rng);
     // Lowest foot 2 mm into the hills: a few feet touch, on slopes.
     forward_kinematics(m, data, q);
@@ -144,7 +125,7 @@ TEST_CASE("terrain: SIMD lanes equal W = 1 on rolling hills with heights per env
     batch.set_terrain(shared);
     for (int e = 0; e < N; e += 3) batch.set_terrain_heights(std::array<int, 1>{e}, bumpy(100 + static_cast<unsigned>(e)).heights);
     for (int e = 0; e < N; ++e) {
-      const Eigen::VectorXd q = crouching(m, 0.05 + 0.01 * e);
+      const Eigen::VectorXd q = crouching_quadruped(m, 0.05 + 0.01 * e);
       for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = q[k];
       batch.q()[e * m.nq] = 0.05 * e - 0.25;
     }
@@ -177,7 +158,7 @@ TEST_CASE("terrain: a sphere rests on its own environment's heights, and beyond 
   CHECK(batch.q()[ball.nq + 2] == doctest::Approx(0.35).epsilon(1e-3));
   CHECK(batch.q()[2 * ball.nq + 2] == doctest::Approx(0.25).epsilon(1e-3));
   CHECK(batch.q()[2 * ball.nq] == doctest::Approx(3.0).epsilon(1e-6));  // flat beyond the edge: it does not roll
-  for (int e = 0; e < 3; ++e) CHECK(total_force(batch, e).z == doctest::Approx(kG).epsilon(1e-3));
+  for (int e = 0; e < 3; ++e) CHECK(total_contact_force(batch, e).z == doctest::Approx(kG).epsilon(1e-3));
   batch.clear_terrain();  // back to the plane z = 0: environment 1 falls to it
   for (int s = 0; s < 1000; ++s) batch.step(1e-3);
   CHECK(batch.q()[ball.nq + 2] == doctest::Approx(0.1).epsilon(1e-3));
