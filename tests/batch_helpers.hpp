@@ -1,6 +1,6 @@
 // Fixtures shared by the batch-engine tests: random states written into a batch's buffers,
 // copies of state between engines of different lane types, rows of env-major buffers, the
-// contact tests' crouching quadruped and summed contact forces.
+// contact tests' summed contact forces.
 #pragma once
 
 #include "batch/batch.hpp"
@@ -60,18 +60,6 @@ Vec3d total_contact_force(const Engine& batch, int e) {
   for (int k = 0; k < C; ++k)
     for (int i = 0; i < 3; ++i) sum[i] += static_cast<double>(batch.contact_forces()[(e * C + k) * 3 + i]);
   return sum;
-}
-
-// The shipped quadruped (models/quadruped.urdf, free flyer) with bent legs (hip flexion 0.8,
-// knee -1.6 rad), its sphere feet `clearance` above the plane z = 0.
-inline Eigen::VectorXd crouching_quadruped(const Model& m, double clearance) {
-  Eigen::VectorXd q = neutral_configuration<double>(m);
-  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
-    q[m.bodies[m.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
-    q[m.bodies[m.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
-  }
-  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
-  return q;
 }
 
 }  // namespace batchdyn::test

@@ -195,4 +195,16 @@ inline Model free_body(const std::string& geometry, double ixx = 0.02) {
                           RootJoint::FreeFlyer);
 }
 
+// The shipped quadruped (models/quadruped.urdf, free flyer) with bent legs (hip flexion 0.8,
+// knee -1.6 rad), its sphere feet `clearance` above the plane z = 0.
+inline Eigen::VectorXd crouching_quadruped(const Model& m, double clearance) {
+  Eigen::VectorXd q = neutral_configuration<double>(m);
+  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
+    q[m.bodies[m.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
+    q[m.bodies[m.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
+  }
+  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
+  return q;
+}
+
 }  // namespace batchdyn::test

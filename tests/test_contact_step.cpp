@@ -19,18 +19,6 @@ Eigen::VectorXd at_height(const Model& model, double z) {
   return q;
 }
 
-// The quadruped with bent legs (hip flexion 0.8, knee -1.6 rad: inside the limits), its sphere
-// feet `clearance` above the plane.
-Eigen::VectorXd crouching(const Model& quadruped, double clearance) {
-  Eigen::VectorXd q = neutral_configuration<double>(quadruped);
-  for (const char* leg : {"FL", "FR", "HL", "HR"}) {
-    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_hip_flexion")].idx_q] = 0.8;
-    q[quadruped.bodies[quadruped.joint_index(std::string(leg) + "_knee")].idx_q] = -1.6;
-  }
-  q[2] = 0.5 * std::cos(0.8) + 0.02 + clearance;
-  return q;
-}
-
 double total_normal_force(const ContactStepResult& r, double h) {
   double sum = 0.0;
   for (size_t a = 0; a < r.active.size(); ++a) sum += r.impulses[3 * static_cast<int>(a)] / h;
@@ -121,7 +109,7 @@ TEST_CASE("contact impulses add no energy beyond the Baumgarte push-out: kinetic
   for (const Model* model : {&ball, &quadruped}) {
     CAPTURE(model->name);
     Data<double> data(*model);
-    Eigen::VectorXd q = model == &ball ? at_height(ball, 0.15) : crouching(quadruped, 0.05), v = Eigen::VectorXd::Zero(model->nv);
+    Eigen::VectorXd q = model == &ball ? at_height(ball, 0.15) : crouching_quadruped(quadruped, 0.05), v = Eigen::VectorXd::Zero(model->nv);
     v[0] = 2.0, v[2] = -1.0, v[4] = 5.0;
     const Eigen::VectorXd tau = Eigen::VectorXd::Zero(model->nv);
     const double h = 1e-3;
@@ -158,7 +146,7 @@ TEST_CASE("the ADMM impulses satisfy the Coulomb NCP: lambda in K, sigma in K* (
   // redundant box corners, joint-limit rows).
   Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Data<double> data(quadruped);
-  Eigen::VectorXd q = crouching(quadruped, 0.01), v = Eigen::VectorXd::Zero(quadruped.nv);
+  Eigen::VectorXd q = crouching_quadruped(quadruped, 0.01), v = Eigen::VectorXd::Zero(quadruped.nv);
   v[0] = 0.5, v[2] = -0.3, v[5] = 0.4;
   const Eigen::VectorXd tau = Eigen::VectorXd::Zero(quadruped.nv);
   int checked = 0, iterations = 0, steps_with_contact = 0, most = 0;
