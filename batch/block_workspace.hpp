@@ -15,7 +15,7 @@
 #include "kernels/constrained_dynamics.hpp"
 #include "kernels/delassus_workspace.hpp"
 #include "kernels/frame_observation.hpp"
-#include "kernels/ground_contact.hpp"
+#include "kernels/frictional_contact.hpp"
 #include "kernels/lcaba_workspace.hpp"
 #include "kernels/proxbbo_workspace.hpp"
 #include "layout/lanes.hpp"
@@ -35,7 +35,7 @@ struct ContactLanes {
   ContactLanes(const Model& m, const ContactPlan& plan)
       : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
         stage(static_cast<size_t>(std::max({3 * plan.num_candidates(), plan.num_limited_joints(), 3}) * W)) {}
-  GroundContactWorkspace<L> state;
+  FrictionalContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
   ContactAdmmReport<L> report;
@@ -69,7 +69,7 @@ struct BlockWorkspace {
       dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
     }
     if (observation_size > 0) observation.emplace(m);
-    if ((contact_plan.num_candidates() > 0 && m.contacts.ground.present) || contact_plan.num_limited_joints() > 0)
+    if (m.contacts.can_collide() || contact_plan.num_limited_joints() > 0)
       contact_lanes.emplace(m, contact_plan);
   }
   static size_t size(int n) { return static_cast<size_t>(n); }

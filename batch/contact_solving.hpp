@@ -1,11 +1,12 @@
 // Contact solving, the step() stage after the accelerations: frictional contact of the model's
-// contact candidates (topology/contact_model.hpp) with the ground plane, by the lane kernel
-// kernels/ground_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
+// contact candidates (topology/contact_model.hpp) with the ground and between the geometries of
+// contact pairs, by the lane kernel
+// kernels/frictional_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
 // lane, warm-started from each environment's impulses of the previous step). It turns each
 // substep's free accelerations into the ones that step to the post-contact velocity.
 //
-// On by default for a model with candidates and a ground (a free-floating robot gets the plane
-// z = 0), switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h),
+// On by default for a model with candidates that can touch something (a ground: a
+// free-floating robot gets the plane z = 0; or a contact pair), switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h),
 // and not together with the loop-constraint solver yet (a contact impulse would then have to
 // respect the loops): a model with loop constraints has it off by default, and turning both on
 // is refused.
@@ -30,7 +31,7 @@
 #include "batch/argument_checks.hpp"
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
-#include "kernels/ground_contact.hpp"
+#include "kernels/frictional_contact.hpp"
 #include "topology/contacts.hpp"
 
 namespace batchdyn {
@@ -58,7 +59,7 @@ class ContactSolving {
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
   }
 
-  // Whether step() solves contacts: on, with candidates and a ground, and the loop constraints
+  // Whether step() solves contacts: on, with candidates that can touch (available()), and the loop constraints
   // off (`constraints_on`: whether the constraint solver runs).
   bool active(bool constraints_on) const { return enabled_ && available() && !constraints_on; }
   // Whether the stage runs: contacts, or joint limits (settings().joint_limits, a model with
@@ -66,7 +67,8 @@ class ContactSolving {
   bool runs(bool constraints_on) const {
     return !constraints_on && ((enabled_ && available()) || (settings_.joint_limits && plan_.num_limited_joints() > 0));
   }
-  bool available() const { return candidates_ > 0 && model_.contacts.ground.present; }
+  // Candidates, and a ground or a contact pair for them to meet.
+  bool available() const { return model_.contacts.can_collide(); }
   // Throws Error when turning contacts on while the loop-constraint solver is on.
   void set_enabled(bool on, bool constraints_on) {
     if (on && constraints_on && available())
@@ -159,8 +161,8 @@ class ContactSolving {
   // --- Results of the last step (its last substep), per environment ---
   int candidates() const { return candidates_; }
   const T* impulses() const { return impulses_.data(); }   // N x C x 3: (normal, tangent 1, tangent 2), N s
-  const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h)
-  const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) at the step's start, m
+  const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h); on a pair's A (B: the opposite)
+  const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) or the pair's B at the step's start, m
   const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when the gap was below the margin
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
@@ -190,6 +192,7 @@ class ContactSolving {
         if (!(block * W + l < n_ && valid[l])) lanes[l] = k == 2 ? T(1) : T(0);
       normal[k] = LaneTraits<L>::load(lanes);
     }
+    cl.ground.present = model_.contacts.ground.present;
     cl.ground.normal = Vec3<L>{normal[0], normal[1], normal[2]};
     cl.ground.height = height;
     cl.ground.terrain = TerrainView<T>{nullptr, terrain_.nx, terrain_.ny, static_cast<T>(terrain_.origin_x),
@@ -205,7 +208,7 @@ class ContactSolving {
   void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = enabled_ && available() ? candidates_ : 0;
-    cl.report = ground_contact_kernel(c, plan_, model_, settings_, candidates, cl.ground, cl.friction.data(), cl.state, ws.q.data(),
+    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, cl.ground, cl.friction.data(), cl.state, ws.q.data(),
                                       ws.v.data(), h, ws.qdd.data());
   }
 
@@ -213,7 +216,7 @@ class ContactSolving {
   // is reported (its state is still written).
   void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid, const L& h) {
     ContactLanes<L>& cl = *ws.contact_lanes;
-    GroundContactWorkspace<L>& s = cl.state;
+    FrictionalContactWorkspace<L>& s = cl.state;
     io.write_rows(block, valid, s.limit_impulses.data(), plan_.num_limited_joints(), limit_impulses_.data());
     if (enabled_ && available()) store_contacts(block, io, cl, valid, h);
     alignas(64) T iterations[W], residual[W], converged[W];
@@ -232,7 +235,7 @@ class ContactSolving {
  private:
   // The contact results of the block into its valid environments' rows.
   void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid, const L& h) {
-    GroundContactWorkspace<L>& s = cl.state;
+    FrictionalContactWorkspace<L>& s = cl.state;
     io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
     io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
     io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
@@ -246,9 +249,7 @@ class ContactSolving {
     }
     io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
   }
-  double candidate_friction(int c) const {
-    return model_.contacts.geometries[static_cast<size_t>(model_.contacts.candidates[static_cast<size_t>(c)].geometry)].friction;
-  }
+  double candidate_friction(int c) const { return model_.contacts.friction(c); }
   // `count` values per environment of the env-major `rows` into `out` lanes, `fill` in lanes
   // without a valid environment.
   void load_rows(int block, const bool* valid, const T* rows, int count, BlockWorkspace<L>& ws, L* out, T fill) const {

@@ -117,10 +117,18 @@ void print_model_text(const Model& model, std::ostream& out) {
   for (size_t g = 0; g < contacts.geometries.size(); ++g) {
     const CollisionGeometry& geometry = contacts.geometries[g];
     int count = 0;
-    for (const ContactCandidate& c : contacts.candidates) count += c.geometry == static_cast<int>(g);
+    for (const ContactCandidate& c : contacts.candidates) count += c.geometry == static_cast<int>(g) && c.against_ground();
     out << "  " << std::setw(36) << geometry.name << std::setw(10) << collision_shape_name(geometry.shape) << "body "
-        << std::setw(24) << body_name(model, geometry.body) << count << " candidates, mu " << geometry.friction << ", margin "
+        << std::setw(24) << body_name(model, geometry.body) << count << " ground candidates, mu " << geometry.friction << ", margin "
         << geometry.margin << "\n";
+  }
+  for (size_t p = 0; p < contacts.pairs.size(); ++p) {
+    const ContactPair& pair = contacts.pairs[p];
+    int count = 0;
+    for (const ContactCandidate& c : contacts.candidates) count += c.pair == static_cast<int>(p);
+    out << "  pair " << pair.name << ": " << contacts.geometries[static_cast<size_t>(pair.geometry1)].name << " - "
+        << contacts.geometries[static_cast<size_t>(pair.geometry2)].name << ", " << count << " candidates, mu " << pair.friction
+        << ", margin " << pair.margin << "\n";
   }
   for (const std::string& skipped : contacts.skipped) out << "  skipped " << skipped << "\n";
   out << "\nloops (" << loops.loops.size() << "):\n";

@@ -1,12 +1,14 @@
 // One time step with frictional contact against the ground (its plane, or its terrain:
-// kernels/terrain.hpp, each candidate with the surface normal under it), dense and scalar: the
-// reference (oracle) that the batched contact stage will be checked against (issue 19, step 2).
+// kernels/terrain.hpp, each candidate with the surface normal under it) and between the
+// geometries of contact pairs (kernels/pair_contact.hpp), dense and scalar: the reference
+// (oracle) that the batched contact stage is checked against.
 //
 // Velocity-level time stepping (Carpentier, Le Lidec et al., "From Compliant to Rigid Contact
 // Simulation: a Unified and Efficient Approach", RSS 2024, arXiv 2405.17020, §III-IV):
 //   1. v_free = v + h M^-1 (tau - b)
-//   2. for each candidate within its margin of the ground (gap < margin), three rows J_c: the
-//      world-frame velocity of its lowest point along the normal n and two tangents t1, t2;
+//   2. for each candidate within its margin (gap < margin), three rows J_c: the world-frame
+//      velocity of its contact point (its lowest point against the ground; for a pair, body A's
+//      point minus body B's) along the normal n and two tangents t1, t2;
 //      G = J M^-1 J^T (the Delassus matrix), g = J v_free + gap terms (below)
 //   3. the impulses lambda solve the Coulomb NCP with the De Saxce correction (§III-B):
 //      lambda_c in K_mu = {||lambda_T|| <= mu lambda_N},
@@ -25,6 +27,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -35,22 +39,24 @@
 #include "kernels/crba.hpp"
 #include "kernels/jacobian.hpp"
 #include "kernels/kinematics.hpp"
+#include "kernels/pair_contact.hpp"
 #include "kernels/rnea.hpp"
 #include "kernels/terrain.hpp"
 
 namespace batchdyn {
 
 
-// Where one candidate is at q: its lowest point in the world, its gap to the ground and the
-// ground's normal under it (the plane's, or the terrain's: kernels/terrain.hpp).
+// Where one candidate is at q: its contact point in the world, its gap and normal: to the
+// ground (the plane's, or the terrain's: kernels/terrain.hpp), or to its pair's B (B to A).
 struct CandidateState {
-  Vec3d lowest_point = Vec3d::zero();  // p - radius n
-  double gap = 0.0;                    // to the ground (< 0: penetration)
+  Vec3d lowest_point = Vec3d::zero();  // the contact point: p - radius n against the ground
+  double gap = 0.0;                    // < 0: penetration
   Vec3d normal{0.0, 0.0, 1.0};         // unit, world frame
 };
 
 // The candidates' positions and gaps at q (after forward_kinematics into data), against the
-// model's terrain when it has one, else its plane. O(candidates).
+// model's terrain when it has one, else its plane (without a ground, a ground candidate's gap is
+// +inf), and between pairs. O(candidates).
 inline std::vector<CandidateState> candidate_states(const Model& model, const Data<double>& data) {
   const ContactModel& cm = model.contacts;
   GroundLanes<double> ground;
@@ -63,9 +69,14 @@ inline std::vector<CandidateState> candidate_states(const Model& model, const Da
   std::vector<CandidateState> out(cm.candidates.size());
   for (size_t k = 0; k < cm.candidates.size(); ++k) {
     const ContactCandidate& c = cm.candidates[k];
+    if (!c.against_ground()) {
+      pair_contact(c, data.world_from_body[c.body], data.world_from_body[c.body2], out[k].gap, out[k].normal, out[k].lowest_point);
+      continue;
+    }
     const Vec3d p = data.world_from_body[c.body].act_point(c.point);
     ground_under(ground, p, c.radius, out[k].gap, out[k].normal);
     out[k].lowest_point = p - out[k].normal * c.radius;
+    if (!cm.ground.present) out[k].gap = std::numeric_limits<double>::infinity();  // nothing to touch
   }
   return out;
 }
@@ -98,7 +109,7 @@ struct ContactStepResult {
   double primal_residual = 0.0;  // ADMM's ||x - z||_inf (N s)
   double dual_residual = 0.0;    // the NCP's: sigma~ off K*, or lambda . sigma~ != 0 (m/s)
   bool converged = true;
-  // Contact force of active candidate k in the world frame (impulse / h).
+  // Contact force of active candidate k in the world frame (impulse / h); on a pair's A.
   Vec3d world_force(int k, const Model& model, double h) const;
 };
 
@@ -131,8 +142,9 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   // 2. The active candidates' rows: n, t1, t2 . (velocity of the lowest point, world frame).
   forward_kinematics(model, data, q);
   r.states = candidate_states(model, data);
-  for (size_t k = 0; k < cm.candidates.size() && cm.ground.present; ++k)
-    if (r.states[k].gap < cm.geometries[static_cast<size_t>(cm.candidates[k].geometry)].margin) r.active.push_back(static_cast<int>(k));
+  for (size_t k = 0; k < cm.candidates.size(); ++k)
+    if ((cm.ground.present || !cm.candidates[k].against_ground()) && r.states[k].gap < cm.margin(static_cast<int>(k)))
+      r.active.push_back(static_cast<int>(k));
   if (settings.joint_limits)
     for (int i = 1; i < model.num_bodies(); ++i) {
       const Body& body = model.bodies[i];
@@ -147,22 +159,27 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   const int m = limit_row + static_cast<int>(r.limits.size());
   std::vector<double> mus(r.active.size());  // friction coefficient per active candidate
   for (size_t a = 0; a < r.active.size(); ++a)
-    mus[a] = cm.geometries[static_cast<size_t>(cm.candidates[static_cast<size_t>(r.active[a])].geometry)].friction;
+    mus[a] = cm.friction(r.active[a]);
   Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, model.nv), J_frame(6, model.nv);
   for (size_t a = 0; a < r.active.size(); ++a) {
     const ContactCandidate& c = cm.candidates[static_cast<size_t>(r.active[a])];
-    const Vec3d& n = r.states[static_cast<size_t>(r.active[a])].normal;  // the ground's under the candidate
+    const CandidateState& state = r.states[static_cast<size_t>(r.active[a])];
+    const Vec3d& n = state.normal;  // the ground's under the candidate, or the pair's
     Vec3d t1, t2;
     perpendicular_basis(n, t1, t2);
-    // A frame at the lowest point with world axes: its LOCAL linear velocity is the world one.
-    const Mat3d world_to_body = data.world_from_body[c.body].rotation.transpose();
-    const Vec3d point_in_body = data.world_from_body[c.body].inverse().act_point(r.states[static_cast<size_t>(r.active[a])].lowest_point);
-    body_frame_jacobian(model, data, c.body, Transformd{world_to_body, point_in_body}, J_frame);
-    for (int col = 0; col < model.nv; ++col) {
-      const Vec3d velocity{J_frame(0, col), J_frame(1, col), J_frame(2, col)};
-      J(3 * static_cast<int>(a), col) = dot(n, velocity);
-      J(3 * static_cast<int>(a) + 1, col) = dot(t1, velocity);
-      J(3 * static_cast<int>(a) + 2, col) = dot(t2, velocity);
+    // A frame at the contact point with world axes, on each body the rows act on (+ on A, - on
+    // a pair's B): its LOCAL linear velocity is the world one.
+    for (const auto& [body, sign] : {std::pair{c.body, 1.0}, std::pair{c.against_ground() ? 0 : c.body2, -1.0}}) {
+      if (body == 0) continue;  // the world does not move
+      const Mat3d world_to_body = data.world_from_body[body].rotation.transpose();
+      const Vec3d point_in_body = data.world_from_body[body].inverse().act_point(state.lowest_point);
+      body_frame_jacobian(model, data, body, Transformd{world_to_body, point_in_body}, J_frame);
+      for (int col = 0; col < model.nv; ++col) {
+        const Vec3d velocity = Vec3d{J_frame(0, col), J_frame(1, col), J_frame(2, col)} * sign;
+        J(3 * static_cast<int>(a), col) += dot(n, velocity);
+        J(3 * static_cast<int>(a) + 1, col) += dot(t1, velocity);
+        J(3 * static_cast<int>(a) + 2, col) += dot(t2, velocity);
+      }
     }
   }
   for (size_t l = 0; l < r.limits.size(); ++l) J(limit_row + static_cast<int>(l), r.limits[l].dof) = r.limits[l].side;

@@ -65,7 +65,7 @@ struct DelassusWorkspace {
 // The tree part of the first forward sweep of Alg. 1 and Alg. 3 (lines 1-2): placements (world
 // placements too when some constraint closes an internal loop) and H^A_i = H_i. The terminals'
 // force columns are the caller's: from the constraints (delassus_first_sweep) or the contact
-// bodies' unit forces (kernels/ground_contact.hpp).
+// bodies' unit forces (kernels/frictional_contact.hpp).
 template <class S>
 void delassus_tree_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q) {
   const int n = static_cast<int>(c.tree.size());

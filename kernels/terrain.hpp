@@ -51,6 +51,7 @@ void terrain_height(const TerrainView<T>& f, T x, T y, T& h, T& slope_x, T& slop
 // field per lane (heights[l]: lane l's environment's grid; the grid's shape is shared).
 template <class S>
 struct GroundLanes {
+  bool present = true;  // false: no ground (its candidates are never in contact)
   Vec3<S> normal;
   S height;
   TerrainView<lane_scalar<S>> terrain;  // shape and origin (heights unused)

@@ -1,4 +1,4 @@
-// The batched contact stage of step() (batch/contact_solving.hpp, kernels/ground_contact.hpp):
+// The batched contact stage of step() (batch/contact_solving.hpp, kernels/frictional_contact.hpp):
 // against the dense reference contact step (kernels/contact_step.hpp), lanes against W = 1,
 // closed forms (resting forces = weight), isolation of bad environments, and its reports.
 #include "batch_helpers.hpp"

@@ -28,6 +28,22 @@ enum class CollisionShape {
 
 const char* collision_shape_name(CollisionShape shape);
 
+// What a candidate measures. Against the ground: one point with a radius (every shape above).
+// Between two geometries of a contact pair (ContactModel::pairs), the closest points of their
+// cores (a sphere's centre, a capsule's segment, a box), the radii subtracted; the normal points
+// from the second geometry (B) to the first (A), and A is pushed along it:
+//   PointPoint      sphere - sphere (or a point): exact
+//   PointSegment    sphere - capsule: exact
+//   SegmentSegment  capsule - capsule: exact
+//   PointBox        sphere - box: exact. Also a box's 8 corners against the other box (box - box:
+//                   16 candidates; an edge crossing an edge with no corner inside is missed) and
+//                   a capsule's two end spheres against a box (capsule - box; a capsule lying
+//                   across a box's edge with both ends off the box is missed).
+// Cylinders are not paired (their rim points approximate a plane contact only).
+enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, PointBox };
+
+const char* candidate_kind_name(CandidateKind kind);
+
 // Default friction coefficient (MuJoCo's) and margin: a candidate within the margin of the
 // ground enters the contact problem (gap < margin), where the solver decides whether it pushes.
 inline constexpr double kDefaultFriction = 1.0;
@@ -45,18 +61,41 @@ struct CollisionGeometry {
   Vec3<double> half_extents = Vec3<double>::zero();  // box
   double friction = kDefaultFriction;  // mu of the Coulomb cone against the ground
   double margin = kDefaultContactMargin;
+  bool touches_ground = true;    // false: only in its pairs (a fingertip that never meets the floor)
   std::string source;            // where it was declared, for messages
   // Resolved against the model:
   int body = 0;                  // the body the link belongs to (0: the world, never in contact)
   Transform<double> in_body = Transform<double>::identity();
 };
 
-// A point of a geometry that can meet the ground, in its body's frame.
+// A point of a geometry that can meet the ground, in its body's frame; or (kind != Ground) a
+// feature of a pair's geometry A (point or segment) against geometry B's core.
 struct ContactCandidate {
-  int geometry = 0;              // index in ContactModel::geometries
-  int body = 0;                  // > 0
+  int geometry = 0;              // index in ContactModel::geometries (A for a pair)
+  int body = 0;                  // > 0 against the ground; a pair's A may be on the world (0), B then moves
   Vec3<double> point = Vec3<double>::zero();
   double radius = 0.0;           // the gap is measured from the point minus this radius
+  CandidateKind kind = CandidateKind::Ground;
+  // Against another geometry (kind != Ground):
+  int pair = -1;                 // index in ContactModel::pairs
+  Vec3<double> point_end = Vec3<double>::zero();  // SegmentSegment: A's segment is point .. point_end (body frame)
+  int geometry2 = -1;            // B
+  int body2 = 0;                 // B's body (0: the world, B never moves)
+  Transform<double> other_in_body2 = Transform<double>::identity();  // B's core frame in body2's frame
+  double radius2 = 0.0;          // B's radius (sphere, capsule; 0 for a box)
+  double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
+  Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
+  bool against_ground() const { return kind == CandidateKind::Ground; }
+};
+
+// Two geometries that may touch each other (self-collision and body-body contact are off unless
+// a contact file lists the pair). Its own friction and margin.
+struct ContactPair {
+  std::string name;              // "<A>-<B>" unless given
+  int geometry1 = 0, geometry2 = 0;  // A, B (indices in ContactModel::geometries)
+  double friction = kDefaultFriction;
+  double margin = kDefaultContactMargin;
+  std::string source;
 };
 
 // The plane n . x = height (world frame), n a unit vector.
@@ -81,11 +120,34 @@ struct HeightField {
 
 struct ContactModel {
   std::vector<CollisionGeometry> geometries;
-  std::vector<ContactCandidate> candidates;  // in geometry order; geometries on the world have none
+  std::vector<ContactPair> pairs;
+  // The ground candidates in geometry order (geometries on the world, or with touches_ground
+  // false, have none), then the pairs' in pair order (a pair on one body has none).
+  std::vector<ContactCandidate> candidates;
   GroundPlane ground;
   HeightField terrain;                       // none by default; a contact file's "terrain"
   // URDF <collision> elements not turned into geometry (meshes), one message each: `info` prints them.
   std::vector<std::string> skipped;
+
+  // Candidate k's friction coefficient and margin: its pair's, or its geometry's.
+  double friction(int k) const {
+    const ContactCandidate& c = candidates[static_cast<size_t>(k)];
+    return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].friction : geometries[static_cast<size_t>(c.geometry)].friction;
+  }
+  double margin(int k) const {
+    const ContactCandidate& c = candidates[static_cast<size_t>(k)];
+    return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].margin : geometries[static_cast<size_t>(c.geometry)].margin;
+  }
+  int num_ground_candidates() const {
+    int count = 0;
+    for (const ContactCandidate& c : candidates) count += c.against_ground();
+    return count;
+  }
+  // Whether a candidate can touch anything: the ground (with ground candidates), or a pair's.
+  bool can_collide() const {
+    const int ground_candidates = num_ground_candidates();
+    return (ground.present && ground_candidates > 0) || static_cast<int>(candidates.size()) > ground_candidates;
+  }
 };
 
 }  // namespace batchdyn

@@ -14,18 +14,29 @@ ContactPlan plan_contacts(const Model& model) {
     const double upper = model.upper_position_limit[static_cast<size_t>(b.idx_q)];
     if (std::isfinite(lower) || std::isfinite(upper)) plan.limited_joints.push_back({i, b.idx_v, b.idx_q, lower, upper});
   }
-  for (const ContactCandidate& c : model.contacts.candidates) plan.bodies.push_back(c.body);
+  // The contact bodies: every moving body a candidate acts on (a pair's two sides).
+  for (const ContactCandidate& c : model.contacts.candidates)
+    for (int body : {c.body, c.body2})
+      if (body > 0) plan.bodies.push_back(body);
   std::sort(plan.bodies.begin(), plan.bodies.end());
   plan.bodies.erase(std::unique(plan.bodies.begin(), plan.bodies.end()), plan.bodies.end());
-  for (const ContactCandidate& c : model.contacts.candidates)
-    plan.candidate_slot.push_back(static_cast<int>(std::lower_bound(plan.bodies.begin(), plan.bodies.end(), c.body) - plan.bodies.begin()));
+  const auto slot_of = [&](int body) {
+    return body > 0 ? static_cast<int>(std::lower_bound(plan.bodies.begin(), plan.bodies.end(), body) - plan.bodies.begin()) : -1;
+  };
+  for (const ContactCandidate& c : model.contacts.candidates) {
+    plan.candidate_slot.push_back(slot_of(c.body));
+    plan.candidate_slot2.push_back(slot_of(c.body2));
+  }
 
+  // A 3-row terminal for a body that one ground candidate acts on and nothing else.
   std::vector<int> count(plan.bodies.size(), 0);
   plan.own_candidate.assign(plan.bodies.size(), -1);
-  for (size_t c = 0; c < plan.candidate_slot.size(); ++c) {
-    const size_t slot = static_cast<size_t>(plan.candidate_slot[c]);
-    plan.own_candidate[slot] = ++count[slot] == 1 ? static_cast<int>(c) : -1;
-  }
+  for (size_t c = 0; c < plan.candidate_slot.size(); ++c)
+    for (int slot : {plan.candidate_slot[c], plan.candidate_slot2[c]}) {
+      if (slot < 0) continue;
+      const bool own = ++count[static_cast<size_t>(slot)] == 1 && model.contacts.candidates[c].against_ground();
+      plan.own_candidate[static_cast<size_t>(slot)] = own ? static_cast<int>(c) : -1;
+    }
 
   // The Delassus plan of the same tree with a constraint to the world on each contact body: a
   // connect (3 rows) on a body with one candidate, a weld (6 rows) on the others. Its terminals

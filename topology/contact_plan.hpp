@@ -2,7 +2,8 @@
 // depends only on the model's contact candidates (topology/contact_model.hpp), computed once.
 //
 // The Delassus matrix of the candidates is built from one block per pair of *contact bodies*
-// (bodies carrying at least one candidate): PV-OSIMr (kernels/pv_osimr.hpp) over one terminal
+// (the moving bodies a candidate acts on: its own, and for a pair's candidate the other
+// geometry's body too, which gets the opposite force): PV-OSIMr (kernels/pv_osimr.hpp) over one terminal
 // per contact body gives G_T = K M^-1 K^T over the terminals' rows. A body with several
 // candidates (a box's corners) gets a 6-row terminal, the spatial force basis at its origin in
 // its own frame; a candidate's three rows (normal, two tangents at its lowest point, world
@@ -10,6 +11,8 @@
 // sphere foot) gets a 3-row terminal whose columns are that candidate's rows themselves
 // (T_c = I): half the rows, and PV-OSIMr's cost grows with their square. For any pair,
 //     G_ab = T_a G_T[body(a), body(b)] T_b^T.
+// A pair's candidate acts on two bodies: its rows are T_a on body a minus T_b on body b, and
+// G_ab sums the four (or fewer) such terminal blocks.
 // The plan depends only on which bodies carry candidates, so the set of candidates in contact
 // may change every step without touching it, and the problem size is 3 x (candidates in
 // contact), assembled from G_T.
@@ -34,7 +37,8 @@ struct LimitedJoint {
 struct ContactPlan {
   std::vector<LimitedJoint> limited_joints;  // in body order
   std::vector<int> bodies;          // the contact bodies, ascending
-  std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (its terminal)
+  std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (its terminal); -1 on the world
+  std::vector<int> candidate_slot2; // per candidate: its pair's body2's index in `bodies`; -1 (ground, world)
   // Per contact body (terminal k = slot k): its rows in G_T, row_begin[k] .. row_begin[k + 1] - 1,
   // and the candidate whose rows the terminal is (a 3-row terminal), or -1 (6 rows: the body's
   // force basis).

@@ -21,6 +21,17 @@ const char* collision_shape_name(CollisionShape shape) {
   return "?";
 }
 
+const char* candidate_kind_name(CandidateKind kind) {
+  switch (kind) {
+    case CandidateKind::Ground: return "ground";
+    case CandidateKind::PointPoint: return "point-point";
+    case CandidateKind::PointSegment: return "point-segment";
+    case CandidateKind::SegmentSegment: return "segment-segment";
+    case CandidateKind::PointBox: return "point-box";
+  }
+  return "?";
+}
+
 namespace {
 
 constexpr int kCylinderRimPoints = 8;  // per rim circle (CollisionShape::Cylinder)
@@ -60,8 +71,12 @@ void check_geometry(const CollisionGeometry& g, const std::string& where) {
 
 // The candidates of geometry `index` (already resolved to its body), appended in body frame.
 void append_candidates(const CollisionGeometry& g, int index, std::vector<ContactCandidate>& out) {
-  if (g.body == 0) return;  // on the world: never moves, never in contact
-  const auto add = [&](const Vec3d& local, double radius) { out.push_back({index, g.body, g.in_body.act_point(local), radius}); };
+  if (g.body == 0 || !g.touches_ground) return;  // on the world: never moves, never in contact
+  const auto add = [&](const Vec3d& local, double radius) {
+    ContactCandidate c;
+    c.geometry = index, c.body = g.body, c.point = g.in_body.act_point(local), c.radius = radius;
+    out.push_back(c);
+  };
   switch (g.shape) {
     case CollisionShape::Sphere: add(Vec3d::zero(), g.radius); break;
     case CollisionShape::Point: add(Vec3d::zero(), 0.0); break;
@@ -83,6 +98,73 @@ void append_candidates(const CollisionGeometry& g, int index, std::vector<Contac
   }
 }
 
+// The corners of a box geometry, in its own frame.
+std::vector<Vec3d> box_corners(const CollisionGeometry& g) {
+  std::vector<Vec3d> corners;
+  for (double sx : {-1.0, 1.0})
+    for (double sy : {-1.0, 1.0})
+      for (double sz : {-1.0, 1.0}) corners.push_back({sx * g.half_extents.x, sy * g.half_extents.y, sz * g.half_extents.z});
+  return corners;
+}
+
+// How closely each shape's core is described: a point (sphere, point), a segment (capsule), a
+// box. A pair's candidates put the simpler core on side A (CandidateKind).
+int core_rank(CollisionShape shape) {
+  switch (shape) {
+    case CollisionShape::Sphere:
+    case CollisionShape::Point: return 0;
+    case CollisionShape::Capsule: return 1;
+    case CollisionShape::Box: return 2;
+    case CollisionShape::Cylinder: return 3;
+  }
+  return 3;
+}
+
+// The candidates of pair `index` (geometries resolved), appended: A's features against B's core.
+void append_pair_candidates(const ContactModel& cm, int index, std::vector<ContactCandidate>& out) {
+  const ContactPair& pair = cm.pairs[static_cast<size_t>(index)];
+  int ia = pair.geometry1, ib = pair.geometry2;
+  if (core_rank(cm.geometries[static_cast<size_t>(ia)].shape) > core_rank(cm.geometries[static_cast<size_t>(ib)].shape)) std::swap(ia, ib);
+  const CollisionGeometry& a = cm.geometries[static_cast<size_t>(ia)];
+  const CollisionGeometry& b = cm.geometries[static_cast<size_t>(ib)];
+  if (a.body == b.body) return;  // they never move relative to each other
+  // One feature of `from` (its own frame: point p, or segment p .. p_end) against `to`'s core.
+  const auto add = [&](int from, int to, CandidateKind kind, const Vec3d& p, const Vec3d& p_end, double radius) {
+    const CollisionGeometry& f = cm.geometries[static_cast<size_t>(from)];
+    const CollisionGeometry& t = cm.geometries[static_cast<size_t>(to)];
+    ContactCandidate c;
+    c.kind = kind, c.pair = index;
+    c.geometry = from, c.body = f.body, c.point = f.in_body.act_point(p), c.point_end = f.in_body.act_point(p_end), c.radius = radius;
+    c.geometry2 = to, c.body2 = t.body, c.other_in_body2 = t.in_body;
+    c.radius2 = t.shape == CollisionShape::Box || t.shape == CollisionShape::Point ? 0.0 : t.radius;
+    c.half_length2 = t.shape == CollisionShape::Capsule ? 0.5 * t.length : 0.0;
+    c.half_extents2 = t.shape == CollisionShape::Box ? t.half_extents : Vec3d::zero();
+    out.push_back(c);
+  };
+  const double ra = a.shape == CollisionShape::Point ? 0.0 : a.radius;
+  const Vec3d origin = Vec3d::zero(), low{0.0, 0.0, -0.5 * a.length}, high{0.0, 0.0, 0.5 * a.length};
+  switch (b.shape) {
+    case CollisionShape::Sphere:
+    case CollisionShape::Point: add(ia, ib, CandidateKind::PointPoint, origin, origin, ra); break;
+    case CollisionShape::Capsule:
+      if (a.shape == CollisionShape::Capsule) add(ia, ib, CandidateKind::SegmentSegment, low, high, ra);
+      else add(ia, ib, CandidateKind::PointSegment, origin, origin, ra);
+      break;
+    case CollisionShape::Box:
+      if (a.shape == CollisionShape::Capsule) {
+        for (const Vec3d& end : {low, high}) add(ia, ib, CandidateKind::PointBox, end, end, ra);
+      } else if (a.shape == CollisionShape::Box) {
+        // Each box's corners against the other box.
+        for (const Vec3d& corner : box_corners(a)) add(ia, ib, CandidateKind::PointBox, corner, corner, 0.0);
+        for (const Vec3d& corner : box_corners(b)) add(ib, ia, CandidateKind::PointBox, corner, corner, 0.0);
+      } else {
+        add(ia, ib, CandidateKind::PointBox, origin, origin, ra);
+      }
+      break;
+    case CollisionShape::Cylinder: break;  // refused when the pair is added
+  }
+}
+
 void resolve(const Model& model, CollisionGeometry& g) {
   const Frame& link = model.frames[static_cast<size_t>(model.frame_index(g.link, FrameKind::Link))];
   g.body = link.body;
@@ -99,17 +181,53 @@ void add_collision_geometry(Model& model, CollisionGeometry geometry, const std:
   check_geometry(geometry, where);
   geometry.source = source;
   resolve(model, geometry);
-  const int index = static_cast<int>(model.contacts.geometries.size());
-  append_candidates(geometry, index, model.contacts.candidates);
   model.contacts.geometries.push_back(std::move(geometry));
+  resolve_contacts(model);
+}
+
+int find_collision_geometry(const ContactModel& contacts, const std::string& name) {
+  for (size_t k = 0; k < contacts.geometries.size(); ++k)
+    if (contacts.geometries[k].name == name) return static_cast<int>(k);
+  return -1;
+}
+
+void add_contact_pair(Model& model, ContactPair pair, const std::string& source) {
+  ContactModel& cm = model.contacts;
+  const int count = static_cast<int>(cm.geometries.size());
+  if (pair.geometry1 < 0 || pair.geometry1 >= count || pair.geometry2 < 0 || pair.geometry2 >= count)
+    throw Error(source + ": contact pair '" + pair.name + "': geometry index out of range");
+  const CollisionGeometry& a = cm.geometries[static_cast<size_t>(pair.geometry1)];
+  const CollisionGeometry& b = cm.geometries[static_cast<size_t>(pair.geometry2)];
+  if (pair.name.empty()) pair.name = a.name + "-" + b.name;
+  const std::string where = source + ": contact pair '" + pair.name + "'";
+  if (pair.geometry1 == pair.geometry2) throw Error(where + ": a geometry cannot touch itself");
+  for (const CollisionGeometry* g : {&a, &b})
+    if (g->shape == CollisionShape::Cylinder)
+      throw Error(where + ": '" + g->name + "' is a cylinder; pairs take sphere, capsule, box or point (use a capsule or a box)");
+  if (a.shape == CollisionShape::Point && b.shape == CollisionShape::Point) throw Error(where + ": two points never touch");
+  if (a.body == 0 && b.body == 0) throw Error(where + ": both geometries are on the world and never move");
+  if (!(std::isfinite(pair.friction) && pair.friction >= 0.0))
+    throw Error(where + ": the friction coefficient must be finite and >= 0, got " + number_text(pair.friction));
+  if (!(std::isfinite(pair.margin) && pair.margin >= 0.0))
+    throw Error(where + ": the margin must be finite and >= 0, got " + number_text(pair.margin));
+  for (const ContactPair& other : cm.pairs) {
+    if (other.name == pair.name) throw Error(where + ": a pair of that name exists already (" + other.source + ")");
+    if ((other.geometry1 == pair.geometry1 && other.geometry2 == pair.geometry2) || (other.geometry1 == pair.geometry2 && other.geometry2 == pair.geometry1))
+      throw Error(where + ": the same two geometries are paired already ('" + other.name + "')");
+  }
+  pair.source = source;
+  cm.pairs.push_back(std::move(pair));
+  resolve_contacts(model);
 }
 
 void resolve_contacts(Model& model) {
-  model.contacts.candidates.clear();
-  for (size_t k = 0; k < model.contacts.geometries.size(); ++k) {
-    resolve(model, model.contacts.geometries[k]);
-    append_candidates(model.contacts.geometries[k], static_cast<int>(k), model.contacts.candidates);
+  ContactModel& cm = model.contacts;
+  cm.candidates.clear();
+  for (size_t k = 0; k < cm.geometries.size(); ++k) {
+    resolve(model, cm.geometries[k]);
+    append_candidates(cm.geometries[k], static_cast<int>(k), cm.candidates);
   }
+  for (size_t k = 0; k < cm.pairs.size(); ++k) append_pair_candidates(cm, static_cast<int>(k), cm.candidates);
 }
 
 void set_default_ground(Model& model) {
@@ -191,10 +309,14 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
   g.name = j["name"].get<std::string>();
   g.link = j["link"].get<std::string>();
   const std::string w = where + " ('" + g.name + "')";
-  static const std::vector<std::string> known = {"name", "link", "sphere", "capsule", "box", "cylinder", "point", "placement", "friction", "margin"};
+  static const std::vector<std::string> known = {"name", "link", "sphere", "capsule", "box", "cylinder", "point", "placement", "friction", "margin", "ground"};
   for (const auto& [key, value] : j.items())
     if (std::find(known.begin(), known.end(), key) == known.end())
-      throw Error(w + ": unknown key '" + key + "' (name, link, sphere | capsule | box | cylinder | point, placement, friction, margin)");
+      throw Error(w + ": unknown key '" + key + "' (name, link, sphere | capsule | box | cylinder | point, placement, friction, margin, ground)");
+  if (j.contains("ground")) {
+    if (!j["ground"].is_boolean()) throw Error(w + ": 'ground' must be true or false (whether it touches the ground)");
+    g.touches_ground = j["ground"].get<bool>();
+  }
   int shapes = 0;
   for (const char* shape : {"sphere", "capsule", "box", "cylinder", "point"}) {
     if (!j.contains(shape)) continue;
@@ -222,11 +344,37 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
   return g;
 }
 
+// {"geometries": [A, B], "name": "...", "friction": mu, "margin": m}
+ContactPair read_pair(const Model& model, const json& j, double friction, double margin, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object {\"geometries\": [A, B], ...}");
+  for (const auto& [key, value] : j.items())
+    if (key != "geometries" && key != "name" && key != "friction" && key != "margin")
+      throw Error(where + ": unknown key '" + key + "' (geometries, name, friction, margin)");
+  if (!j.contains("geometries") || !j["geometries"].is_array() || j["geometries"].size() != 2 || !j["geometries"][0].is_string() ||
+      !j["geometries"][1].is_string())
+    throw Error(where + ": missing 'geometries', the names of the two geometries [A, B]");
+  ContactPair pair;
+  for (int side = 0; side < 2; ++side) {
+    const std::string name = j["geometries"][static_cast<size_t>(side)].get<std::string>();
+    const int index = find_collision_geometry(model.contacts, name);
+    if (index < 0) throw Error(where + ": no collision geometry named '" + name + "'");
+    (side == 0 ? pair.geometry1 : pair.geometry2) = index;
+  }
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) throw Error(where + ": 'name' must be a string");
+    pair.name = j["name"].get<std::string>();
+  }
+  pair.friction = read_number(j, "friction", friction, where);
+  pair.margin = read_number(j, "margin", margin, where);
+  return pair;
+}
+
 void apply_contacts_json(Model& model, const json& doc, const std::string& source) {
   if (!doc.is_object()) throw Error(source + ": expected an object with \"ground\" and/or \"geometries\"");
   for (const auto& [key, value] : doc.items())
-    if (key != "ground" && key != "terrain" && key != "friction" && key != "margin" && key != "file_collisions" && key != "geometries")
-      throw Error(source + ": unknown key '" + key + "' (ground, terrain, friction, margin, file_collisions, geometries)");
+    if (key != "ground" && key != "terrain" && key != "friction" && key != "margin" && key != "file_collisions" && key != "geometries" &&
+        key != "pairs")
+      throw Error(source + ": unknown key '" + key + "' (ground, terrain, friction, margin, file_collisions, geometries, pairs)");
   if (doc.contains("ground")) model.contacts.ground = read_ground(doc["ground"], source + ": ground");
   if (doc.contains("terrain")) {
     model.contacts.terrain = doc["terrain"].is_null() ? HeightField{} : read_terrain(doc["terrain"], source + ": terrain");
@@ -239,6 +387,7 @@ void apply_contacts_json(Model& model, const json& doc, const std::string& sourc
     if (!doc["file_collisions"].is_boolean()) throw Error(source + ": 'file_collisions' must be true or false");
     if (!doc["file_collisions"].get<bool>()) {
       model.contacts.geometries.clear();
+      model.contacts.pairs.clear();
       model.contacts.candidates.clear();
     }
   }
@@ -248,11 +397,21 @@ void apply_contacts_json(Model& model, const json& doc, const std::string& sourc
     if (doc.contains("margin")) g.margin = margin;
     check_geometry(g, source + ": collision geometry '" + g.name + "'");
   }
-  if (!doc.contains("geometries")) return;
-  const json& list = doc["geometries"];
-  if (!list.is_array()) throw Error(source + ": 'geometries' must be an array");
-  for (size_t k = 0; k < list.size(); ++k)
-    add_collision_geometry(model, read_geometry(list[k], friction, margin, source + ": geometries[" + std::to_string(k) + "]"), source);
+  if (doc.contains("geometries")) {
+    const json& list = doc["geometries"];
+    if (!list.is_array()) throw Error(source + ": 'geometries' must be an array");
+    for (size_t k = 0; k < list.size(); ++k)
+      add_collision_geometry(model, read_geometry(list[k], friction, margin, source + ": geometries[" + std::to_string(k) + "]"), source);
+  }
+  if (doc.contains("pairs")) {
+    const json& list = doc["pairs"];
+    if (!list.is_array()) throw Error(source + ": 'pairs' must be an array");
+    for (size_t k = 0; k < list.size(); ++k) {
+      const std::string where = source + ": pairs[" + std::to_string(k) + "]";
+      add_contact_pair(model, read_pair(model, list[k], friction, margin, where), where);
+    }
+  }
+  resolve_contacts(model);
 }
 }  // namespace
 

@@ -14,6 +14,16 @@ namespace batchdyn {
 // moves. Throws Error naming `source`, the geometry and the value at fault. O(1) per candidate.
 void add_collision_geometry(Model& model, CollisionGeometry geometry, const std::string& source);
 
+// Adds a pair of geometries that may touch (ContactPair; body-body contact is off otherwise)
+// and its candidates (CandidateKind). Checks: both indices valid and different, neither a
+// cylinder, not two points, not both on the world, friction and margin finite and >= 0, the
+// name unique (default "<A>-<B>"), the two not paired already. Two geometries on one body get
+// no candidates. Throws Error naming `source`. O(candidates).
+void add_contact_pair(Model& model, ContactPair pair, const std::string& source);
+
+// The index of the collision geometry called `name`, or -1.
+int find_collision_geometry(const ContactModel& contacts, const std::string& name);
+
 // Recomputes every geometry's body and placement from its link frame, and the candidates
 // (after the bodies changed, e.g. by lock_joints). O(geometries + candidates).
 void resolve_contacts(Model& model);
@@ -39,7 +49,10 @@ void check_height_field(const HeightField& field, const std::string& where);
 //                      | "box": {"size": [x, y, z]} | "cylinder": {"radius": r, "length": l}
 //                      | "point": {},
 //                      "placement": {"xyz": [...], "rpy": [...]},      (in the link frame)
-//                      "friction": mu, "margin": m }, ... ] }
+//                      "friction": mu, "margin": m,
+//                      "ground": true | false }, ... ],           (false: only in its pairs)
+//     "pairs": [ {"geometries": ["A", "B"], "name": "...",        (body-body contact between
+//                 "friction": mu, "margin": m}, ... ] }           geometries, by name)
 // Throws Error naming `source`, the entry and the value at fault.
 void add_contacts_from_json(Model& model, const std::string& json_text, const std::string& source);
 void add_contacts_from_json_file(Model& model, const std::string& path);

@@ -65,16 +65,27 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
   contacts["geometries"] = json::array();
   for (const CollisionGeometry& g : cm.geometries) {
     json x = {{"name", g.name}, {"link", g.link}, {"body", body_name(model, g.body)}, {"shape", collision_shape_name(g.shape)},
-              {"friction", g.friction}, {"margin", g.margin}};
+              {"friction", g.friction}, {"margin", g.margin}, {"touches_ground", g.touches_ground}};
     if (g.shape != CollisionShape::Box && g.shape != CollisionShape::Point) x["radius"] = g.radius;
     if (g.shape == CollisionShape::Capsule || g.shape == CollisionShape::Cylinder) x["length"] = g.length;
     if (g.shape == CollisionShape::Box) x["size"] = {2 * g.half_extents.x, 2 * g.half_extents.y, 2 * g.half_extents.z};
     contacts["geometries"].push_back(x);
   }
+  contacts["pairs"] = json::array();
+  for (const ContactPair& p : cm.pairs)
+    contacts["pairs"].push_back({{"name", p.name}, {"geometries", {cm.geometries[static_cast<size_t>(p.geometry1)].name,
+                                                                   cm.geometries[static_cast<size_t>(p.geometry2)].name}},
+                                 {"friction", p.friction}, {"margin", p.margin}});
   contacts["candidates"] = json::array();
-  for (const ContactCandidate& c : cm.candidates)
-    contacts["candidates"].push_back({{"geometry", cm.geometries[static_cast<size_t>(c.geometry)].name}, {"body", body_name(model, c.body)},
-                                      {"point", {c.point.x, c.point.y, c.point.z}}, {"radius", c.radius}});
+  for (const ContactCandidate& c : cm.candidates) {
+    json x = {{"geometry", cm.geometries[static_cast<size_t>(c.geometry)].name}, {"body", body_name(model, c.body)},
+              {"point", {c.point.x, c.point.y, c.point.z}}, {"radius", c.radius}, {"kind", candidate_kind_name(c.kind)}};
+    if (!c.against_ground()) {
+      x["pair"] = cm.pairs[static_cast<size_t>(c.pair)].name;
+      x["against"] = cm.geometries[static_cast<size_t>(c.geometry2)].name;
+    }
+    contacts["candidates"].push_back(x);
+  }
   contacts["skipped"] = cm.skipped;
   j["contacts"] = contacts;
   j["loops"] = json::array();

@@ -1,11 +1,13 @@
-// Frictional contact with the ground in one time step, on lanes: the batched contact stage's
-// kernel (batch/contact_solving.hpp), the lane counterpart of the dense reference
-// kernels/contact_step.hpp (with joint limits off). Velocity-level time stepping (arXiv
-// 2405.17020, §III-IV):
+// Frictional contact in one time step, on lanes: with the ground and between the geometries of
+// contact pairs. The batched contact stage's kernel (batch/contact_solving.hpp), the lane
+// counterpart of the dense reference kernels/contact_step.hpp. Velocity-level time stepping
+// (arXiv 2405.17020, §III-IV):
 //   1. v_free = v + h qdd_free                  (qdd_free: the accelerations stage's ABA)
-//   2. every candidate's gap to the ground (the plane or the terrain under it,
-//      kernels/terrain.hpp), its three rows J_c (the surface normal there, two tangents, world
-//      directions, at its lowest point) as force columns on its body, and J_c v_free
+//   2. every candidate's gap (to the ground: the plane or the terrain under it,
+//      kernels/terrain.hpp; or to its pair's other geometry, kernels/pair_contact.hpp), its
+//      three rows J_c (the normal there, two tangents, world directions, at the contact point)
+//      as force columns on its body (and, for a pair, the opposite ones on the other body), and
+//      J_c v_free (the relative velocity)
 //   3. G_T over the contact bodies' terminals by PV-OSIMr (topology/contact_plan.hpp), then G
 //      of the candidates in contact, G_ab = T_a G_T T_b^T, and g = J v_free + closing terms
 //   4. the impulses by proximal ADMM (kernels/contact_admm.hpp)
@@ -16,10 +18,12 @@
 // branches), each lane with its own rows masked.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "kernels/contact_admm.hpp"
 #include "kernels/delassus_operations.hpp"
+#include "kernels/pair_contact.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "kernels/terrain.hpp"
 #include "topology/contact_plan.hpp"
@@ -27,12 +31,12 @@
 namespace batchdyn {
 
 template <class S>
-struct GroundContactWorkspace {
-  GroundContactWorkspace(const Model& model, const ContactPlan& plan)
+struct FrictionalContactWorkspace {
+  FrictionalContactWorkspace(const Model& model, const ContactPlan& plan)
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
         body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()),
         GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())), gap(static_cast<size_t>(plan.num_candidates())),
-        in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
+        in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
         list_impulses(3 * gap.size() + limit_distance.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
@@ -44,8 +48,9 @@ struct GroundContactWorkspace {
   std::vector<S> GT;                          // G_T over the terminals' rows, row-major
   // Per candidate
   std::vector<S> gap, in_contact;             // to the ground (kernels/terrain.hpp); 1 when gap < margin, else 0
-  std::vector<Vec3<S>> normal;                // the ground's unit normal under it (world frame)
+  std::vector<Vec3<S>> normal;                // unit, world frame: the ground's under it, or its pair's (B to A)
   std::vector<Force<S>> columns;              // 3 per candidate: its rows (n, t1, t2) as forces on its body, body frame
+  std::vector<Force<S>> columns2;             // 3 per pair candidate: minus those on its pair's body2, body2 frame
   std::vector<S> velocity;                    // 3 per candidate: J_c v_free
   std::vector<S> impulses;                    // 3 per candidate (n, t1, t2), N s: warm start in, result out
   // Per limited joint (plan.limited_joints)
@@ -57,7 +62,7 @@ struct GroundContactWorkspace {
   ContactAdmmWorkspace<S> admm;
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
-           columns.size() * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
+           (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
            (v_free.size() + response.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + list_impulses.size()) * sizeof(S) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
@@ -77,17 +82,17 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 }
 
 // One contact step's impulses for a lane block at (q, v) with the free accelerations qdd (in:
-// ABA's; out: plus M^-1 J^T lambda / h): the ground contacts of the first `candidates`
-// candidates (0: contacts off) and, when settings.joint_limits, the 1-dof joints' position
+// ABA's; out: plus M^-1 J^T lambda / h): the contacts of the first `candidates` candidates (0:
+// contacts off; ground candidates only when ground.present) and, when settings.joint_limits, the 1-dof joints' position
 // limits as unilateral rows (as the dense reference's). `mu` is per candidate (lanes),
 // ws.impulses and ws.limit_impulses the warm start. Returns the ADMM report (iterations 0 and
 // converged when nothing is in contact). `c` must be the constants the accelerations stage used
 // (the implicitly damped ones in a damped step), so that M is the same.
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6).
 template <class S>
-ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
+ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
                                            const ContactSettings& settings, int candidates, const GroundLanes<S>& ground,
-                                           const S* mu, GroundContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
+                                           const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
   const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
@@ -106,28 +111,47 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
         body_velocity(c, i, X, ws.body_velocity[static_cast<size_t>(c.tree[i].parent)], ws.v_free.data(), joint_velocity);
   }
 
-  // 2. Each candidate: gap, mask, rows as forces at its lowest point, and J_c v_free.
+  // 2. Each candidate: gap, mask, rows as forces at its contact point (its lowest point against
+  // the ground), and J_c v_free. Without a ground, its candidates are never in contact.
   int in_block = 0;
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
     const Transform<S>& X = ws.world_from_body[static_cast<size_t>(cand.body)];
-    const Vec3<S> point = cast3<S>(cand.point);
-    const S radius(static_cast<lane_scalar<S>>(cand.radius));
-    const S margin(static_cast<lane_scalar<S>>(model.contacts.geometries[static_cast<size_t>(cand.geometry)].margin));
+    const S margin(static_cast<lane_scalar<S>>(model.contacts.margin(k)));
     S gap;
     Vec3<S>& normal = ws.normal[static_cast<size_t>(k)];
-    ground_under(ground, X.rotation * point + X.translation, radius, gap, normal);
+    Vec3<S> contact_point;  // world frame
+    if (cand.against_ground()) {
+      const S radius(static_cast<lane_scalar<S>>(cand.radius));
+      const Vec3<S> centre = X.act_point(cast3<S>(cand.point));
+      ground_under(ground, centre, radius, gap, normal);
+      contact_point = centre - normal * radius;
+      if (!ground.present) gap = S(std::numeric_limits<lane_scalar<S>>::infinity());
+    } else {
+      pair_contact(cand, X, ws.world_from_body[static_cast<size_t>(cand.body2)], gap, normal, contact_point);
+    }
     Vec3<S> t1, t2;
     perpendicular_basis(normal, t1, t2);  // the tangents, as the reference's
     const auto touching = gap < margin;
     ws.gap[static_cast<size_t>(k)] = gap;
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));
-    const Vec3<S> directions[3] = {X.rotation.transpose_times(normal), X.rotation.transpose_times(t1), X.rotation.transpose_times(t2)};
-    const Vec3<S> lowest = point - directions[0] * radius;  // body frame
+    const Vec3<S> directions[3] = {normal, t1, t2};
+    const Vec3<S> lever = X.rotation.transpose_times(contact_point - X.translation);  // body frame
     for (int r = 0; r < 3; ++r) {
+      const Vec3<S> direction = X.rotation.transpose_times(directions[r]);
       Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];
-      f = Force<S>{directions[r], cross(lowest, directions[r])};
+      f = Force<S>{direction, cross(lever, direction)};
       ws.velocity[static_cast<size_t>(3 * k + r)] = dot(f, ws.body_velocity[static_cast<size_t>(cand.body)]);
+    }
+    if (!cand.against_ground()) {  // the opposite rows on the other body: J_c = J_a - J_b
+      const Transform<S>& X2 = ws.world_from_body[static_cast<size_t>(cand.body2)];
+      const Vec3<S> lever2 = X2.rotation.transpose_times(contact_point - X2.translation);
+      for (int r = 0; r < 3; ++r) {
+        const Vec3<S> direction = X2.rotation.transpose_times(-directions[r]);
+        Force<S>& f = ws.columns2[static_cast<size_t>(3 * k + r)];
+        f = Force<S>{direction, cross(lever2, direction)};
+        ws.velocity[static_cast<size_t>(3 * k + r)] += dot(f, ws.body_velocity[static_cast<size_t>(cand.body2)]);
+      }
     }
     if (any_lane(touching)) ws.contact_list[static_cast<size_t>(in_block++)] = k;
   }
@@ -178,38 +202,63 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
   const int rowsT = plan.terminal_rows();
   const int m = 3 * in_block + limits_in_block;
   S* G = ws.admm.G.data();
+  // A candidate's sides: the terminals its rows act on (its body's, and its pair's body2's with
+  // the opposite rows), each with T (its columns as combinations of the terminal's rows).
+  struct Side {
+    int slot;
+    const Force<S>* columns;
+    bool own;  // a 3-row terminal whose columns are these rows (T = I)
+  };
+  const auto sides_of = [&](int k, Side* out) {
+    int count = 0;
+    const int slot = plan.candidate_slot[static_cast<size_t>(k)], slot2 = plan.candidate_slot2[static_cast<size_t>(k)];
+    if (slot >= 0) out[count++] = Side{slot, &ws.columns[static_cast<size_t>(3 * k)], plan.own_candidate[static_cast<size_t>(slot)] == k};
+    if (slot2 >= 0) out[count++] = Side{slot2, &ws.columns2[static_cast<size_t>(3 * k)], false};
+    return count;
+  };
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
-    const int slot_b = plan.candidate_slot[static_cast<size_t>(kb)];
-    const bool own_b = plan.own_candidate[static_cast<size_t>(slot_b)] >= 0;
+    Side sides_b[2];
+    const int count_b = sides_of(kb, sides_b);
     for (int a = 0; a <= b; ++a) {
       const int ka = ws.contact_list[static_cast<size_t>(a)];
-      const int slot_a = plan.candidate_slot[static_cast<size_t>(ka)];
-      const bool own_a = plan.own_candidate[static_cast<size_t>(slot_a)] >= 0;
-      const S* block = ws.GT.data() + plan.row_begin[static_cast<size_t>(slot_a)] * rowsT + plan.row_begin[static_cast<size_t>(slot_b)];
-      for (int s = 0; s < 3; ++s) {
-        const Force<S>& fb = ws.columns[static_cast<size_t>(3 * kb + s)];
-        S u[6];  // G_T[a, b] T_b^T e_s: terminal a's rows' velocity from a unit impulse of row s at candidate b
-        for (int i = 0; i < plan.rows_of(slot_a); ++i) {
-          if (own_b) {
-            u[i] = block[i * rowsT + s];
-          } else {
-            S sum = block[i * rowsT] * fb[0];
-            for (int j = 1; j < 6; ++j) sum += block[i * rowsT + j] * fb[j];
-            u[i] = sum;
+      Side sides_a[2];
+      const int count_a = sides_of(ka, sides_a);
+      S value[3][3];
+      for (int sb = 0; sb < count_b; ++sb)
+        for (int sa = 0; sa < count_a; ++sa) {
+          const Side& side_a = sides_a[sa];
+          const Side& side_b = sides_b[sb];
+          const S* block = ws.GT.data() + plan.row_begin[static_cast<size_t>(side_a.slot)] * rowsT + plan.row_begin[static_cast<size_t>(side_b.slot)];
+          const bool first = sa == 0 && sb == 0;
+          for (int s = 0; s < 3; ++s) {
+            const Force<S>& fb = side_b.columns[s];
+            S u[6];  // G_T[a, b] T_b^T e_s: terminal a's rows' velocity from a unit impulse of row s at candidate b
+            for (int i = 0; i < plan.rows_of(side_a.slot); ++i) {
+              if (side_b.own) {
+                u[i] = block[i * rowsT + s];
+              } else {
+                S sum = block[i * rowsT] * fb[0];
+                for (int j = 1; j < 6; ++j) sum += block[i * rowsT + j] * fb[j];
+                u[i] = sum;
+              }
+            }
+            for (int r = 0; r < 3; ++r) {
+              S entry = u[r];
+              if (!side_a.own) {
+                const Force<S>& fa = side_a.columns[r];
+                entry = fa[0] * u[0];
+                for (int i = 1; i < 6; ++i) entry += fa[i] * u[i];
+              }
+              value[r][s] = first ? entry : value[r][s] + entry;
+            }
           }
         }
-        for (int r = 0; r < 3; ++r) {
-          S value = u[r];
-          if (!own_a) {
-            const Force<S>& fa = ws.columns[static_cast<size_t>(3 * ka + r)];
-            value = fa[0] * u[0];
-            for (int i = 1; i < 6; ++i) value += fa[i] * u[i];
-          }
-          G[(3 * a + r) * m + 3 * b + s] = value;
-          G[(3 * b + s) * m + 3 * a + r] = value;
+      for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s) {
+          G[(3 * a + r) * m + 3 * b + s] = value[r][s];
+          G[(3 * b + s) * m + 3 * a + r] = value[r][s];
         }
-      }
     }
     ws.admm.g[static_cast<size_t>(3 * b)] = ws.velocity[static_cast<size_t>(3 * kb)] + closing_velocity(ws.gap[static_cast<size_t>(kb)], h, settings);
     ws.admm.g[static_cast<size_t>(3 * b + 1)] = ws.velocity[static_cast<size_t>(3 * kb + 1)];
@@ -229,9 +278,13 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
     const int row = 3 * in_block + r;
     for (int a = 0; a < in_block; ++a) {
       const int ka = ws.contact_list[static_cast<size_t>(a)];
-      const Motion<S>& acceleration = ws.delassus.body_acceleration[static_cast<size_t>(list[static_cast<size_t>(ka)].body)];
+      const ContactCandidate& cand = list[static_cast<size_t>(ka)];
+      const Motion<S>& acceleration = ws.delassus.body_acceleration[static_cast<size_t>(cand.body)];
       for (int t = 0; t < 3; ++t) {
-        const S value = sign * dot(ws.columns[static_cast<size_t>(3 * ka + t)], acceleration);
+        S value = dot(ws.columns[static_cast<size_t>(3 * ka + t)], acceleration);
+        if (cand.body2 > 0)
+          value += dot(ws.columns2[static_cast<size_t>(3 * ka + t)], ws.delassus.body_acceleration[static_cast<size_t>(cand.body2)]);
+        value *= sign;
         G[(3 * a + t) * m + row] = value;
         G[row * m + 3 * a + t] = value;
       }
@@ -261,11 +314,12 @@ ContactAdmmReport<S> ground_contact_kernel(const ModelConstants<S>& c, const Con
   for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
-    const int body = list[static_cast<size_t>(kb)].body;
+    const ContactCandidate& cand = list[static_cast<size_t>(kb)];
     for (int r = 0; r < 3; ++r) {
       const S impulse = warm[static_cast<size_t>(3 * b + r)];
       ws.impulses[static_cast<size_t>(3 * kb + r)] = impulse;
-      ws.delassus.body_force[static_cast<size_t>(body)] += ws.columns[static_cast<size_t>(3 * kb + r)] * impulse;
+      if (cand.body > 0) ws.delassus.body_force[static_cast<size_t>(cand.body)] += ws.columns[static_cast<size_t>(3 * kb + r)] * impulse;
+      if (cand.body2 > 0) ws.delassus.body_force[static_cast<size_t>(cand.body2)] += ws.columns2[static_cast<size_t>(3 * kb + r)] * impulse;
     }
   }
   for (int r = 0; r < limits_in_block; ++r) {
