@@ -320,6 +320,14 @@ run(0 "\"candidates\"" info ${MODELS}/quadruped.urdf --root free --contacts ${WO
 file(WRITE ${WORK}/bad_feet.json [=[{"geometries": [{"name": "FL", "link": "FL_PAW", "sphere": {"radius": 0.02}}]}]=])
 run(1 "bad_feet.json: collision geometry 'FL' on link 'FL_PAW': the model has no such link" info ${MODELS}/quadruped.urdf --contacts ${WORK}/bad_feet.json)
 run(0 "skipped .*mesh" info ${ROBOTS}/go2.urdf --root free)
+# body-body pairs from a scene's contacts: info lists each pair and its candidates, bench steps them
+run(0 "3 collision geometries, 35 candidates" info ${MODELS}/scenes/box_stack.json)
+run(0 "pair brick-crate: brick - crate, 16 candidates, mu 0.8" info ${MODELS}/scenes/box_stack.json)
+run(0 "\"kind\": \"point-box\"" info ${MODELS}/scenes/box_stack.json --json)
+run(0 "contact stage: 35 candidates" bench ${MODELS}/scenes/box_stack.json --step --envs 8 --threads 1 --seconds 0.05)
+file(WRITE ${WORK}/bad_pair.json [=[{"pairs": [{"geometries": ["FL", "trunk"]}]}]=])
+run(1 "bad_pair.json: pairs\\[0\\]: no collision geometry named 'FL'" info ${MODELS}/quadruped.urdf --root free --contacts ${WORK}/bad_pair.json)
+
 # a terrain from a contact file: info describes it (text and JSON), bench steps on it
 file(WRITE ${WORK}/hills.json [=[{"terrain": {"origin": [-1, -1], "spacing": 0.5, "heights": [[0, 0.1, 0.2], [0.05, 0.15, -0.1]]}}]=])
 run(0 "terrain 3 x 2 heights, spacing 0.5 m from \\(-1, -1\\), z in \\[-0.1, 0.2\\]" info ${MODELS}/a1.urdf --root free --contacts ${WORK}/hills.json)

@@ -194,6 +194,11 @@ Model scene_from_json(const json& doc, const std::string& source, const std::str
   if (model_options.contains("constraints") || model_options.contains("lock_joints") || model_options.contains("armature") ||
       model_options.contains("damping"))
     add_constraints_from_json(model, model_options.dump(), source);
+  // Collision geometry on the scene's links and the pairs between them (a contact document).
+  if (doc.contains("contacts")) {
+    if (!doc["contacts"].is_object()) throw Error(source + ": 'contacts' must be an object (a contact file's document)");
+    add_contacts_from_json(model, doc["contacts"].dump(), source + ": contacts");
+  }
   return model;
 }
 }  // namespace

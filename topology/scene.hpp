@@ -64,7 +64,9 @@ class Scene {
 //     "robots": [ {"urdf": path, "root": "fixed"|"free", "name": str, "placement": {"xyz","rpy"}} ],
 //     "boxes":  [ {"name": str, "mass": kg, "size": [3], "root": "fixed"|"free", "placement": {...}} ],
 //     "reference_q": "neutral" | [nq], "constraints": [ ... ],
-//     "lock_joints": ..., "armature": ..., "damping": ... (as in constraint files, topology/constraints_io.hpp) }
+//     "lock_joints": ..., "armature": ..., "damping": ... (as in constraint files, topology/constraints_io.hpp),
+//     "contacts": { ... } (a contact file's document, topology/contacts.hpp: geometry on the
+//                 scene's links, pairs, ground) }
 Model load_scene_file(const std::string& path, const LoadOptions& options = {});
 Model load_scene_json(const std::string& json_text, const std::string& source, const std::string& base_directory,
                       const LoadOptions& options = {});

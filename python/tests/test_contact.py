@@ -120,3 +120,26 @@ def test_a_terrain_shared_or_per_environment_holds_each_ball_at_its_own_height(t
         batch.set_terrain_heights([0], np.zeros((21, 11)))
     batch.clear_terrain()
     assert batch.terrain_shape == (0, 0)
+
+
+def test_the_shipped_box_stack_stands_and_each_pair_carries_the_weight_above_it(models_dir):
+    """models/scenes/box_stack.json: a brick and a ball on a crate, paired in the scene's contacts."""
+    model = batchdyn.load(f"{models_dir}/scenes/box_stack.json")
+    contacts = model.info()["contacts"]
+    assert [p["name"] for p in contacts["pairs"]] == ["brick-crate", "ball-crate", "ball-brick"]
+    kinds = [c["kind"] for c in contacts["candidates"]]
+    assert kinds.count("ground") == 17 and kinds.count("point-box") == 18  # box-box: 16 corners, the ball on each box: 1
+    batch = batchdyn.Batch(model, 4, threads=1)
+    assert batch.contacts
+    q0 = batch.q.copy()
+    for _ in range(2000):  # 2 s at rest
+        batch.step(1e-3)
+    assert np.all(batch.status == 0)
+    np.testing.assert_allclose(batch.q, q0, atol=2e-4)  # nothing sinks, slides or tips
+    pair = [c.get("pair") for c in contacts["candidates"]]
+    forces = batch.contact_forces  # on each candidate's first geometry
+    on_ground = forces[:, [k for k, p in enumerate(pair) if p is None and contacts["candidates"][k]["geometry"] == "crate"], 2].sum(axis=1)
+    np.testing.assert_allclose(on_ground, (4.0 + 1.0 + 0.3) * 9.81, rtol=1e-3)
+    for name, mass in (("brick-crate", 1.0), ("ball-crate", 0.3)):
+        rows = [k for k, p in enumerate(pair) if p == name]
+        np.testing.assert_allclose(forces[:, rows, 2].sum(axis=1), mass * 9.81, rtol=3e-3)  # float32
