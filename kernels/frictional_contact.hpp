@@ -198,6 +198,10 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
       }
     }
     pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data());
+  } else {
+    // Only joint-limit rows: no G_T, but their responses below need the joints eliminated at
+    // this q (the factorisation PV-OSIMr's backward sweep computes otherwise).
+    for (int i = n - 1; i >= 1; --i) delassus_eliminate_joint(c, ws.delassus, i);
   }
   const int rowsT = plan.terminal_rows();
   const int m = 3 * in_block + limits_in_block;

@@ -441,7 +441,7 @@ TEST_CASE("a state that overflows during a step is reported by that step, and ke
   CHECK(std::isfinite(batch.q()[0]));
 }
 
-TEST_CASE("a reset to a non-finite state sets the status at once; a reset to a valid state clears it") {
+TEST_CASE("a reset to a non-finite state sets the status at once, a reset to a valid state clears it") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Batch<double> batch(model, 2, 1);
   std::vector<double> q(batch.q(), batch.q() + model.nq), v(static_cast<size_t>(model.nv), 0.0);

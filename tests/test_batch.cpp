@@ -78,7 +78,7 @@ struct Snapshot {
 };
 }  // namespace
 
-TEST_CASE("NaN or infinity in q, v or tau of one environment is reported for it alone; the others are unchanged") {
+TEST_CASE("NaN or infinity in q, v or tau of one environment is reported for it alone, the others are unchanged") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   struct Poison { const char* buffer; int index; double value; };

@@ -72,7 +72,7 @@ TEST_CASE("normalize makes free-flyer quaternions unit and leaves joint angles a
   CHECK(relative_error(q, before) < 1e-15);
 }
 
-TEST_CASE("random configurations respect joint limits; neutral is zero with identity orientation") {
+TEST_CASE("random configurations respect joint limits, neutral is zero with identity orientation") {
   const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
   std::mt19937 rng(42);
   for (int trial = 0; trial < 100; ++trial) {

@@ -114,7 +114,7 @@ TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landi
   }
 }
 
-TEST_CASE("step() with joint limits: a pendulum swung into its limit stops there and never passes it; switched off, it swings on") {
+TEST_CASE("step() with joint limits: a pendulum swung into its limit stops there and never passes it, switched off, it swings on") {
   const Model pendulum = load_urdf_string(R"(<robot name="pendulum"><link name="base"/>
     <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
     <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>

@@ -105,7 +105,7 @@ TEST_CASE("a box's candidates are its 8 corners, a capsule's its end centres wit
   check_close(candidate_in_world(model, data, q, *point[0]), link_point_in_world(model, data, q, "base", {0.3, 0, 0}));
 }
 
-TEST_CASE("a free-root model gets a ground plane at z = 0 and a fixed-root one none; a contact file sets or removes it") {
+TEST_CASE("a free-root model gets a ground plane at z = 0 and a fixed-root one none, a contact file sets or removes it") {
   const Model free_arm = load_urdf_string(kArm, RootJoint::FreeFlyer);
   CHECK(free_arm.contacts.ground.present);
   CHECK(free_arm.contacts.ground.height == 0.0);
@@ -130,7 +130,7 @@ TEST_CASE("geometry on a fixed base gets no candidates: the world never moves") 
   CHECK(model.contacts.candidates.empty());
 }
 
-TEST_CASE("friction and margin: defaults, per file, per geometry; file_collisions false drops the robot file's geometry") {
+TEST_CASE("friction and margin: defaults, per file, per geometry, file_collisions false drops the robot file's geometry") {
   Model model = load_urdf_file(kRobots + "/a1.urdf", RootJoint::FreeFlyer);
   CHECK(model.contacts.geometries[0].friction == kDefaultFriction);
   CHECK(model.contacts.geometries[0].margin == kDefaultContactMargin);
@@ -191,7 +191,7 @@ TEST_CASE("locking joints keeps the geometry where it was on its links") {
               1e-12);
 }
 
-TEST_CASE("meshes are skipped and listed; the shipped quadruped has a trunk box and four sphere feet") {
+TEST_CASE("meshes are skipped and listed, the shipped quadruped has a trunk box and four sphere feet") {
   const Model go2 = load_urdf_file(kRobots + "/go2.urdf", RootJoint::FreeFlyer);
   CHECK(go2.contacts.geometries.empty());
   CHECK_FALSE(go2.contacts.skipped.empty());

@@ -127,7 +127,7 @@ TEST_CASE("pair geometry: a sphere against a capsule meets its segment's nearest
   check_vec(cap.normal, {0.0, 0.0, 1.0});
 }
 
-TEST_CASE("pair geometry: two crossing capsules meet at their segments' common perpendicular; parallel ones side by side") {
+TEST_CASE("pair geometry: two crossing capsules meet at their segments' common perpendicular, parallel ones side by side") {
   ContactCandidate c = pair_candidate(CandidateKind::SegmentSegment, 0.05, 0.05, 1.0);  // B: z in [-1, 1]
   c.point = {-1.0, 0.0, 0.0}, c.point_end = {1.0, 0.0, 0.0};                          // A: along x, in A's frame
   const PairResult crossing = evaluate(c, at({0.0, 0.3, 0.2}), at(Vec3d::zero()));

@@ -201,7 +201,7 @@ TEST_CASE("the contact step refuses a step that is not finite and > 0 and settin
   CHECK_THROWS_WITH_AS(dense_contact_step(ball, data, q, v, tau, 1e-3, bad), doctest::Contains("limit_margin"), Error);
 }
 
-TEST_CASE("a pendulum swung into its joint limit stops there and does not pass it; without limits it swings on") {
+TEST_CASE("a pendulum swung into its joint limit stops there and does not pass it, without limits it swings on") {
   const Model pendulum = load_urdf_string(R"(<robot name="pendulum"><link name="base"/>
     <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
     <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>

@@ -145,7 +145,7 @@ TEST_CASE("a corpus file whose inertia violates the triangle inequality loads wi
     }
 }
 
-TEST_CASE("strict_inertia refuses exactly the corpus files with triangle-inequality violations; balance_inertia repairs them") {
+TEST_CASE("strict_inertia refuses exactly the corpus files with triangle-inequality violations, balance_inertia repairs them") {
   LoadOptions strict, balance;
   strict.strict_inertia = true;
   balance.balance_inertia = true;

@@ -17,6 +17,8 @@ Model cassie(LoopClosure closure = LoopClosure::DuplicateLink, RootJoint root = 
   return load_sdf_file(model_path("cassie_v2.sdf"), root, closure);
 }
 
+double distance(const Vec3d& a, const Vec3d& b) { return std::sqrt(dot(a - b, a - b)); }
+
 int rank(const Eigen::MatrixXd& J) {
   const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues();
   int r = 0;
@@ -280,7 +282,7 @@ TEST_CASE("cassie_v2.sdf (duplicate links, redundant welds): LCABA, proxBBO and 
   }
 }
 
-TEST_CASE("cassie.sdf (gearbox joints, a prismatic spring, 16 loops) loads as duplicate links; a prismatic cut is refused") {
+TEST_CASE("cassie.sdf (gearbox joints, a prismatic spring, 16 loops) loads as duplicate links, a prismatic cut is refused") {
   const std::string path = std::string(BATCHDYN_ROBOTS_DIR) + "/cassie.sdf";
   const Model m = load_sdf_file(path, RootJoint::FreeFlyer, LoopClosure::DuplicateLink);
   CHECK(m.nq == 69);
@@ -320,4 +322,44 @@ TEST_CASE("Cassie falls freely at 1 ms steps with its joints at rest, by every s
     for (int s = 0; s < 300; ++s) single.step(1e-3f);
     CHECK(single.failed_count() == 0);
   }
+}
+
+TEST_CASE("cassie_v2.sdf: its <collision> sphere and cylinders load as collision geometry where the file puts them") {
+  const Model m = cassie();
+  const ContactModel& cm = m.contacts;
+  REQUIRE(cm.geometries.size() == 9);  // the pelvis sphere and a cylinder on each leg's hip, shin, tarsus and foot
+  CHECK(cm.skipped.empty());           // its meshes are all <visual>
+  CHECK(cm.candidates.size() == 1 + 8 * 16);
+  const CollisionGeometry& pelvis = cm.geometries[0];
+  CHECK(pelvis.name == "pelvis/pelvis_collision");
+  CHECK(pelvis.shape == CollisionShape::Sphere);
+  CHECK(pelvis.radius == 0.14);
+  CHECK(distance(pelvis.in_link.translation, Vec3d{0.02, 0.0, 0.04}) < 1e-12);
+  const auto shin = std::find_if(cm.geometries.begin(), cm.geometries.end(), [](const CollisionGeometry& g) { return g.name == "left-shin/left-shin_collision"; });
+  REQUIRE(shin != cm.geometries.end());
+  CHECK(shin->shape == CollisionShape::Cylinder);
+  CHECK((shin->radius == 0.04 && shin->length == 0.44));
+  const Vec3d axis = shin->in_link.rotation * Vec3d{0.0, 0.0, 1.0};  // pitched 1.57 rad about y: along x
+  CHECK(axis.x == doctest::Approx(std::sin(1.57)));
+  CHECK(m.contacts.ground.present);  // a free-flyer root gets the plane z = 0
+}
+
+TEST_CASE("an SDF <collision> box and capsule load with their link and pose, a mesh is skipped and listed") {
+  const std::string text =
+      "<?xml version=\"1.0\"?><sdf version=\"1.8\"><model name=\"m\"><link name=\"a\"><inertial><mass>1</mass></inertial>"
+      "<collision name=\"crate\"><pose>0.1 0 0 0 0 0</pose><geometry><box><size>0.2 0.4 0.6</size></box></geometry></collision>"
+      "<collision name=\"rod\"><geometry><capsule><radius>0.05</radius><length>0.3</length></capsule></geometry></collision>"
+      "<collision name=\"shell\"><geometry><mesh><uri>shell.stl</uri></mesh></geometry></collision></link></model></sdf>";
+  const Model m = load_sdf_file(write_file("collisions.sdf", text), RootJoint::FreeFlyer);
+  const ContactModel& cm = m.contacts;
+  REQUIRE(cm.geometries.size() == 2);
+  CHECK(cm.geometries[0].name == "a/crate");
+  CHECK(cm.geometries[0].shape == CollisionShape::Box);
+  CHECK(distance(cm.geometries[0].half_extents, Vec3d{0.1, 0.2, 0.3}) < 1e-12);
+  CHECK(distance(cm.geometries[0].in_link.translation, Vec3d{0.1, 0.0, 0.0}) < 1e-12);
+  CHECK(cm.geometries[1].shape == CollisionShape::Capsule);
+  CHECK((cm.geometries[1].radius == 0.05 && cm.geometries[1].length == 0.3));
+  CHECK(cm.candidates.size() == 8 + 2);
+  REQUIRE(cm.skipped.size() == 1);
+  CHECK(cm.skipped[0].find("a/shell: mesh skipped") != std::string::npos);
 }

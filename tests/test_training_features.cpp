@@ -62,7 +62,7 @@ TEST_CASE("PD control: qdd is the reference ABA of tau + kp (target - q) - kd qd
   }
 }
 
-TEST_CASE("the effort limits of the URDF clamp the torque by default; remove_effort_limits lifts them") {
+TEST_CASE("the effort limits of the URDF clamp the torque by default, remove_effort_limits lifts them") {
   const Model m = arm();  // every joint: <limit effort="80">
   Batch<double> batch(m, 1, 1);
   REQUIRE(batch.effort_limits()[0] == 80.0);
@@ -218,7 +218,7 @@ TEST_CASE("damping is read from URDF <dynamics damping> and from the JSON \"damp
   CHECK_ERROR_MENTIONS(set_damping(m, "j", -2.0), "'j'", ">= 0");
 }
 
-TEST_CASE("per-environment inertias set body after body, between steps, keep the earlier values; other bodies read the model's") {
+TEST_CASE("per-environment inertias set body after body, between steps, keep the earlier values, other bodies read the model's") {
   const Model m = humanoid();
   std::mt19937 rng(914);
   const int n = Batch<double>::W + 2, nv = m.nv;

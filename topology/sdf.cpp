@@ -158,7 +158,8 @@ class SdfTreeBuilder {
   Model finish() {
     Model model = builder_.finish();
     for (const sdf::Joint* joint : closing_) add_constraint(model, closing_constraint(*joint), file_.source + ": closing joint");
-    set_default_ground(model);  // SDF <collision> elements are not read yet
+    append_collisions(model);
+    set_default_ground(model);
     return model;
   }
 
@@ -178,6 +179,57 @@ class SdfTreeBuilder {
     const sdf::Errors errors = axis->ResolveXyz(xyz);  // in the joint frame
     if (!errors.empty()) throw Error(file_.source + ": joint '" + joint.Name() + "': " + errors.front().Message());
     return {xyz.X(), xyz.Y(), xyz.Z()};
+  }
+
+  // Each link's <collision> spheres, boxes, cylinders and capsules as collision geometry
+  // "<link>/<collision name>" on the link (a duplicated link's stay on the original); other
+  // shapes (meshes, planes, height maps, ellipsoids) are skipped and listed by `info`.
+  void append_collisions(Model& model) const {
+    for (uint64_t i = 0; i < file_.model->LinkCount(); ++i) {
+      const sdf::Link& link = *file_.model->LinkByIndex(i);
+      for (uint64_t k = 0; k < link.CollisionCount(); ++k) {
+        const sdf::Collision& collision = *link.CollisionByIndex(k);
+        CollisionGeometry g;
+        g.name = link.Name() + "/" + (collision.Name().empty() ? "collision" + std::to_string(k) : collision.Name());
+        g.link = link.Name();
+        ignition::math::Pose3d pose;
+        const sdf::Errors errors = collision.SemanticPose().Resolve(pose, link.Name());
+        if (!errors.empty()) throw Error(file_.source + ": collision '" + g.name + "': " + errors.front().Message());
+        g.in_link = to_transform(pose);
+        const sdf::Geometry& geometry = *collision.Geom();
+        switch (geometry.Type()) {
+          case sdf::GeometryType::SPHERE:
+            g.shape = CollisionShape::Sphere, g.radius = geometry.SphereShape()->Radius();
+            break;
+          case sdf::GeometryType::BOX: {
+            const ignition::math::Vector3d size = geometry.BoxShape()->Size();
+            g.shape = CollisionShape::Box, g.half_extents = Vec3d{size.X(), size.Y(), size.Z()} * 0.5;
+            break;
+          }
+          case sdf::GeometryType::CYLINDER:
+            g.shape = CollisionShape::Cylinder, g.radius = geometry.CylinderShape()->Radius(), g.length = geometry.CylinderShape()->Length();
+            break;
+          case sdf::GeometryType::CAPSULE:
+            g.shape = CollisionShape::Capsule, g.radius = geometry.CapsuleShape()->Radius(), g.length = geometry.CapsuleShape()->Length();
+            break;
+          default:
+            model.contacts.skipped.push_back(g.name + ": " + sdf_shape_name(geometry.Type()) + " skipped: give primitives in a contact file");
+            continue;
+        }
+        add_collision_geometry(model, std::move(g), file_.source);
+      }
+    }
+  }
+
+  static std::string sdf_shape_name(sdf::GeometryType type) {
+    switch (type) {
+      case sdf::GeometryType::MESH: return "mesh";
+      case sdf::GeometryType::PLANE: return "plane";
+      case sdf::GeometryType::HEIGHTMAP: return "height map";
+      case sdf::GeometryType::ELLIPSOID: return "ellipsoid";
+      case sdf::GeometryType::EMPTY: return "empty geometry";
+      default: return "shape";
+    }
   }
 
   // Adds the joint and the body of `link_name` (the child link, or its duplicate), which
