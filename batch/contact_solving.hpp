@@ -44,7 +44,7 @@ class ContactSolving {
 
   ContactSolving(const Model& model, int num_envs)
       : model_(model), n_(num_envs), plan_(plan_contacts(model)), candidates_(plan_.num_candidates()),
-        enabled_(model.constraint_rows == 0),
+        can_collide_(model.contacts.can_collide()), enabled_(model.constraint_rows == 0),
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
@@ -68,7 +68,7 @@ class ContactSolving {
     return !constraints_on && ((enabled_ && available()) || (settings_.joint_limits && plan_.num_limited_joints() > 0));
   }
   // Candidates, and a ground or a contact pair for them to meet.
-  bool available() const { return model_.contacts.can_collide(); }
+  bool available() const { return can_collide_; }
   // Throws Error when turning contacts on while the loop-constraint solver is on.
   void set_enabled(bool on, bool constraints_on) {
     if (on && constraints_on && available())
@@ -267,6 +267,7 @@ class ContactSolving {
   int n_;
   ContactPlan plan_;
   int candidates_;
+  bool can_collide_;  // ContactModel::can_collide(), once: the model does not change
   bool enabled_;
   ContactSettings settings_;
   std::vector<T> ground_height_, ground_normal_, friction_;  // N, N x 3, N x C

@@ -52,6 +52,15 @@ inline Eigen::VectorXd row(const double* data, int e, int width) { return Eigen:
 inline Eigen::VectorXd row(const float* data, int e, int width) {
   return Eigen::Map<const Eigen::VectorXf>(data + e * width, width).cast<double>();
 }
+// Writes environment e's q and v (from double) and zeroes its tau.
+template <class Engine>
+void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  using T = typename Engine::T;
+  const Model& m = batch.model();
+  for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
+  for (int k = 0; k < m.nv; ++k) batch.v()[e * m.nv + k] = static_cast<T>(v[k]), batch.tau()[e * m.nv + k] = T(0);
+}
+
 // Sum over candidates of environment e's world-frame contact forces (N).
 template <class Engine>
 Vec3d total_contact_force(const Engine& batch, int e) {

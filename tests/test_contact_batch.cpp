@@ -19,14 +19,6 @@ double total_mass(const Model& m) {
   return mass;
 }
 
-template <class Engine>
-void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  using T = typename Engine::T;
-  const Model& m = batch.model();
-  for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
-  for (int k = 0; k < m.nv; ++k) batch.v()[e * m.nv + k] = static_cast<T>(v[k]), batch.tau()[e * m.nv + k] = T(0);
-}
-
 // Quadruped states near the ground: crouching, a few mm above or into it, tilted and moving.
 std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const Model& m, int count, unsigned seed) {
   std::mt19937 rng(seed);

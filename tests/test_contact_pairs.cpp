@@ -54,14 +54,6 @@ Model ball_on_box() {
                         "pairs": [{"geometries": ["ball", "top"], "friction": 0.5}]})");
 }
 
-template <class Engine>
-void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  using T = typename Engine::T;
-  const Model& m = batch.model();
-  for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
-  for (int k = 0; k < m.nv; ++k) batch.v()[e * m.nv + k] = static_cast<T>(v[k]), batch.tau()[e * m.nv + k] = T(0);
-}
-
 // Free-flyer coordinates of body k (7 per body: x y z, quaternion x y z w).
 void place(Eigen::VectorXd& q, int k, const Vec3d& p, const Eigen::Quaterniond& r = Eigen::Quaterniond::Identity()) {
   q.segment<3>(7 * k) = Eigen::Vector3d(p.x, p.y, p.z);
@@ -354,26 +346,23 @@ TEST_CASE("step() with pairs: SIMD lanes equal W = 1 over 300 steps of a ball dr
     }
     for (int s = 0; s < 300; ++s) batch.step(1e-3f);
   };
-  {
-    Batch<double> lanes(m, N, 2);
-    ScalarBatch<double> scalar(m, N, 1);
+  const auto compare = [&](auto& lanes, auto& scalar, double tolerance) {
     run(lanes), run(scalar);
     for (int e = 0; e < N; ++e) {
       CAPTURE(e);
       CHECK(lanes.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < 1e-12);
-      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < 1e-12);
+      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < tolerance);
+      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < tolerance);
     }
+  };
+  {
+    Batch<double> lanes(m, N, 2);
+    ScalarBatch<double> scalar(m, N, 1);
+    compare(lanes, scalar, 1e-12);
   }
   {
     Batch<float> lanes(m, N, 2);
     ScalarBatch<float> scalar(m, N, 1);
-    run(lanes), run(scalar);
-    for (int e = 0; e < N; ++e) {
-      CAPTURE(e);
-      CHECK(lanes.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < 1e-5);
-      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < 1e-5);
-    }
+    compare(lanes, scalar, 1e-5);
   }
 }
