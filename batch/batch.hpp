@@ -177,13 +177,17 @@ class BatchEngine {
   const ProxBboPlan& proxbbo_plan() const { return constraints_.proxbbo_plan(); }
   int constraint_rows() const { return model_.constraint_rows; }
 
-  // --- Contact (batch/contact_solving.hpp): the model's contact candidates against the ground,
-  // in step() only; on by default for a model with candidates, a ground and no loop constraints ---
-  // Throws Error when turning contacts on while the loop-constraint solver is on.
-  void set_contacts(bool on) { contacts_.set_enabled(on, constraints_.active()); }
-  bool contacts() const { return contacts_.active(constraints_.active()); }
+  // --- Contact (batch/contact_solving.hpp): the model's contact candidates against the ground
+  // and each other, in step() only; on by default for a model with candidates and a ground (or
+  // pairs) and no loop constraints (set_contacts(true) turns them on there). With loop
+  // constraints on, the loops are then bilateral rows of the contact problem
+  // (constraint_forces() are then its loop impulses / h; constraint_iterations() and
+  // constraint_residual() the contact solver's) ---
+  void set_contacts(bool on) { contacts_.set_enabled(on); }
+  bool contacts() const { return contacts_.active(); }
   // The stage's settings; joint_limits (on by default) makes the 1-dof joints' position limits
-  // unilateral rows of the same problem, with or without contacts (not with loop constraints on).
+  // unilateral rows of the same problem, with or without contacts (with loop constraints on:
+  // only when contacts are solved).
   // Throws Error for settings check_contact_settings refuses.
   void set_contact_settings(const ContactSettings& settings) { contacts_.set_settings(settings); }
   const ContactSettings& contact_settings() const { return contacts_.settings(); }
@@ -376,13 +380,14 @@ class BatchEngine {
       const ModelConstants<L>& own = parameters_.block_constants(block, ws.constants, ws.inertia_tables);
       const ModelConstants<L>& c = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
       const bool contact = integrate && contacts_.runs(constraints_.active());  // contacts and / or joint limits
+      const bool loops_in_contact = contact && contacts_.solves_loops(constraints_.active());  // the loops as contact rows
       if (constraints_.active()) constraints_.warm_start(block, ws, valid);
       if (contact) contacts_.load(block, ws, valid);
       for (int s = 0; s < substeps; ++s) {
         actuation_.actuate(ws);                                  // actuate
         if (damped) passive_.apply(c, ws);                       // passive forces
-        compute_accelerations(constraints_, block, c, ws, valid);  // accelerations
-        if (contact) contacts_.solve(c, ws, h);                  // contact
+        compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact);  // accelerations
+        if (contact) contacts_.solve(c, ws, h, loops_in_contact);  // contact
         if (integrate) integrate_substep(constants_.tree, ws, h);  // integrate
       }
       if (integrate) {  // a state that overflowed in this step is reported now and not written
@@ -393,6 +398,7 @@ class BatchEngine {
       if (constraints_.active()) constraints_.store_multipliers(block, io_, ws, valid);
       if (!integrate) return;
       if (contact) contacts_.store(block, io_, ws, valid, h);
+      if (loops_in_contact) constraints_.store_report(block, valid, contacts_.iterations(), contacts_.residual());
       io_.write_rows(block, valid, ws.q.data(), model_.nq, q_);
       io_.write_rows(block, valid, ws.v.data(), model_.nv, v_);
     }, {q_, v_, tau_, actuation_.target_rows()});

@@ -7,6 +7,8 @@
 //   constrained:      the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
 //                     environment at a time in double whatever the lane type: the oracle.
 // The recursive solvers warm-start from each environment's multipliers of the previous call.
+// In a step() that solves contacts, the contact stage solves the loops instead (as bilateral
+// rows of its problem, batch/contact_solving.hpp) and reports here.
 // This stage keeps the solver choice, its settings, the multipliers and each environment's
 // solver report.
 #pragma once
@@ -122,6 +124,17 @@ class ConstraintSolving {
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = static_cast<int>(iterations[l]);
       residual_[e] = residual[l];
+    }
+  }
+
+  // The block's report when the contact stage solved the loops (as rows of its problem): its
+  // iterations and residual, per environment (contact_solving.hpp's, already stored there).
+  void store_report(int block, const bool* valid, const std::vector<int>& iterations, const std::vector<T>& residual) {
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
+      if (!valid[l]) continue;
+      const size_t e = static_cast<size_t>(block * W + l);
+      iterations_[e] = iterations[e];
+      residual_[e] = residual[e];
     }
   }
 

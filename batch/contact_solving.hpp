@@ -6,10 +6,22 @@
 // substep's free accelerations into the ones that step to the post-contact velocity.
 //
 // On by default for a model with candidates that can touch something (a ground: a
-// free-floating robot gets the plane z = 0; or a contact pair), switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h),
-// and not together with the loop-constraint solver yet (a contact impulse would then have to
-// respect the loops): a model with loop constraints has it off by default, and turning both on
-// is refused.
+// free-floating robot gets the plane z = 0; or a contact pair) and no loop constraints,
+// switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h).
+//
+// Off by default on a model with loop constraints, whose default state may be infeasible for
+// contact: Cassie's neutral pose stands in the ground with four joints 0.61 rad beyond limits
+// that its loops tie together, where the limit and loop rows cannot all hold.
+//
+// A model with loop constraints (and the constraints on): a contact impulse must move the loops
+// with the robot, so the loops become bilateral rows of the contact problem whenever this stage
+// solves contacts (kernels/frictional_contact.hpp), and the accelerations stage then gives the
+// tree's free accelerations (ABA) instead of the loop solver's. The loop multipliers (impulse /
+// h, the constraint forces) go back to the constraint stage's rows, its warm start. Only an
+// independent subset of the loop rows is kept (kernels/independent_loop_rows.hpp; a dependent
+// row's force is zero, the same forces J^T lambda are reached by the others). Without
+// contacts to solve, the loops stay with the loop solver (LCABA / proxBBO) and the joint limits
+// are off.
 //
 // The ground is the plane, or a terrain (a height field, kernels/terrain.hpp) shared by every
 // environment or with heights per environment on one grid (rough-terrain RL).
@@ -32,6 +44,7 @@
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
 #include "kernels/frictional_contact.hpp"
+#include "kernels/independent_loop_rows.hpp"
 #include "topology/contacts.hpp"
 
 namespace batchdyn {
@@ -57,25 +70,24 @@ class ContactSolving {
       for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
     }
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
+    // The loops as bilateral rows need independent rows (Cassie: 24 of rank 22).
+    if (model.constraint_rows > 0 && can_collide_) plan_.loop_row_kept = independent_loop_rows(model);
   }
 
-  // Whether step() solves contacts: on, with candidates that can touch (available()), and the loop constraints
-  // off (`constraints_on`: whether the constraint solver runs).
-  bool active(bool constraints_on) const { return enabled_ && available() && !constraints_on; }
+  // Whether step() solves contacts: on, with candidates that can touch (available()).
+  bool active() const { return enabled_ && available(); }
   // Whether the stage runs: contacts, or joint limits (settings().joint_limits, a model with
-  // limited 1-dof joints), and the loop constraints off.
+  // limited 1-dof joints) when the loop constraints are off (`constraints_on`: whether the
+  // model's loop constraints are on).
   bool runs(bool constraints_on) const {
-    return !constraints_on && ((enabled_ && available()) || (settings_.joint_limits && plan_.num_limited_joints() > 0));
+    return active() || (!constraints_on && settings_.joint_limits && plan_.num_limited_joints() > 0);
   }
+  // Whether the stage solves the loop constraints too (as bilateral rows): contacts active and
+  // the loop constraints on.
+  bool solves_loops(bool constraints_on) const { return constraints_on && active(); }
   // Candidates, and a ground or a contact pair for them to meet.
   bool available() const { return can_collide_; }
-  // Throws Error when turning contacts on while the loop-constraint solver is on.
-  void set_enabled(bool on, bool constraints_on) {
-    if (on && constraints_on && available())
-      throw Error("Batch::set_contacts: contacts together with loop constraints are not supported yet; call "
-                  "set_use_constraints(false) first, or step the loops without contacts");
-    enabled_ = on;
-  }
+  void set_enabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
   // The contact settings of the stage: at most 500 ADMM iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
@@ -204,12 +216,17 @@ class ContactSolving {
   }
 
   // The stage for one substep of length h: ws.qdd from the free accelerations to the
-  // post-contact ones, with the constants `c` the accelerations stage used.
-  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) {
+  // post-contact ones, with the constants `c` the accelerations stage used. With `loops`
+  // (solves_loops()), ws.qdd comes in without the loops, and ws.lambda holds the loop
+  // multipliers: the warm start in (times h: impulses), the loop forces (impulse / h) out.
+  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, bool loops) {
     ContactLanes<L>& cl = *ws.contact_lanes;
-    const int candidates = enabled_ && available() ? candidates_ : 0;
-    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, cl.ground, cl.friction.data(), cl.state, ws.q.data(),
-                                      ws.v.data(), h, ws.qdd.data());
+    const int candidates = active() ? candidates_ : 0;
+    const int loop_rows = loops ? model_.constraint_rows : 0;
+    for (int r = 0; r < loop_rows; ++r) cl.state.loop_impulses[static_cast<size_t>(r)] = ws.lambda[static_cast<size_t>(r)] * h;
+    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.state,
+                                          ws.q.data(), ws.v.data(), h, ws.qdd.data());
+    for (int r = 0; r < loop_rows; ++r) ws.lambda[static_cast<size_t>(r)] = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
   }
 
   // The block's results into its valid environments' rows; a lane whose ADMM did not converge
@@ -218,7 +235,7 @@ class ContactSolving {
     ContactLanes<L>& cl = *ws.contact_lanes;
     FrictionalContactWorkspace<L>& s = cl.state;
     io.write_rows(block, valid, s.limit_impulses.data(), plan_.num_limited_joints(), limit_impulses_.data());
-    if (enabled_ && available()) store_contacts(block, io, cl, valid, h);
+    if (active()) store_contacts(block, io, cl, valid, h);
     alignas(64) T iterations[W], residual[W], converged[W];
     LaneTraits<L>::store(cl.report.iterations, iterations);
     LaneTraits<L>::store(cl.report.residual, residual);

@@ -13,6 +13,9 @@
 //
 // Joint position limits join the same problem as unilateral rows after the 3k cone rows (l of
 // them): lambda_r >= 0, sigma_r >= 0, lambda_r sigma_r = 0, no friction (as MuJoCo treats them).
+// Bilateral rows (b of them, last: a robot's loop constraints) have no cone: lambda_r free and
+// sigma_r = 0. Their z-step projects onto all of R (z = x + y / rho, so y stays 0), and their
+// natural residual is |sigma_r|.
 //
 // Lanes: a contact or limit may be in a lane's problem or not (`in_contact`, a 0/1 lane per
 // contact, then per limit row): an absent one's rows and columns of G and its g are zeroed, and
@@ -48,16 +51,17 @@ BATCHDYN_INLINE void project_to_cone(const S& mu, S& n, S& t1, S& t2) {
   t2 = select(inside, t2, select(polar, S(0), scale * t2));
 }
 
-// Workspace for problems of up to `max_contacts` contacts and `max_limits` limit rows, on lanes.
+// Workspace for problems of up to `max_contacts` contacts and `max_rows` rows without a cone
+// (limit and bilateral rows), on lanes.
 template <class S>
 struct ContactAdmmWorkspace {
-  ContactAdmmWorkspace(int max_contacts, int max_limits)
-      : G(size((3 * max_contacts + max_limits) * (3 * max_contacts + max_limits))), factor(G.size()),
-        g(size(3 * max_contacts + max_limits)), mu(size(max_contacts)), in_contact(size(max_contacts + max_limits)),
+  ContactAdmmWorkspace(int max_contacts, int max_rows)
+      : G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
+        g(size(3 * max_contacts + max_rows)), mu(size(max_contacts)), in_contact(size(max_contacts + max_rows)),
         scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
-  // Inputs, filled by the caller for k contacts and l limit rows (m = 3k + l): G (m x m
-  // row-major), g (m), mu (k) and in_contact (k + l)
+  // Inputs, filled by the caller for k contacts, l limit rows and b bilateral rows (m = 3k + l +
+  // b): G (m x m row-major), g (m), mu (k) and in_contact (k + l + b)
   std::vector<S> G, factor, g, mu, in_contact;
   // ADMM's variables, in the scaled problem
   std::vector<S> scale, x, z, y, rhs, sigma;
@@ -73,18 +77,19 @@ struct ContactAdmmReport {
   S converged;   // per lane, 1 or 0
 };
 
-// Solves the problem of k contacts and l limit rows in ws (G, g, mu, in_contact) on every lane;
-// lambda (3k + l lanes) is
+// Solves the problem of k contacts, l limit rows and b bilateral rows in ws (G, g, mu,
+// in_contact) on every lane; lambda (3k + l + b lanes) is
 // the warm start on entry (the previous step's impulses; zero for none) and the impulses on exit
-// (N s, in the cones; zero for an absent contact). G and g are overwritten (scaled).
+// (N s, in the cones; zero for an absent contact or row). G and g are overwritten (scaled).
 // Preconditions: G symmetric positive semi-definite. O(iterations m^2 + refactorisations m^3 / 6).
 template <class S>
-ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings, ContactAdmmWorkspace<S>& ws, S* lambda) {
+ContactAdmmReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactAdmmWorkspace<S>& ws, S* lambda) {
   using std::abs;
   using std::max;
   using std::min;
   using std::sqrt;
-  const int m = 3 * k + l;
+  const int m = 3 * k + l + b;
+  const int bilateral_row = 3 * k + l;  // the first bilateral row
   ContactAdmmReport<S> report{S(0), S(0), S(0)};
   if (m == 0) {
     report.converged = S(1);
@@ -93,16 +98,16 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
   S* G = ws.G.data();
   S* g = ws.g.data();
   const auto present = [&](int c) { return ws.in_contact[static_cast<size_t>(c)] != S(0); };
-  const auto owner = [&](int row) { return row < 3 * k ? row / 3 : k + row - 3 * k; };  // the contact or limit of a row
+  const auto owner = [&](int row) { return row < 3 * k ? row / 3 : k + row - 3 * k; };  // the contact, limit or bilateral row of a row
 
   // Preconditioning (as the reference): lambda = D lambda', one scale per cone, the inverse
   // square root of the mean of its block's diagonal, so that G' = D G D has a unit diagonal on
-  // average and the cones keep their shape, one per limit row. Absent ones: D = 1, rows zeroed.
+  // average and the cones keep their shape, one per limit or bilateral row. Absent ones: D = 1, rows zeroed.
   for (int c = 0; c < k; ++c) {
     const S mean = (G[(3 * c) * m + 3 * c] + G[(3 * c + 1) * m + 3 * c + 1] + G[(3 * c + 2) * m + 3 * c + 2]) * S(1.0 / 3.0);
     ws.scale[static_cast<size_t>(c)] = select(present(c), S(1) / sqrt(max(mean, S(1e-12))), S(1));
   }
-  for (int r = 0; r < l; ++r) {
+  for (int r = 0; r < l + b; ++r) {
     const int row = 3 * k + r;
     ws.scale[static_cast<size_t>(k + r)] = select(present(k + r), S(1) / sqrt(max(G[row * m + row], S(1e-12))), S(1));
   }
@@ -149,9 +154,10 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
     for (int r = 0; r < 3; ++r) z[r] = select(present(c), lambda[3 * c + r] / d, S(0));
     project_to_cone(ws.mu[static_cast<size_t>(c)], z[0], z[1], z[2]);
   }
-  for (int r = 0; r < l; ++r) {
+  for (int r = 0; r < l + b; ++r) {  // limit rows: lambda >= 0; bilateral rows: any lambda
     const size_t i = static_cast<size_t>(3 * k + r);
-    ws.z[i] = select(present(k + r), max(lambda[i] / ws.scale[static_cast<size_t>(k + r)], S(0)), S(0));
+    const S warm = lambda[i] / ws.scale[static_cast<size_t>(k + r)];
+    ws.z[i] = select(present(k + r), static_cast<int>(i) < bilateral_row ? max(warm, S(0)) : warm, S(0));
   }
   for (int i = 0; i < m; ++i) {
     S s = g[i];
@@ -166,6 +172,7 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
     y[0] = -(sigma[0] + shift), y[1] = -sigma[1], y[2] = -sigma[2];
   }
   for (int r = 0; r < l; ++r) ws.y[static_cast<size_t>(3 * k + r)] = select(present(k + r), -ws.sigma[static_cast<size_t>(3 * k + r)], S(0));
+  for (int i = bilateral_row; i < m; ++i) ws.y[static_cast<size_t>(i)] = S(0);  // a free row's dual is zero at every iterate
   S g_norm(0);
   for (int i = 0; i < m; ++i) g_norm = max(g_norm, abs(g[i]));
 
@@ -214,6 +221,11 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
       const S x_new = select(present(k + r), ws.rhs[i], S(0));
       update_row(i, x_new, select(present(k + r), max(x_new + ws.y[i] / rho, S(0)), S(0)));
     }
+    for (int r = l; r < l + b; ++r) {  // bilateral rows: no projection
+      const size_t i = static_cast<size_t>(3 * k + r);
+      const S x_new = select(present(k + r), ws.rhs[i], S(0));
+      update_row(i, x_new, select(present(k + r), x_new + ws.y[i] / rho, S(0)));
+    }
     report.iterations += running;
     // The NCP's own conditions at z decide convergence, by its natural residual per cone:
     // z - proj_K(z - sigma~), zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of
@@ -234,10 +246,11 @@ ContactAdmmReport<S> contact_admm(int k, int l, const ContactSettings& settings,
       project_to_cone(mu, n, t1, t2);
       dual = max(dual, max(abs(z[0] - n), max(abs(z[1] - t1), abs(z[2] - t2))));
     }
-    for (int i = 3 * k; i < m; ++i) {
+    for (int i = 3 * k; i < bilateral_row; ++i) {
       const S z = ws.z[static_cast<size_t>(i)];
       dual = max(dual, abs(z - max(z - ws.sigma[static_cast<size_t>(i)], S(0))));
     }
+    for (int i = bilateral_row; i < m; ++i) dual = max(dual, abs(ws.sigma[static_cast<size_t>(i)]));
     const S residual = max(primal / (S(1) + z_norm), dual / (S(1) + g_norm));
     report.residual = select(live, residual, report.residual);
     const auto done = residual <= tolerance;

@@ -20,7 +20,10 @@
 // (g_N += max(baumgarte gap / h, -max_push_out) for gap < 0): inelastic contact without sinking.
 // Joint position limits are unilateral rows of the same problem (lambda >= 0, no friction), one
 // per 1-dof joint within limit_margin of a limit, as MuJoCo treats them; never in the reference
-// dynamics (aba, eval), only in a step.
+// dynamics (aba, eval), only in a step. The model's loop constraints are bilateral rows (no
+// cone, lambda free), last, with the target J_loop v+ = -(baumgarte / h) e (e their position
+// error, kernels/constraints.hpp): an independent subset of them at q (rank-revealing QR,
+// kernels/independent_loop_rows.hpp), since a dependent row's target is inconsistent.
 //
 // Dense: O(nv^3 + m^3) per step, with allocation (Eigen): for checking, not for speed.
 #pragma once
@@ -35,6 +38,8 @@
 #include <Eigen/Eigenvalues>
 
 #include "kernels/configuration.hpp"
+#include "kernels/constraints.hpp"
+#include "kernels/independent_loop_rows.hpp"
 #include "kernels/contact_settings.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/jacobian.hpp"
@@ -101,8 +106,10 @@ struct ContactStepResult {
   Eigen::VectorXd q, v;                // after the step
   std::vector<int> active;             // candidate indices in the problem, in order
   std::vector<ActiveLimit> limits;     // joint limits in the problem, after the candidates
+  std::vector<int> loop_rows;          // the loop constraints' rows in the problem (model rows), last
   std::vector<CandidateState> states;  // every candidate at the start of the step
-  Eigen::VectorXd impulses;            // 3 per active candidate: (n, t1, t2) in N s, then 1 per limit (N m s or N s)
+  Eigen::VectorXd impulses;            // 3 per active candidate: (n, t1, t2) in N s, then 1 per limit (N m s or N s),
+                                       // then one per row of loop_rows
   Eigen::MatrixXd G;                   // the Delassus matrix of the active rows
   Eigen::VectorXd g;                   // its free velocity term (gap terms included)
   int iterations = 0;
@@ -122,12 +129,12 @@ inline Vec3d ContactStepResult::world_force(int k, const Model&, double h) const
   return (n * l[0] + t1 * l[1] + t2 * l[2]) * (1.0 / h);
 }
 
-// One step of length h from (q, v) under joint torques tau, with the ground contacts and (when
-// settings.joint_limits) the 1-dof joints' position limits. Throws Error for h not finite and
-// > 0 or settings out of range.
+// One step of length h from (q, v) under joint torques tau, with the ground contacts, (when
+// settings.joint_limits) the 1-dof joints' position limits and (when `loops`) the model's loop
+// constraints. Throws Error for h not finite and > 0 or settings out of range.
 inline ContactStepResult dense_contact_step(const Model& model, Data<double>& data, const Eigen::VectorXd& q,
                                             const Eigen::VectorXd& v, const Eigen::VectorXd& tau, double h,
-                                            const ContactSettings& settings = {}) {
+                                            const ContactSettings& settings = {}, bool loops = true) {
   if (!(std::isfinite(h) && h > 0)) throw Error("dense_contact_step: h must be finite and > 0");
   check_contact_settings(settings, "dense_contact_step");
   const ContactModel& cm = model.contacts;
@@ -156,7 +163,16 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
       if (std::isfinite(upper) && upper - position < settings.limit_margin) r.limits.push_back({body.idx_v, -1, upper - position});
     }
   const int contacts = static_cast<int>(r.active.size()), limit_row = 3 * contacts;
-  const int m = limit_row + static_cast<int>(r.limits.size());
+  const int loop_row = limit_row + static_cast<int>(r.limits.size());
+  ConstraintData<double> loop_data(model);
+  if (loops && model.constraint_rows > 0) {
+    constraint_kinematics(model, data, loop_data, q, v);
+    const std::vector<char> kept = independent_rows(loop_data.J);
+    for (int row = 0; row < model.constraint_rows; ++row)
+      if (kept[static_cast<size_t>(row)]) r.loop_rows.push_back(row);
+    forward_kinematics(model, data, q);  // constraint_kinematics moved data's kinematics
+  }
+  const int m = loop_row + static_cast<int>(r.loop_rows.size());
   std::vector<double> mus(r.active.size());  // friction coefficient per active candidate
   for (size_t a = 0; a < r.active.size(); ++a)
     mus[a] = cm.friction(r.active[a]);
@@ -183,6 +199,7 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     }
   }
   for (size_t l = 0; l < r.limits.size(); ++l) J(limit_row + static_cast<int>(l), r.limits[l].dof) = r.limits[l].side;
+  for (size_t l = 0; l < r.loop_rows.size(); ++l) J.row(loop_row + static_cast<int>(l)) = loop_data.J.row(r.loop_rows[l]);
   // Eigen's triangular solve binds a reference to an empty matrix's null data: no rows, no solve.
   const Eigen::MatrixXd Minv_Jt = m > 0 ? Eigen::MatrixXd(M_factor.solve(J.transpose())) : Eigen::MatrixXd(model.nv, 0);
   r.G = m > 0 ? Eigen::MatrixXd(J * Minv_Jt) : Eigen::MatrixXd(0, 0);
@@ -191,13 +208,15 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   const auto closing = [&](double d) { return closing_velocity(d, h, settings); };
   for (size_t a = 0; a < r.active.size(); ++a) r.g[3 * static_cast<int>(a)] += closing(r.states[static_cast<size_t>(r.active[a])].gap);
   for (size_t l = 0; l < r.limits.size(); ++l) r.g[limit_row + static_cast<int>(l)] += closing(r.limits[l].distance);
+  for (size_t l = 0; l < r.loop_rows.size(); ++l)
+    r.g[loop_row + static_cast<int>(l)] += settings.baumgarte / h * loop_data.position_error[r.loop_rows[l]];
 
   // 3. Proximal ADMM on the NCP (arXiv 2405.17020, Alg. 1): x-step with (G + (rho + eta) I),
   // z = projection on the cones, y += rho (x - z); at the solution y = -sigma.
   r.impulses = Eigen::VectorXd::Zero(m);
   if (m > 0) {
     // Diagonal preconditioning: lambda = D lambda', one scale per cone (the mean of its block's
-    // diagonal) so the cones keep their shape, one per limit row. The ADMM runs on
+    // diagonal) so the cones keep their shape, one per limit or loop row. The ADMM runs on
     // G' = D G D, g' = D g, where contact and joint-limit rows have comparable stiffness.
     Eigen::VectorXd D(m);
     for (int a = 0; a < contacts; ++a) D.segment<3>(3 * a).setConstant(1.0 / std::sqrt(std::max(r.G.diagonal().segment<3>(3 * a).mean(), 1e-12)));
@@ -232,8 +251,9 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
         const Eigen::Vector3d lc = l.segment<3>(row);
         worst = std::max({worst, (shifted - in_dual).cwiseAbs().maxCoeff(), std::abs(lc.dot(shifted)) / (1.0 + lc.cwiseAbs().maxCoeff())});
       }
-      for (int row = limit_row; row < m; ++row)  // lambda >= 0, sigma >= 0, lambda sigma = 0
+      for (int row = limit_row; row < loop_row; ++row)  // lambda >= 0, sigma >= 0, lambda sigma = 0
         worst = std::max({worst, -sigma[row], std::abs(l[row] * sigma[row]) / (1.0 + std::abs(l[row]))});
+      for (int row = loop_row; row < m; ++row) worst = std::max(worst, std::abs(sigma[row]));  // bilateral: sigma = 0
       return worst;
     };
     Eigen::VectorXd x = Eigen::VectorXd::Zero(m), z = x, y = x, z_prev = x, s = x;
@@ -246,7 +266,8 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
       z_prev = z;
       for (int a = 0; a < contacts; ++a)
         z.segment<3>(3 * a) = project_to_friction_cone(mus[static_cast<size_t>(a)], x.segment<3>(3 * a) + y.segment<3>(3 * a) / rho);
-      for (int row = limit_row; row < m; ++row) z[row] = std::max(x[row] + y[row] / rho, 0.0);
+      for (int row = limit_row; row < loop_row; ++row) z[row] = std::max(x[row] + y[row] / rho, 0.0);
+      for (int row = loop_row; row < m; ++row) z[row] = x[row] + y[row] / rho;  // no cone
       y += rho * (x - z);
       r.iterations = it + 1;
       // ADMM's residuals steer rho; the NCP's own conditions decide convergence.

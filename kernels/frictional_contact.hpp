@@ -16,6 +16,14 @@
 // A candidate is in a lane's problem when its gap is below its margin (a mask); the block
 // solves over the candidates in contact in any of its lanes (loop bounds, not per-lane
 // branches), each lane with its own rows masked.
+//
+// A robot with kinematic loops (`loops`): v_free is the tree's (ABA without the loops), and the
+// loop constraints are bilateral rows of the same problem ("the loop rows enter the contact
+// problem as bilateral rows", arXiv 2405.17020 §III-A treats bilateral and unilateral rows
+// alike): their rows are the terminal rows of kernels/constraint_rows.hpp on each side, and
+// their velocity target J_loop v+ = -(baumgarte / h) e removes that fraction of the position
+// error e per step (kernels/loop_constraints.hpp). So a contact impulse moves the loops with
+// the robot, and the loops hold at the velocity level.
 #pragma once
 
 #include <limits>
@@ -23,12 +31,30 @@
 
 #include "kernels/contact_admm.hpp"
 #include "kernels/delassus_operations.hpp"
+#include "kernels/loop_constraints.hpp"
 #include "kernels/pair_contact.hpp"
 #include "kernels/pv_osimr.hpp"
 #include "kernels/terrain.hpp"
 #include "topology/contact_plan.hpp"
 
 namespace batchdyn {
+
+// One side of a row group of the contact problem (a candidate's 3 rows, a loop constraint's
+// dim rows): the terminal (slot) and body its rows act on, and its force columns there. `own`:
+// a 3-row terminal whose columns are these rows (T = I).
+template <class S>
+struct ContactRowSide {
+  int slot = 0, body = 0;
+  const Force<S>* columns = nullptr;
+  bool own = false;
+};
+
+// A block of rows of the problem: its first row, its rows and the (one or two) bodies they act on.
+template <class S>
+struct ContactRowGroup {
+  int row = 0, dim = 0, sides = 0;
+  ContactRowSide<S> side[2];
+};
 
 template <class S>
 struct FrictionalContactWorkspace {
@@ -39,8 +65,10 @@ struct FrictionalContactWorkspace {
         in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
-        list_impulses(3 * gap.size() + limit_distance.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
-        admm(plan.num_candidates(), plan.num_limited_joints()) {}
+        loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)),
+        list_impulses(3 * gap.size() + limit_distance.size() + loop_impulses.size()), contact_list(gap.size()),
+        limit_list(limit_distance.size()), groups(gap.size() + loops.size()),
+        admm(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows) {}
   DelassusWorkspace<S> delassus;
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
@@ -56,15 +84,21 @@ struct FrictionalContactWorkspace {
   // Per limited joint (plan.limited_joints)
   std::vector<S> limit_distance, limit_sign;  // to the nearer limit (< 0: beyond it); +1 lower, -1 upper
   std::vector<S> limit_active, limit_impulses;  // 1 when within the margin; N m s or N s (warm start in, result out)
-  std::vector<S> list_impulses;               // 3 per candidate of contact_list, then 1 per limit of limit_list
+  // Per loop constraint: its rows on both sides, J_loop v_free and its position error
+  std::vector<LoopConstraintTerms<S>> loops;
+  std::vector<S> loop_impulses;               // model.constraint_rows, N s (warm start in, result out)
+  std::vector<S> list_impulses;               // 3 per candidate of contact_list, 1 per limit of limit_list, the loop rows
   std::vector<int> contact_list;              // the block's candidates in contact (in any lane)
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
+  std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
   ContactAdmmWorkspace<S> admm;
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
            (v_free.size() + response.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
-            limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + list_impulses.size()) * sizeof(S) +
+            limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() +
+            list_impulses.size()) * sizeof(S) +
+           loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
   }
 };
@@ -82,20 +116,25 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 }
 
 // One contact step's impulses for a lane block at (q, v) with the free accelerations qdd (in:
-// ABA's; out: plus M^-1 J^T lambda / h): the contacts of the first `candidates` candidates (0:
-// contacts off; ground candidates only when ground.present) and, when settings.joint_limits, the 1-dof joints' position
-// limits as unilateral rows (as the dense reference's). `mu` is per candidate (lanes),
-// ws.impulses and ws.limit_impulses the warm start. Returns the ADMM report (iterations 0 and
-// converged when nothing is in contact). `c` must be the constants the accelerations stage used
-// (the implicitly damped ones in a damped step), so that M is the same.
+// ABA's; out: plus M^-1 J^T lambda / h), with these rows:
+//   - the contacts of the first `candidates` candidates (0: contacts off; ground candidates
+//     only when ground.present);
+//   - when settings.joint_limits, the 1-dof joints' position limits, unilateral (as the dense
+//     reference's);
+//   - when `loops`, the model's loop constraints, bilateral (qdd in: the tree's, without them).
+// `mu` is per candidate (lanes); ws.impulses, ws.limit_impulses and ws.loop_impulses are the
+// warm start. Returns the ADMM report (iterations 0 and converged when no row is in the
+// problem). `c` must be the constants the accelerations stage used (the implicitly damped ones
+// in a damped step), so that M is the same.
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6).
 template <class S>
 ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
-                                           const ContactSettings& settings, int candidates, const GroundLanes<S>& ground,
+                                           const ContactSettings& settings, int candidates, bool loops, const GroundLanes<S>& ground,
                                            const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
   const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
+  const int loop_rows = loops ? model.constraint_rows : 0;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
 
   // 1. The free velocity, the placements (world too) and the bodies' velocities at v_free.
@@ -177,14 +216,19 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
     ws.limit_impulses[static_cast<size_t>(j)] = select(near, ws.limit_impulses[static_cast<size_t>(j)], S(0));
     if (any_lane(near)) ws.limit_list[static_cast<size_t>(limits_in_block++)] = j;
   }
+  // Each loop constraint: its rows on both sides (force columns), J_loop v_free and its
+  // position error.
+  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j)
+    loop_constraint_terms(c.constraints[static_cast<size_t>(j)], ws.world_from_body.data(), ws.body_velocity.data(),
+                          ws.loops[static_cast<size_t>(j)], true);
   ContactAdmmReport<S> report{S(0), S(0), S(1)};
-  if (in_block + limits_in_block == 0) return report;  // the whole block is free
+  if (in_block + limits_in_block + loop_rows == 0) return report;  // the whole block is free
 
   // 3. G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the
   // unit forces at its body's origin, a 3-row terminal's its one candidate's rows (step 2). Then
   // the block's problem: G_ab = T_a G_T[a, b] T_b^T (T = I for a 3-row terminal), g = J v_free +
   // closing terms. Only joint-limit rows: no G_T (their columns come from responses below).
-  if (in_block > 0) {
+  if (in_block + loop_rows > 0) {
     for (int t = 0; t < plan.delassus.num_terminals(); ++t) {
       const int own = plan.own_candidate[static_cast<size_t>(t)];
       for (int r = 0; r < plan.rows_of(t); ++r) {
@@ -204,40 +248,45 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
     for (int i = n - 1; i >= 1; --i) delassus_eliminate_joint(c, ws.delassus, i);
   }
   const int rowsT = plan.terminal_rows();
-  const int m = 3 * in_block + limits_in_block;
+  const int limit_row = 3 * in_block, loop_row = limit_row + limits_in_block;  // where the limit and loop rows start
+  const int m = loop_row + loop_rows;
   S* G = ws.admm.G.data();
-  // A candidate's sides: the terminals its rows act on (its body's, and its pair's body2's with
-  // the opposite rows), each with T (its columns as combinations of the terminal's rows).
-  struct Side {
-    int slot;
-    const Force<S>* columns;
-    bool own;  // a 3-row terminal whose columns are these rows (T = I)
-  };
-  const auto sides_of = [&](int k, Side* out) {
-    int count = 0;
-    const int slot = plan.candidate_slot[static_cast<size_t>(k)], slot2 = plan.candidate_slot2[static_cast<size_t>(k)];
-    if (slot >= 0) out[count++] = Side{slot, &ws.columns[static_cast<size_t>(3 * k)], plan.own_candidate[static_cast<size_t>(slot)] == k};
-    if (slot2 >= 0) out[count++] = Side{slot2, &ws.columns2[static_cast<size_t>(3 * k)], false};
-    return count;
-  };
+  // The row groups: each candidate in contact (3 rows, on its body and a pair's body2), then
+  // each loop constraint (its rows, on its body1 and body2), with the terminals they act on.
+  int groups = 0;
   for (int b = 0; b < in_block; ++b) {
-    const int kb = ws.contact_list[static_cast<size_t>(b)];
-    Side sides_b[2];
-    const int count_b = sides_of(kb, sides_b);
-    for (int a = 0; a <= b; ++a) {
-      const int ka = ws.contact_list[static_cast<size_t>(a)];
-      Side sides_a[2];
-      const int count_a = sides_of(ka, sides_a);
-      S value[3][3];
-      for (int sb = 0; sb < count_b; ++sb)
-        for (int sa = 0; sa < count_a; ++sa) {
-          const Side& side_a = sides_a[sa];
-          const Side& side_b = sides_b[sb];
+    const int k = ws.contact_list[static_cast<size_t>(b)];
+    ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(groups++)];
+    const int slot = plan.candidate_slot[static_cast<size_t>(k)], slot2 = plan.candidate_slot2[static_cast<size_t>(k)];
+    const ContactCandidate& cand = list[static_cast<size_t>(k)];
+    group.row = 3 * b, group.dim = 3, group.sides = 0;
+    if (slot >= 0)
+      group.side[group.sides++] = {slot, cand.body, &ws.columns[static_cast<size_t>(3 * k)], plan.own_candidate[static_cast<size_t>(slot)] == k};
+    if (slot2 >= 0) group.side[group.sides++] = {slot2, cand.body2, &ws.columns2[static_cast<size_t>(3 * k)], false};
+  }
+  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
+    ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(groups++)];
+    const int slot = plan.loop_slot[static_cast<size_t>(j)], slot2 = plan.loop_slot2[static_cast<size_t>(j)];
+    group.row = loop_row + k.row, group.dim = k.dim, group.sides = 0;
+    if (slot >= 0) group.side[group.sides++] = {slot, k.body1, ws.loops[static_cast<size_t>(j)].columns[0], false};
+    if (slot2 >= 0) group.side[group.sides++] = {slot2, k.body2, ws.loops[static_cast<size_t>(j)].columns[1], false};
+  }
+  // G between every two groups: sum over their sides of T_a G_T[slot_a, slot_b] T_b^T.
+  for (int gb = 0; gb < groups; ++gb) {
+    const ContactRowGroup<S>& B = ws.groups[static_cast<size_t>(gb)];
+    for (int ga = 0; ga <= gb; ++ga) {
+      const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
+      S value[6][6];
+      for (int sb = 0; sb < B.sides; ++sb)
+        for (int sa = 0; sa < A.sides; ++sa) {
+          const ContactRowSide<S>& side_a = A.side[sa];
+          const ContactRowSide<S>& side_b = B.side[sb];
           const S* block = ws.GT.data() + plan.row_begin[static_cast<size_t>(side_a.slot)] * rowsT + plan.row_begin[static_cast<size_t>(side_b.slot)];
           const bool first = sa == 0 && sb == 0;
-          for (int s = 0; s < 3; ++s) {
+          for (int s = 0; s < B.dim; ++s) {
             const Force<S>& fb = side_b.columns[s];
-            S u[6];  // G_T[a, b] T_b^T e_s: terminal a's rows' velocity from a unit impulse of row s at candidate b
+            S u[6];  // G_T[a, b] T_b^T e_s: terminal a's rows' velocity from a unit impulse of B's row s
             for (int i = 0; i < plan.rows_of(side_a.slot); ++i) {
               if (side_b.own) {
                 u[i] = block[i * rowsT + s];
@@ -247,7 +296,7 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
                 u[i] = sum;
               }
             }
-            for (int r = 0; r < 3; ++r) {
+            for (int r = 0; r < A.dim; ++r) {
               S entry = u[r];
               if (!side_a.own) {
                 const Force<S>& fa = side_a.columns[r];
@@ -258,20 +307,34 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
             }
           }
         }
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s) {
-          G[(3 * a + r) * m + 3 * b + s] = value[r][s];
-          G[(3 * b + s) * m + 3 * a + r] = value[r][s];
+      for (int r = 0; r < A.dim; ++r)
+        for (int s = 0; s < B.dim; ++s) {
+          G[(A.row + r) * m + B.row + s] = value[r][s];
+          G[(B.row + s) * m + A.row + r] = value[r][s];
         }
     }
+  }
+  for (int b = 0; b < in_block; ++b) {
+    const int kb = ws.contact_list[static_cast<size_t>(b)];
     ws.admm.g[static_cast<size_t>(3 * b)] = ws.velocity[static_cast<size_t>(3 * kb)] + closing_velocity(ws.gap[static_cast<size_t>(kb)], h, settings);
     ws.admm.g[static_cast<size_t>(3 * b + 1)] = ws.velocity[static_cast<size_t>(3 * kb + 1)];
     ws.admm.g[static_cast<size_t>(3 * b + 2)] = ws.velocity[static_cast<size_t>(3 * kb + 2)];
     ws.admm.mu[static_cast<size_t>(b)] = mu[kb];
     ws.admm.in_contact[static_cast<size_t>(b)] = ws.in_contact[static_cast<size_t>(kb)];
   }
+  // The loop rows' targets: J_loop v+ = -(baumgarte / h) e; in every lane's problem when the
+  // plan keeps the row (an independent subset: a dependent row's target is inconsistent).
+  const S loop_gain = S(static_cast<lane_scalar<S>>(settings.baumgarte)) / h;
+  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
+    const LoopConstraintTerms<S>& terms = ws.loops[static_cast<size_t>(j)];
+    for (int r = 0; r < k.dim; ++r) {
+      ws.admm.g[static_cast<size_t>(loop_row + k.row + r)] = terms.velocity_error[r] + loop_gain * terms.position_error[r];
+      ws.admm.in_contact[static_cast<size_t>(in_block + limits_in_block + k.row + r)] = S(plan.loop_row_kept[static_cast<size_t>(k.row + r)] ? 1 : 0);
+    }
+  }
   // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint) read
-  // by the contact rows (through the bodies' accelerations) and by the other limit rows.
+  // by the contact and loop rows (through the bodies' accelerations) and by the other limit rows.
   for (int r = 0; r < limits_in_block; ++r) {
     const int jr = ws.limit_list[static_cast<size_t>(r)];
     const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(jr)];
@@ -279,25 +342,22 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
     for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
     add_joint_torque(c, ws.delassus, joint.body, S(1));
     delassus_force_response(c, ws.delassus, ws.response.data());
-    const int row = 3 * in_block + r;
-    for (int a = 0; a < in_block; ++a) {
-      const int ka = ws.contact_list[static_cast<size_t>(a)];
-      const ContactCandidate& cand = list[static_cast<size_t>(ka)];
-      const Motion<S>& acceleration = ws.delassus.body_acceleration[static_cast<size_t>(cand.body)];
-      for (int t = 0; t < 3; ++t) {
-        S value = dot(ws.columns[static_cast<size_t>(3 * ka + t)], acceleration);
-        if (cand.body2 > 0)
-          value += dot(ws.columns2[static_cast<size_t>(3 * ka + t)], ws.delassus.body_acceleration[static_cast<size_t>(cand.body2)]);
+    const int row = limit_row + r;
+    for (int ga = 0; ga < groups; ++ga) {
+      const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
+      for (int t = 0; t < A.dim; ++t) {
+        S value = dot(A.side[0].columns[t], ws.delassus.body_acceleration[static_cast<size_t>(A.side[0].body)]);
+        if (A.sides > 1) value += dot(A.side[1].columns[t], ws.delassus.body_acceleration[static_cast<size_t>(A.side[1].body)]);
         value *= sign;
-        G[(3 * a + t) * m + row] = value;
-        G[row * m + 3 * a + t] = value;
+        G[(A.row + t) * m + row] = value;
+        G[row * m + A.row + t] = value;
       }
     }
     for (int r2 = 0; r2 <= r; ++r2) {
       const int j2 = ws.limit_list[static_cast<size_t>(r2)];
       const S value = sign * ws.limit_sign[static_cast<size_t>(j2)] * ws.response[static_cast<size_t>(plan.limited_joints[static_cast<size_t>(j2)].dof)];
-      G[row * m + 3 * in_block + r2] = value;
-      G[(3 * in_block + r2) * m + row] = value;
+      G[row * m + limit_row + r2] = value;
+      G[(limit_row + r2) * m + row] = value;
     }
     ws.admm.g[static_cast<size_t>(row)] =
         sign * ws.v_free[static_cast<size_t>(joint.dof)] + closing_velocity(ws.limit_distance[static_cast<size_t>(jr)], h, settings);
@@ -310,25 +370,29 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
     for (int r = 0; r < 3; ++r)
       warm[static_cast<size_t>(3 * b + r)] = ws.impulses[static_cast<size_t>(3 * ws.contact_list[static_cast<size_t>(b)] + r)];
   for (int r = 0; r < limits_in_block; ++r)
-    warm[static_cast<size_t>(3 * in_block + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
-  report = contact_admm(in_block, limits_in_block, settings, ws.admm, warm.data());
+    warm[static_cast<size_t>(limit_row + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
+  for (int r = 0; r < loop_rows; ++r) warm[static_cast<size_t>(loop_row + r)] = ws.loop_impulses[static_cast<size_t>(r)];
+  report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.admm, warm.data());
 
   // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies (a limit's as a
   // joint torque), one response sweep.
   for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
-    const ContactCandidate& cand = list[static_cast<size_t>(kb)];
-    for (int r = 0; r < 3; ++r) {
-      const S impulse = warm[static_cast<size_t>(3 * b + r)];
-      ws.impulses[static_cast<size_t>(3 * kb + r)] = impulse;
-      if (cand.body > 0) ws.delassus.body_force[static_cast<size_t>(cand.body)] += ws.columns[static_cast<size_t>(3 * kb + r)] * impulse;
-      if (cand.body2 > 0) ws.delassus.body_force[static_cast<size_t>(cand.body2)] += ws.columns2[static_cast<size_t>(3 * kb + r)] * impulse;
+    for (int r = 0; r < 3; ++r) ws.impulses[static_cast<size_t>(3 * kb + r)] = warm[static_cast<size_t>(3 * b + r)];
+  }
+  for (int r = 0; r < loop_rows; ++r) ws.loop_impulses[static_cast<size_t>(r)] = warm[static_cast<size_t>(loop_row + r)];
+  for (int ga = 0; ga < groups; ++ga) {
+    const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
+    for (int r = 0; r < A.dim; ++r) {
+      const S impulse = warm[static_cast<size_t>(A.row + r)];
+      for (int side = 0; side < A.sides; ++side)
+        ws.delassus.body_force[static_cast<size_t>(A.side[side].body)] += A.side[side].columns[r] * impulse;
     }
   }
   for (int r = 0; r < limits_in_block; ++r) {
     const int jr = ws.limit_list[static_cast<size_t>(r)];
-    const S impulse = warm[static_cast<size_t>(3 * in_block + r)];
+    const S impulse = warm[static_cast<size_t>(limit_row + r)];
     ws.limit_impulses[static_cast<size_t>(jr)] = impulse;
     add_joint_torque(c, ws.delassus, plan.limited_joints[static_cast<size_t>(jr)].body, ws.limit_sign[static_cast<size_t>(jr)] * impulse);
   }

@@ -33,13 +33,15 @@ struct LoopConstraintTerms {
   Force<S> columns[2][6];  // K^t^T e_r for side t (0: body1, 1: body2), in that body's frame
   S rhs[6];                // kappa
   S velocity_error[6];     // nu = J v (the Baumgarte velocity term)
+  S position_error[6];     // e, with de/dt = nu (kernels/constraints.hpp); zero unless computed (below)
 };
 
 // Terms of constraint k from the bodies' world placements and velocities (world_from_body[0]
-// = identity, velocity[0] = 0).
+// = identity, velocity[0] = 0). The position error of a weld or revolute constraint (a log6)
+// is computed when its Baumgarte kp needs it or `position_error` asks for it.
 template <class S>
 void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* world_from_body, const Motion<S>* velocity,
-                           LoopConstraintTerms<S>& out) {
+                           LoopConstraintTerms<S>& out, bool position_error = false) {
   const Transform<S> world_from_c1 = world_from_body[k.body1] * k.placement1;
   const Transform<S> world_from_c2 = world_from_body[k.body2] * k.placement2;
   const Transform<S> c1_from_c2 = world_from_c1.inverse() * world_from_c2;
@@ -47,24 +49,25 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
   terminal_force_columns(k, -1, world_from_body[k.body2].inverse() * world_from_c1, out.columns[1]);
   const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]), v2 = k.placement2.act_inv(velocity[k.body2]);
 
-  S velocity_product[6], position_error[6];
+  S velocity_product[6];
+  S* error_rows = out.position_error;
   if (k.type == ConstraintType::Connect) {
     const Vec3<S> kdot = cross(v1.angular, v1.linear) - c1_from_c2.rotation * cross(v2.angular, v2.linear);
-    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot[r], position_error[r] = -c1_from_c2.translation[r];
+    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot[r], error_rows[r] = -c1_from_c2.translation[r];
   } else {
     const Motion<S> kdot = cross(v1, c1_from_c2.act(v2));
-    const Motion<S> error = k.uses_position_error ? -log6_lanes(c1_from_c2) : Motion<S>::zero();
-    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot.linear[r], position_error[r] = error.linear[r];
+    const Motion<S> error = k.uses_position_error || position_error ? -log6_lanes(c1_from_c2) : Motion<S>::zero();
+    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot.linear[r], error_rows[r] = error.linear[r];
     if (k.type == ConstraintType::Weld) {
-      for (int r = 0; r < 3; ++r) velocity_product[3 + r] = kdot.angular[r], position_error[3 + r] = error.angular[r];
+      for (int r = 0; r < 3; ++r) velocity_product[3 + r] = kdot.angular[r], error_rows[3 + r] = error.angular[r];
     } else {  // revolute: the angular rows along the normals of the axis
-      velocity_product[3] = dot(k.normal1, kdot.angular), position_error[3] = dot(k.normal1, error.angular);
-      velocity_product[4] = dot(k.normal2, kdot.angular), position_error[4] = dot(k.normal2, error.angular);
+      velocity_product[3] = dot(k.normal1, kdot.angular), error_rows[3] = dot(k.normal1, error.angular);
+      velocity_product[4] = dot(k.normal2, kdot.angular), error_rows[4] = dot(k.normal2, error.angular);
     }
   }
   for (int r = 0; r < k.dim; ++r) {
     out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
-    out.rhs[r] = -k.kp * position_error[r] - k.kd * out.velocity_error[r] - velocity_product[r];
+    out.rhs[r] = -k.kp * error_rows[r] - k.kd * out.velocity_error[r] - velocity_product[r];
   }
 }
 

@@ -10,7 +10,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +59,13 @@ Eigen::VectorXd vector_arg(const Eigen::VectorXd& x, int size, const char* name,
 template <class T>
 py::array_t<T> view(T* data, std::vector<py::ssize_t> shape, py::handle owner) {
   return py::array_t<T>(shape, data, owner);
+}
+
+// A NumPy int32 array copy of per-environment counts (iterations).
+py::array_t<std::int32_t> int_array(const std::vector<int>& values) {
+  py::array_t<std::int32_t> out(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
 }
 
 // A user array for use_buffers: dtype, shape (N, width) and C-contiguity checked.
@@ -295,15 +304,17 @@ void bind_batch(py::module_& m, const char* name) {
         B& b = self.cast<B&>();
         return view(const_cast<T*>(b.batch.constraint_forces()), {b.batch.num_envs(), b.batch.constraint_rows()}, self);
       }), "(N, m) constraint multipliers of the last call (M qdd + b = tau + J^T lambda), a view.")
-      .def_property_readonly("constraint_iterations", serialised<B>([](B& b) { return b.batch.constraint_iterations(); }))
+      .def_property_readonly("constraint_iterations", serialised<B>([](B& b) { return int_array(b.batch.constraint_iterations()); }),
+                             "(N,) int32: the constraint solver's iterations per environment in the last call (a copy).")
       .def_property_readonly("constraint_residual", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
       }))
       // Contact (batch/contact_solving.hpp): the model's candidates against the ground, in step()
       .def_property("contacts", serialised<B>([](B& b) { return b.batch.contacts(); }),
                     serialised<B>([](B& b, bool on) { b.batch.set_contacts(on); }),
-                    "Whether step() solves frictional contact with the ground (default: on for a model with "
-                    "collision geometry, a ground and no loop constraints; refused together with loop constraints).")
+                    "Whether step() solves frictional contact with the ground and contact pairs (default: on for a model "
+                    "with collision geometry and a ground or pairs, and no loop constraints; can be turned on with them, "
+                    "whose loops are then bilateral rows of the contact problem).")
       .def_property_readonly("contact_candidates", serialised<B>([](B& b) { return b.batch.contact_candidates(); }),
                              "C: the model's contact candidates (model.info()['contacts'] lists them).")
       .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
@@ -324,7 +335,8 @@ void bind_batch(py::module_& m, const char* name) {
                       s.joint_limits = on;
                       b.batch.set_contact_settings(s);
                     }), "Whether step() keeps the 1-dof joints within their position limits (unilateral rows of the "
-                        "contact problem, default True; not with loop constraints on). The reference functions never apply them.")
+                        "contact problem, default True; with loop constraints on, only when contacts are solved). The reference "
+                        "functions never apply them.")
       .def("set_ground", serialised<B>([](B& b, const std::vector<int>& envs, double height, const std::array<double, 3>& normal) {
              b.batch.set_ground(envs, height, Vec3d{normal[0], normal[1], normal[2]});
            }), py::arg("envs"), py::arg("height"), py::arg("normal") = std::array<double, 3>{0.0, 0.0, 1.0},
@@ -372,7 +384,8 @@ void bind_batch(py::module_& m, const char* name) {
         B& b = self.cast<B&>();
         return view(const_cast<T*>(b.batch.contact_flags()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
       }), "(N, C) 1 where a candidate was within its margin of the ground in the last step, else 0, a view.")
-      .def_property_readonly("contact_iterations", serialised<B>([](B& b) { return b.batch.contact_iterations(); }))
+      .def_property_readonly("contact_iterations", serialised<B>([](B& b) { return int_array(b.batch.contact_iterations()); }),
+                             "(N,) int32: the contact solver's (ADMM) iterations per environment in the last step's last substep (a copy).")
       .def_property_readonly("contact_residual", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.contact_residual().size()), b.batch.contact_residual().data());
       }))

@@ -14,9 +14,13 @@ ContactPlan plan_contacts(const Model& model) {
     const double upper = model.upper_position_limit[static_cast<size_t>(b.idx_q)];
     if (std::isfinite(lower) || std::isfinite(upper)) plan.limited_joints.push_back({i, b.idx_v, b.idx_q, lower, upper});
   }
-  // The contact bodies: every moving body a candidate acts on (a pair's two sides).
+  // The contact bodies: every moving body a candidate acts on (a pair's two sides), and every
+  // moving body a loop constraint acts on.
   for (const ContactCandidate& c : model.contacts.candidates)
     for (int body : {c.body, c.body2})
+      if (body > 0) plan.bodies.push_back(body);
+  for (const Constraint& k : model.constraints)
+    for (int body : {k.body1, k.body2})
       if (body > 0) plan.bodies.push_back(body);
   std::sort(plan.bodies.begin(), plan.bodies.end());
   plan.bodies.erase(std::unique(plan.bodies.begin(), plan.bodies.end()), plan.bodies.end());
@@ -27,8 +31,14 @@ ContactPlan plan_contacts(const Model& model) {
     plan.candidate_slot.push_back(slot_of(c.body));
     plan.candidate_slot2.push_back(slot_of(c.body2));
   }
+  for (const Constraint& k : model.constraints) {
+    plan.loop_slot.push_back(slot_of(k.body1));
+    plan.loop_slot2.push_back(slot_of(k.body2));
+  }
+  plan.loop_row_kept.assign(static_cast<size_t>(model.constraint_rows), 1);
 
-  // A 3-row terminal for a body that one ground candidate acts on and nothing else.
+  // A 3-row terminal for a body that one ground candidate acts on and nothing else (no other
+  // candidate, no loop constraint).
   std::vector<int> count(plan.bodies.size(), 0);
   plan.own_candidate.assign(plan.bodies.size(), -1);
   for (size_t c = 0; c < plan.candidate_slot.size(); ++c)
@@ -37,6 +47,9 @@ ContactPlan plan_contacts(const Model& model) {
       const bool own = ++count[static_cast<size_t>(slot)] == 1 && model.contacts.candidates[c].against_ground();
       plan.own_candidate[static_cast<size_t>(slot)] = own ? static_cast<int>(c) : -1;
     }
+  for (size_t j = 0; j < plan.loop_slot.size(); ++j)
+    for (int slot : {plan.loop_slot[j], plan.loop_slot2[j]})
+      if (slot >= 0) plan.own_candidate[static_cast<size_t>(slot)] = -1;
 
   // The Delassus plan of the same tree with a constraint to the world on each contact body: a
   // connect (3 rows) on a body with one candidate, a weld (6 rows) on the others. Its terminals

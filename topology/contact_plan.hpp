@@ -13,9 +13,13 @@
 //     G_ab = T_a G_T[body(a), body(b)] T_b^T.
 // A pair's candidate acts on two bodies: its rows are T_a on body a minus T_b on body b, and
 // G_ab sums the four (or fewer) such terminal blocks.
-// The plan depends only on which bodies carry candidates, so the set of candidates in contact
-// may change every step without touching it, and the problem size is 3 x (candidates in
-// contact), assembled from G_T.
+// The model's loop constraints join the same problem as bilateral rows (contacts on a robot
+// with kinematic loops, e.g. Cassie): each moving body a loop constraint acts on is a contact
+// body too (6 rows), and a constraint's rows are its terminal rows
+// (kernels/constraint_rows.hpp) on body1 minus those on body2, exactly like a pair's.
+// The plan depends only on which bodies carry candidates or loop constraints, so the set of
+// candidates in contact may change every step without touching it, and the problem size is
+// 3 x (candidates in contact) + joint limits at a limit + loop rows, assembled from G_T.
 #pragma once
 
 #include <vector>
@@ -39,6 +43,10 @@ struct ContactPlan {
   std::vector<int> bodies;          // the contact bodies, ascending
   std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (its terminal); -1 on the world
   std::vector<int> candidate_slot2; // per candidate: its pair's body2's index in `bodies`; -1 (ground, world)
+  std::vector<int> loop_slot, loop_slot2;  // per loop constraint: its body1's / body2's index in `bodies`; -1 on the world
+  // Per loop-constraint row: 1 when the row is in the problem. All rows here; a solver that
+  // needs independent rows sets an independent subset (kernels/independent_loop_rows.hpp).
+  std::vector<char> loop_row_kept;
   // Per contact body (terminal k = slot k): its rows in G_T, row_begin[k] .. row_begin[k + 1] - 1,
   // and the candidate whose rows the terminal is (a 3-row terminal), or -1 (6 rows: the body's
   // force basis).
@@ -53,8 +61,9 @@ struct ContactPlan {
   int rows_of(int slot) const { return row_begin[static_cast<size_t>(slot + 1)] - row_begin[static_cast<size_t>(slot)]; }
 };
 
-// Builds the plan of model.contacts.candidates and of the 1-dof joints with position limits
-// (revolute and prismatic; continuous joints have none). O(n + B^2 d) once (plan_delassus).
+// Builds the plan of model.contacts.candidates, of the model's loop constraints and of the 1-dof
+// joints with position limits (revolute and prismatic; continuous joints have none).
+// O(n + B^2 d) once (plan_delassus).
 ContactPlan plan_contacts(const Model& model);
 
 }  // namespace batchdyn

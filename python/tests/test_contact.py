@@ -76,7 +76,9 @@ def test_batch_step_lands_the_quadruped_and_its_contact_views_report_forces_that
     np.testing.assert_allclose(forces[:, :, 2].sum(axis=1), mass * 9.81, rtol=2e-3)
     assert np.all(flags[:, 8:] == 1) and np.all(flags[:, :8] == 0)  # on its four feet, the trunk in the air
     assert np.all(np.abs(gaps[:, 8:]) < 1e-3)
-    assert max(batch.contact_iterations) <= 20
+    iterations = batch.contact_iterations  # per environment, an int32 array
+    assert isinstance(iterations, np.ndarray) and iterations.dtype == np.int32 and iterations.shape == (batch.num_envs,)
+    assert iterations.max() <= 20
 
 
 def _free_ball(tmp_path):
