@@ -1,6 +1,6 @@
 // Fixtures shared by the batch-engine tests: random states written into a batch's buffers,
 // copies of state between engines of different lane types, rows of env-major buffers, the
-// contact tests' summed contact forces.
+// contact tests' summed contact forces, and the check that lanes step as W = 1 does.
 #pragma once
 
 #include "batch/batch.hpp"
@@ -59,6 +59,35 @@ void set_row(Engine& batch, int e, const Eigen::VectorXd& q, const Eigen::Vector
   const Model& m = batch.model();
   for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
   for (int k = 0; k < m.nv; ++k) batch.v()[e * m.nv + k] = static_cast<T>(v[k]), batch.tau()[e * m.nv + k] = T(0);
+}
+
+// Runs `run(batch)` (it sets the states and steps) on SIMD lanes (2 threads) and on W = 1, in
+// double and in float, and checks that every environment ends with the same status and contact
+// iterations (each Ok when `all_ok`) and the same q and v: 1e-12 in double, 1e-5 in float.
+template <class Run>
+void check_lanes_equal_w1(const Model& m, int num_envs, bool all_ok, Run&& run) {
+  const auto compare = [&](auto& lanes, auto& scalar, double tolerance) {
+    run(lanes), run(scalar);
+    for (int e = 0; e < num_envs; ++e) {
+      CAPTURE(e);
+      const size_t i = static_cast<size_t>(e);
+      if (all_ok) CHECK(lanes.status()[i] == EnvStatus::Ok);
+      CHECK(lanes.status()[i] == scalar.status()[i]);
+      CHECK(lanes.contact_iterations()[i] == scalar.contact_iterations()[i]);
+      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < tolerance);
+      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < tolerance);
+    }
+  };
+  {
+    Batch<double> lanes(m, num_envs, 2);
+    ScalarBatch<double> scalar(m, num_envs, 1);
+    compare(lanes, scalar, 1e-12);
+  }
+  {
+    Batch<float> lanes(m, num_envs, 2);
+    ScalarBatch<float> scalar(m, num_envs, 1);
+    compare(lanes, scalar, 1e-5);
+  }
 }
 
 // Sum over candidates of environment e's world-frame contact forces (N).

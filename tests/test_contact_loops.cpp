@@ -252,24 +252,5 @@ TEST_CASE("step() with contacts and loops: SIMD lanes equal W = 1 over 40 steps 
     }
     for (int s = 0; s < 40; ++s) batch.step(1e-3f);
   };
-  const auto compare = [&](auto& lanes, auto& scalar, double tolerance) {
-    run(lanes), run(scalar);
-    for (int e = 0; e < N; ++e) {
-      CAPTURE(e);
-      CHECK(lanes.status()[static_cast<size_t>(e)] == scalar.status()[static_cast<size_t>(e)]);
-      CHECK(lanes.contact_iterations()[static_cast<size_t>(e)] == scalar.contact_iterations()[static_cast<size_t>(e)]);
-      CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < tolerance);
-      CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < tolerance);
-    }
-  };
-  {
-    Batch<double> lanes(m, N, 2);
-    ScalarBatch<double> scalar(m, N, 1);
-    compare(lanes, scalar, 1e-12);
-  }
-  {
-    Batch<float> lanes(m, N, 2);
-    ScalarBatch<float> scalar(m, N, 1);
-    compare(lanes, scalar, 1e-5);
-  }
+  check_lanes_equal_w1(m, N, false, run);
 }
