@@ -38,7 +38,7 @@ struct ContactLanes {
   FrictionalContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
-  ContactAdmmReport<L> report;
+  ContactSolverReport<L> report;
   std::vector<T, xsimd::aligned_allocator<T, 64>> stage;  // the widest rows loaded: 3 C impulses, the limits' impulses, the normal
   size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + stage.size() * sizeof(T); }
 };

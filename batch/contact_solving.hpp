@@ -2,7 +2,9 @@
 // contact candidates (topology/contact_model.hpp) with the ground and between the geometries of
 // contact pairs, by the lane kernel
 // kernels/frictional_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
-// lane, warm-started from each environment's impulses of the previous step). It turns each
+// lane, or projected Gauss-Seidel as the baseline (ContactSettings::solver), warm-started from
+// each environment's impulses of the previous step). Contacts are rigid, or compliant where a
+// contact file gives a stiffness (a spring-damper normal, ContactModel::stiffness). It turns each
 // substep's free accelerations into the ones that step to the post-contact velocity.
 //
 // On by default for a model with candidates that can touch something (a ground: a
@@ -28,8 +30,8 @@
 //
 // Per environment it keeps the ground (height and normal: domain randomisation), the friction
 // coefficient of every candidate, and the last step's results: impulses (the warm start),
-// world-frame forces, gaps, contact flags, ADMM iterations and residual. An environment whose
-// ADMM hit its iteration cap is stepped with the last iterate (inside the cones) and reported
+// world-frame forces, gaps, contact flags, the solver's iterations and residual. An environment
+// whose solver hit its iteration cap is stepped with the last iterate (inside the cones) and reported
 // (EnvStatus::ContactNotConverged).
 #pragma once
 
@@ -89,7 +91,7 @@ class ContactSolving {
   bool available() const { return can_collide_; }
   void set_enabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
-  // The contact settings of the stage: at most 500 ADMM iterations per substep (a landing takes
+  // The contact settings of the stage: ADMM, at most 500 iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
   // (double) or 1e-5 (float) relative, joint limits on (margin 0.01), Baumgarte 0.2.
   void set_settings(const ContactSettings& settings) {
@@ -229,7 +231,7 @@ class ContactSolving {
     for (int r = 0; r < loop_rows; ++r) ws.lambda[static_cast<size_t>(r)] = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
   }
 
-  // The block's results into its valid environments' rows; a lane whose ADMM did not converge
+  // The block's results into its valid environments' rows; a lane whose solver did not converge
   // is reported (its state is still written).
   void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid, const L& h) {
     ContactLanes<L>& cl = *ws.contact_lanes;

@@ -2,8 +2,10 @@
 // standing under PD on its four sphere feet (4 of 12 candidates in contact, 12 rows), against
 // the same step with contacts off (ABA + integration: what the contact stage adds), in one run.
 // Each environment is first settled for 2 s, so the timed steps are the steady stance with a
-// warm-started ADMM. Counters: env-steps/s per core, ns per env-step, mean ADMM iterations.
-// AdmmIterations: the same step at a fixed iteration count, for the cost of one iteration.
+// warm-started solver. Counters: env-steps/s per core, ns per env-step, mean solver iterations.
+// StepContactPgs: the same step with projected Gauss-Seidel (the baseline) instead of ADMM.
+// AdmmIterations, PgsIterations: the same step at a fixed iteration count, for the cost of one
+// iteration.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -44,13 +46,21 @@ void stand(Engine& batch) {
 }
 
 template <class Engine>
-void BM_StepQuadruped(benchmark::State& state, bool contacts) {
+void use_solver(Engine& batch, ContactSolver solver) {
+  ContactSettings settings = batch.contact_settings();
+  settings.solver = solver;
+  batch.set_contact_settings(settings);
+}
+
+template <class Engine>
+void BM_StepQuadruped(benchmark::State& state, bool contacts, ContactSolver solver) {
   using T = typename Engine::T;
   const int n = static_cast<int>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   Engine batch(quadruped(), n, threads);
   stand(batch);
   batch.set_contacts(contacts);
+  use_solver(batch, solver);
   const T h(2e-3);
   if (contacts)
     for (int s = 0; s < 1000; ++s) batch.step(h);  // settle (2 s)
@@ -71,19 +81,20 @@ void BM_StepQuadruped(benchmark::State& state, bool contacts) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
   bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, threads, Engine::W, 0.0);
-  state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
+  state.counters["contact_iterations"] = iterations / static_cast<double>(state.iterations());
   state.counters["block_bytes"] = static_cast<double>(batch.block_workspace_bytes());
 }
 
-// The cost of one ADMM iteration: the standing step with exactly K iterations per substep
+// The cost of one solver iteration: the standing step with exactly K iterations per substep
 // (tolerance 0), K = 5 and 45 in one run; (ns(45) - ns(5)) / 40 is one iteration's cost per
 // environment. The state goes back to the settled stance every 100 steps.
 template <class Engine>
-void BM_AdmmIterations(benchmark::State& state) {
+void BM_SolverIterations(benchmark::State& state, ContactSolver solver) {
   using T = typename Engine::T;
   const int n = static_cast<int>(state.range(0)), iterations = static_cast<int>(state.range(1));
   Engine batch(quadruped(), n, 1);
   stand(batch);
+  use_solver(batch, solver);
   const T h(2e-3);
   for (int s = 0; s < 1000; ++s) batch.step(h);
   ContactSettings settings = batch.contact_settings();
@@ -103,11 +114,11 @@ void BM_AdmmIterations(benchmark::State& state) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, 0.0);
-  state.counters["admm_iterations"] = batch.contact_iterations()[0];
+  state.counters["contact_iterations"] = batch.contact_iterations()[0];
 }
 
-void register_step(const std::string& name, bool contacts, auto bm) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), bm, contacts);
+void register_step(const std::string& name, bool contacts, auto bm, ContactSolver solver = ContactSolver::Admm) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), bm, contacts, solver);
   b->ArgNames({"N", "threads"})->UseRealTime()->MinTime(0.3);
   for (int nenv : {64, 4096})
     for (int t : {1, 2}) b->Args({nenv, t});
@@ -119,9 +130,13 @@ const bool registered = [] {
   register_step("StepContact<float>/quadruped_standing", true, BM_StepQuadruped<Batch<float>>);
   register_step("StepNoContact<float>/quadruped_standing", false, BM_StepQuadruped<Batch<float>>);
   register_step("StepContactScalar<double>/quadruped_standing", true, BM_StepQuadruped<ScalarBatch<double>>);
-  for (auto [name, bm] : {std::pair{"AdmmIterations<double>/quadruped_standing", &BM_AdmmIterations<Batch<double>>},
-                          std::pair{"AdmmIterations<float>/quadruped_standing", &BM_AdmmIterations<Batch<float>>}})
-    benchmark::RegisterBenchmark(name, bm)->ArgNames({"N", "iterations"})->Args({4096, 5})->Args({4096, 45})->UseRealTime()->MinTime(0.3);
+  register_step("StepContactPgs<double>/quadruped_standing", true, BM_StepQuadruped<Batch<double>>, ContactSolver::Pgs);
+  register_step("StepContactPgs<float>/quadruped_standing", true, BM_StepQuadruped<Batch<float>>, ContactSolver::Pgs);
+  for (const auto& [prefix, solver] : {std::pair{std::string("Admm"), ContactSolver::Admm}, std::pair{std::string("Pgs"), ContactSolver::Pgs}}) {
+    for (auto [precision, bm] : {std::pair{"<double>", &BM_SolverIterations<Batch<double>>}, std::pair{"<float>", &BM_SolverIterations<Batch<float>>}})
+      benchmark::RegisterBenchmark((prefix + "Iterations" + precision + "/quadruped_standing").c_str(), bm, solver)
+          ->ArgNames({"N", "iterations"})->Args({4096, 5})->Args({4096, 45})->UseRealTime()->MinTime(0.3);
+  }
   return true;
 }();
 

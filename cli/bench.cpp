@@ -52,6 +52,7 @@ struct BenchSettings {
   bool randomize = false;  // --randomize: per-environment parameters (every body's inertia, gravity, damping, armature)
   int iterations = 0;      // --iterations K: exactly K solver iterations (tolerance 0); 0 = the solver's defaults
   bool passive_forces = true;  // --passive-forces on|off: the model's joint damping in the dynamics
+  ContactSolver contact_solver = ContactSolver::Admm;  // --contact-solver admm|pgs: the contact stage's solver (--step)
   bool progress = false;
 };
 
@@ -64,7 +65,7 @@ struct BenchResult {
   double peak_per_cycle = 0;
   // The contact stage of a --step run (0 candidates: none ran): its last step, mean over envs.
   int contact_candidates = 0;
-  double mean_in_contact = 0, mean_admm_iterations = 0;
+  double mean_in_contact = 0, mean_contact_iterations = 0;
 };
 
 std::string mode_name(const BenchSettings& s) {
@@ -146,7 +147,7 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
       const int c = batch.contact_candidates(), n = batch.num_envs();
       r.contact_candidates = c;
       for (int e = 0; e < n; ++e) {
-        r.mean_admm_iterations += batch.contact_iterations()[static_cast<size_t>(e)] / static_cast<double>(n);
+        r.mean_contact_iterations += batch.contact_iterations()[static_cast<size_t>(e)] / static_cast<double>(n);
         for (int k = 0; k < c; ++k) r.mean_in_contact += static_cast<double>(batch.contact_flags()[static_cast<long>(e) * c + k]) / n;
       }
     }
@@ -212,6 +213,9 @@ BenchResult run(const Model& model, const BenchSettings& s) {
     settings.tolerance = 0.0;
     batch.set_constraint_settings(settings);
   }
+  ContactSettings contact_settings = batch.contact_settings();
+  contact_settings.solver = s.contact_solver;
+  batch.set_contact_settings(contact_settings);
   fill_random_poses(batch, model);
   if (s.step && batch.contacts()) rest_poses_on_ground(batch, model);
   if (s.pd) configure_pd(batch, model);
@@ -259,7 +263,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   try {
     const Options o = parse_options(
         args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
-                                  "--passive-forces"}, kModelOptions),
+                                  "--passive-forces", "--contact-solver"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -281,6 +285,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.passive_forces = passive_forces_option(o, true);
     s.randomize = o.has_flag("--randomize");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
+    if (const auto solver = o.get("--contact-solver")) {
+      if (*solver != "admm" && *solver != "pgs") throw Error("--contact-solver must be admm or pgs, got '" + *solver + "'");
+      if (!s.step) throw Error("--contact-solver needs --step");
+      s.contact_solver = *solver == "pgs" ? ContactSolver::Pgs : ContactSolver::Admm;
+    }
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
       throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");
@@ -337,7 +346,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["failed_envs"] = r.failed;
     j["contact_candidates"] = r.contact_candidates;  // 0: the step ran no contact stage
     j["mean_candidates_in_contact"] = r.mean_in_contact;
-    j["mean_admm_iterations"] = r.mean_admm_iterations;
+    j["contact_solver"] = contact_solver_name(s.contact_solver);
+    j["mean_contact_iterations"] = r.mean_contact_iterations;
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
@@ -356,8 +366,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       out << line;
       if (r.contact_candidates > 0) {
         std::snprintf(line, sizeof line,
-                      "  contact stage: %d candidates, %.1f in contact and %.1f ADMM iterations per env (last step, mean)\n",
-                      r.contact_candidates, r.mean_in_contact, r.mean_admm_iterations);
+                      "  contact stage: %d candidates, %.1f in contact and %.1f %s iterations per env (last step, mean)\n",
+                      r.contact_candidates, r.mean_in_contact, r.mean_contact_iterations, s.contact_solver == ContactSolver::Pgs ? "PGS" : "ADMM");
         out << line;
       }
     }

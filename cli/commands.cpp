@@ -34,9 +34,10 @@ int usage(std::ostream& out) {
          "                [--passive-forces on|off]\n"
          "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|proxbbo|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
-         "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--json]\n"
+         "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--contact-solver admm|pgs]\n"
+         "                 [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
-         "  --contacts FILE (JSON: ground plane, collision geometry on links, friction, margin; a URDF's <collision>\n"
+         "  --contacts FILE (JSON: ground plane, collision geometry on links, friction, margin, stiffness, damping; a URDF's <collision>\n"
          "  spheres, boxes and cylinders load by default, and a free-root model gets a ground plane at z = 0),\n"
          "  --closure duplicate|cut (SDF loops: Pinocchio's duplicate link + weld, default, or cut joints),\n"
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
@@ -50,7 +51,8 @@ int usage(std::ostream& out) {
          "engine (all but delassus). lcaba's default --mu is 1e4, constrained's and proxbbo's 1e6. bench --algo aba times\n"
          "the tree alone (constraints ignored); lcaba, proxbbo and constrained solve with them. bench without MODEL uses\n"
          "the shipped humanoid (free-flyer root); --scalar runs the W = 1 lanes for comparison; bench --algo delassus times\n"
-         "the dense J M^-1 J^T (CRBA + Cholesky).\n"
+         "the dense J M^-1 J^T (CRBA + Cholesky). bench --step --contact-solver pgs solves contacts by projected Gauss-Seidel\n"
+         "(the baseline) instead of ADMM.\n"
          "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
 }
@@ -58,6 +60,14 @@ int usage(std::ostream& out) {
 namespace {
 
 std::string body_name(const Model& m, int body) { return m.bodies[body].name; }
+
+// ", stiffness k N/m, damping d N s/m" for a compliant contact, nothing for a rigid one.
+std::string compliance_text(double stiffness, double damping) {
+  if (stiffness == 0.0) return "";
+  std::ostringstream text;
+  text << ", stiffness " << stiffness << " N/m, damping " << damping << " N s/m";
+  return text.str();
+}
 
 std::vector<int> mimic_joints(const Model& model) {
   std::vector<int> joints;
@@ -120,7 +130,7 @@ void print_model_text(const Model& model, std::ostream& out) {
     for (const ContactCandidate& c : contacts.candidates) count += c.geometry == static_cast<int>(g) && c.against_ground();
     out << "  " << std::setw(36) << geometry.name << std::setw(10) << collision_shape_name(geometry.shape) << "body "
         << std::setw(24) << body_name(model, geometry.body) << count << " ground candidates, mu " << geometry.friction << ", margin "
-        << geometry.margin << "\n";
+        << geometry.margin << compliance_text(geometry.stiffness, geometry.damping) << "\n";
   }
   for (size_t p = 0; p < contacts.pairs.size(); ++p) {
     const ContactPair& pair = contacts.pairs[p];
@@ -128,7 +138,7 @@ void print_model_text(const Model& model, std::ostream& out) {
     for (const ContactCandidate& c : contacts.candidates) count += c.pair == static_cast<int>(p);
     out << "  pair " << pair.name << ": " << contacts.geometries[static_cast<size_t>(pair.geometry1)].name << " - "
         << contacts.geometries[static_cast<size_t>(pair.geometry2)].name << ", " << count << " candidates, mu " << pair.friction
-        << ", margin " << pair.margin << "\n";
+        << ", margin " << pair.margin << compliance_text(pair.stiffness, pair.damping) << "\n";
   }
   for (const std::string& skipped : contacts.skipped) out << "  skipped " << skipped << "\n";
   out << "\nloops (" << loops.loops.size() << "):\n";

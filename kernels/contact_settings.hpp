@@ -10,7 +10,17 @@
 
 namespace batchdyn {
 
+// How the contact problem of a step is solved (the batched stage; the dense reference always
+// runs ADMM to its tolerance).
+enum class ContactSolver {
+  Admm,  // proximal ADMM on G + rho I (kernels/contact_admm.hpp): the default
+  Pgs,   // projected Gauss-Seidel (kernels/contact_pgs.hpp): the baseline most engines use
+};
+
+inline const char* contact_solver_name(ContactSolver solver) { return solver == ContactSolver::Pgs ? "pgs" : "admm"; }
+
 struct ContactSettings {
+  ContactSolver solver = ContactSolver::Admm;
   int max_iterations = 5000;   // ADMM iterations (the reference solves to the tolerance, whatever it costs)
   double tolerance = 1e-8;     // relative: ADMM's primal residual ||x - z||_inf <= tol (1 + ||z||_inf) (N s) and the
                                // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s)
@@ -25,10 +35,10 @@ struct ContactSettings {
 // Throws Error naming `who` unless max_iterations in [1, 1e6], tolerance finite and >= 0,
 // baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0.
 inline void check_contact_settings(const ContactSettings& s, const char* who) {
-  if (s.max_iterations < 1 || s.max_iterations > 1000000 || !(s.tolerance >= 0 && std::isfinite(s.tolerance)) ||
+  if ((s.solver != ContactSolver::Admm && s.solver != ContactSolver::Pgs) || s.max_iterations < 1 || s.max_iterations > 1000000 || !(s.tolerance >= 0 && std::isfinite(s.tolerance)) ||
       !(s.baumgarte >= 0 && s.baumgarte <= 1) || !(s.max_push_out >= 0 && std::isfinite(s.max_push_out)) ||
       !(s.limit_margin >= 0 && std::isfinite(s.limit_margin)))
-    throw Error(std::string(who) + ": contact settings need max_iterations in [1, 1e6], tolerance finite and >= 0, baumgarte in "
+    throw Error(std::string(who) + ": contact settings need a solver (admm or pgs), max_iterations in [1, 1e6], tolerance finite and >= 0, baumgarte in "
                 "[0, 1], max_push_out and limit_margin finite and >= 0");
 }
 
@@ -40,6 +50,29 @@ S closing_velocity(const S& d, const S& h, const ContactSettings& s) {
   using std::max;
   const S push_out = max(S(s.baumgarte) * d / h, S(-s.max_push_out));
   return select(d >= S(0), d / h, push_out);
+}
+
+// A contact's normal row in the problem: its compliance R (added to G's diagonal) and its
+// target term (added to J v_free). Rigid (stiffness 0): R = 0 and the closing velocity above.
+// Compliant, a spring-damper of stiffness k > 0 (N/m) and damping d >= 0 (N s/m): the force
+// f_N = max(0, -k gap+ - d v_N+) taken at the end of the step (gap+ = gap + h v_N+, implicit, so
+// stable at any k h^2 / m) as the impulse lambda_N = h f_N is the complementarity
+//   0 <= lambda_N  _|_  v_N+ + R lambda_N + k gap / (k h + d) >= 0,   R = 1 / (h (k h + d)):
+// the rigid row's problem with G_NN + R (the "compliant to rigid" form of arXiv 2405.17020 §III,
+// MuJoCo's soft constraints as a regularisation R of the Delassus). At rest, gap = -m g / k per
+// supporting contact. Lane-generic.
+template <class S>
+struct NormalRowTerms {
+  S compliance;  // R, m/s per N s
+  S target;      // m/s
+};
+
+template <class S>
+NormalRowTerms<S> normal_row_terms(const S& gap, const S& h, const ContactSettings& s, double stiffness, double damping) {
+  if (stiffness <= 0.0) return {S(0), closing_velocity(gap, h, s)};  // a model constant, not data
+  const S k(static_cast<lane_scalar<S>>(stiffness)), d(static_cast<lane_scalar<S>>(damping));
+  const S resistance = k * h + d;  // N s/m
+  return {S(1) / (h * resistance), k * gap / resistance};
 }
 
 }  // namespace batchdyn

@@ -18,6 +18,9 @@
 // The normal row's target allows a separated candidate to approach until it touches within the
 // step (g_N += gap / h for gap >= 0) and pushes a penetrating one out at a Baumgarte rate
 // (g_N += max(baumgarte gap / h, -max_push_out) for gap < 0): inelastic contact without sinking.
+// A compliant candidate (a stiffness in its contact file) is a spring-damper instead: its normal
+// row gets the target k gap / (k h + d) and the compliance R = 1 / (h (k h + d)) on G's diagonal
+// (normal_row_terms, kernels/contact_settings.hpp).
 // Joint position limits are unilateral rows of the same problem (lambda >= 0, no friction), one
 // per 1-dof joint within limit_margin of a limit, as MuJoCo treats them; never in the reference
 // dynamics (aba, eval), only in a step. The model's loop constraints are bilateral rows (no
@@ -204,10 +207,16 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
   const Eigen::MatrixXd Minv_Jt = m > 0 ? Eigen::MatrixXd(M_factor.solve(J.transpose())) : Eigen::MatrixXd(model.nv, 0);
   r.G = m > 0 ? Eigen::MatrixXd(J * Minv_Jt) : Eigen::MatrixXd(0, 0);
   r.g = m > 0 ? Eigen::VectorXd(J * v_free) : Eigen::VectorXd(0);
-  // A row's distance d: approach until it closes within the step, or push out (capped).
-  const auto closing = [&](double d) { return closing_velocity(d, h, settings); };
-  for (size_t a = 0; a < r.active.size(); ++a) r.g[3 * static_cast<int>(a)] += closing(r.states[static_cast<size_t>(r.active[a])].gap);
-  for (size_t l = 0; l < r.limits.size(); ++l) r.g[limit_row + static_cast<int>(l)] += closing(r.limits[l].distance);
+  // A contact's normal row: rigid (its closing velocity) or compliant (a spring-damper: its target
+  // term, and its compliance R added to G's diagonal for the solve; r.G stays J M^-1 J^T).
+  Eigen::VectorXd compliance = Eigen::VectorXd::Zero(m);
+  for (size_t a = 0; a < r.active.size(); ++a) {
+    const int k = r.active[a];
+    const NormalRowTerms<double> normal = normal_row_terms(r.states[static_cast<size_t>(k)].gap, h, settings, cm.stiffness(k), cm.damping(k));
+    r.g[3 * static_cast<int>(a)] += normal.target;
+    compliance[3 * static_cast<int>(a)] = normal.compliance;
+  }
+  for (size_t l = 0; l < r.limits.size(); ++l) r.g[limit_row + static_cast<int>(l)] += closing_velocity(r.limits[l].distance, h, settings);
   for (size_t l = 0; l < r.loop_rows.size(); ++l)
     r.g[loop_row + static_cast<int>(l)] += settings.baumgarte / h * loop_data.position_error[r.loop_rows[l]];
 
@@ -218,10 +227,13 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     // Diagonal preconditioning: lambda = D lambda', one scale per cone (the mean of its block's
     // diagonal) so the cones keep their shape, one per limit or loop row. The ADMM runs on
     // G' = D G D, g' = D g, where contact and joint-limit rows have comparable stiffness.
+    Eigen::MatrixXd G_compliant = r.G;
+    G_compliant.diagonal() += compliance;
     Eigen::VectorXd D(m);
-    for (int a = 0; a < contacts; ++a) D.segment<3>(3 * a).setConstant(1.0 / std::sqrt(std::max(r.G.diagonal().segment<3>(3 * a).mean(), 1e-12)));
-    for (int row = limit_row; row < m; ++row) D[row] = 1.0 / std::sqrt(std::max(r.G(row, row), 1e-12));
-    const Eigen::MatrixXd G = D.asDiagonal() * r.G * D.asDiagonal();
+    for (int a = 0; a < contacts; ++a)
+      D.segment<3>(3 * a).setConstant(1.0 / std::sqrt(std::max(G_compliant.diagonal().segment<3>(3 * a).mean(), 1e-12)));
+    for (int row = limit_row; row < m; ++row) D[row] = 1.0 / std::sqrt(std::max(G_compliant(row, row), 1e-12));
+    const Eigen::MatrixXd G = D.asDiagonal() * G_compliant * D.asDiagonal();
     const Eigen::VectorXd g = D.asDiagonal() * r.g;
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> spectrum(G, Eigen::EigenvaluesOnly);
     const double largest = std::max(spectrum.eigenvalues().maxCoeff(), 1e-12);

@@ -10,7 +10,8 @@
 //      J_c v_free (the relative velocity)
 //   3. G_T over the contact bodies' terminals by PV-OSIMr (topology/contact_plan.hpp), then G
 //      of the candidates in contact, G_ab = T_a G_T T_b^T, and g = J v_free + closing terms
-//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp)
+//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp), or by projected Gauss-Seidel
+//      (kernels/contact_pgs.hpp, the baseline) when settings.solver says so
 //   5. v+ = v_free + M^-1 J^T lambda by one O(n) force response, returned as
 //      qdd = qdd_free + M^-1 J^T lambda / h so that the integrate stage steps to v+.
 // A candidate is in a lane's problem when its gap is below its margin (a mask); the block
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "kernels/contact_admm.hpp"
+#include "kernels/contact_pgs.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/loop_constraints.hpp"
 #include "kernels/pair_contact.hpp"
@@ -68,7 +70,7 @@ struct FrictionalContactWorkspace {
         loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)),
         list_impulses(3 * gap.size() + limit_distance.size() + loop_impulses.size()), contact_list(gap.size()),
         limit_list(limit_distance.size()), groups(gap.size() + loops.size()),
-        admm(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows) {}
+        problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows) {}
   DelassusWorkspace<S> delassus;
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
@@ -91,7 +93,7 @@ struct FrictionalContactWorkspace {
   std::vector<int> contact_list;              // the block's candidates in contact (in any lane)
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
   std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
-  ContactAdmmWorkspace<S> admm;
+  ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
@@ -99,7 +101,7 @@ struct FrictionalContactWorkspace {
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() +
             list_impulses.size()) * sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
-           (contact_list.size() + limit_list.size()) * sizeof(int) + admm.bytes();
+           (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes();
   }
 };
 
@@ -123,18 +125,19 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 //     reference's);
 //   - when `loops`, the model's loop constraints, bilateral (qdd in: the tree's, without them).
 // `mu` is per candidate (lanes); ws.impulses, ws.limit_impulses and ws.loop_impulses are the
-// warm start. Returns the ADMM report (iterations 0 and converged when no row is in the
+// warm start. Returns the solver's report (iterations 0 and converged when no row is in the
 // problem). `c` must be the constants the accelerations stage used (the implicitly damped ones
 // in a damped step), so that M is the same.
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6).
 template <class S>
-ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
+ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
                                            const ContactSettings& settings, int candidates, bool loops, const GroundLanes<S>& ground,
                                            const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
   const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
   const int loop_rows = loops ? model.constraint_rows : 0;
+  const int loop_constraints = loops ? static_cast<int>(c.constraints.size()) : 0;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
 
   // 1. The free velocity, the placements (world too) and the bodies' velocities at v_free.
@@ -218,10 +221,10 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
   }
   // Each loop constraint: its rows on both sides (force columns), J_loop v_free and its
   // position error.
-  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j)
+  for (int j = 0; j < loop_constraints; ++j)
     loop_constraint_terms(c.constraints[static_cast<size_t>(j)], ws.world_from_body.data(), ws.body_velocity.data(),
                           ws.loops[static_cast<size_t>(j)], true);
-  ContactAdmmReport<S> report{S(0), S(0), S(1)};
+  ContactSolverReport<S> report{S(0), S(0), S(1)};
   if (in_block + limits_in_block + loop_rows == 0) return report;  // the whole block is free
 
   // 3. G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the
@@ -250,7 +253,7 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
   const int rowsT = plan.terminal_rows();
   const int limit_row = 3 * in_block, loop_row = limit_row + limits_in_block;  // where the limit and loop rows start
   const int m = loop_row + loop_rows;
-  S* G = ws.admm.G.data();
+  S* G = ws.problem.G.data();
   // The row groups: each candidate in contact (3 rows, on its body and a pair's body2), then
   // each loop constraint (its rows, on its body1 and body2), with the terminals they act on.
   int groups = 0;
@@ -264,7 +267,7 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
       group.side[group.sides++] = {slot, cand.body, &ws.columns[static_cast<size_t>(3 * k)], plan.own_candidate[static_cast<size_t>(slot)] == k};
     if (slot2 >= 0) group.side[group.sides++] = {slot2, cand.body2, &ws.columns2[static_cast<size_t>(3 * k)], false};
   }
-  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j) {
+  for (int j = 0; j < loop_constraints; ++j) {
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
     ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(groups++)];
     const int slot = plan.loop_slot[static_cast<size_t>(j)], slot2 = plan.loop_slot2[static_cast<size_t>(j)];
@@ -314,23 +317,28 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
         }
     }
   }
+  // A contact's normal row: rigid (its closing velocity), or compliant (a spring-damper: its
+  // target term and its compliance on G's diagonal, normal_row_terms).
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
-    ws.admm.g[static_cast<size_t>(3 * b)] = ws.velocity[static_cast<size_t>(3 * kb)] + closing_velocity(ws.gap[static_cast<size_t>(kb)], h, settings);
-    ws.admm.g[static_cast<size_t>(3 * b + 1)] = ws.velocity[static_cast<size_t>(3 * kb + 1)];
-    ws.admm.g[static_cast<size_t>(3 * b + 2)] = ws.velocity[static_cast<size_t>(3 * kb + 2)];
-    ws.admm.mu[static_cast<size_t>(b)] = mu[kb];
-    ws.admm.in_contact[static_cast<size_t>(b)] = ws.in_contact[static_cast<size_t>(kb)];
+    const NormalRowTerms<S> normal =
+        normal_row_terms(ws.gap[static_cast<size_t>(kb)], h, settings, model.contacts.stiffness(kb), model.contacts.damping(kb));
+    G[(3 * b) * m + 3 * b] += normal.compliance;
+    ws.problem.g[static_cast<size_t>(3 * b)] = ws.velocity[static_cast<size_t>(3 * kb)] + normal.target;
+    ws.problem.g[static_cast<size_t>(3 * b + 1)] = ws.velocity[static_cast<size_t>(3 * kb + 1)];
+    ws.problem.g[static_cast<size_t>(3 * b + 2)] = ws.velocity[static_cast<size_t>(3 * kb + 2)];
+    ws.problem.mu[static_cast<size_t>(b)] = mu[kb];
+    ws.problem.in_contact[static_cast<size_t>(b)] = ws.in_contact[static_cast<size_t>(kb)];
   }
   // The loop rows' targets: J_loop v+ = -(baumgarte / h) e; in every lane's problem when the
   // plan keeps the row (an independent subset: a dependent row's target is inconsistent).
   const S loop_gain = S(static_cast<lane_scalar<S>>(settings.baumgarte)) / h;
-  for (int j = 0; j < (loops ? static_cast<int>(c.constraints.size()) : 0); ++j) {
+  for (int j = 0; j < loop_constraints; ++j) {
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
     const LoopConstraintTerms<S>& terms = ws.loops[static_cast<size_t>(j)];
     for (int r = 0; r < k.dim; ++r) {
-      ws.admm.g[static_cast<size_t>(loop_row + k.row + r)] = terms.velocity_error[r] + loop_gain * terms.position_error[r];
-      ws.admm.in_contact[static_cast<size_t>(in_block + limits_in_block + k.row + r)] = S(plan.loop_row_kept[static_cast<size_t>(k.row + r)] ? 1 : 0);
+      ws.problem.g[static_cast<size_t>(loop_row + k.row + r)] = terms.velocity_error[r] + loop_gain * terms.position_error[r];
+      ws.problem.in_contact[static_cast<size_t>(in_block + limits_in_block + k.row + r)] = S(plan.loop_row_kept[static_cast<size_t>(k.row + r)] ? 1 : 0);
     }
   }
   // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint) read
@@ -359,9 +367,9 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
       G[row * m + limit_row + r2] = value;
       G[(limit_row + r2) * m + row] = value;
     }
-    ws.admm.g[static_cast<size_t>(row)] =
+    ws.problem.g[static_cast<size_t>(row)] =
         sign * ws.v_free[static_cast<size_t>(joint.dof)] + closing_velocity(ws.limit_distance[static_cast<size_t>(jr)], h, settings);
-    ws.admm.in_contact[static_cast<size_t>(in_block + r)] = ws.limit_active[static_cast<size_t>(jr)];
+    ws.problem.in_contact[static_cast<size_t>(in_block + r)] = ws.limit_active[static_cast<size_t>(jr)];
   }
 
   // 4. The impulses, warm-started from the previous step's.
@@ -372,7 +380,8 @@ ContactAdmmReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const
   for (int r = 0; r < limits_in_block; ++r)
     warm[static_cast<size_t>(limit_row + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
   for (int r = 0; r < loop_rows; ++r) warm[static_cast<size_t>(loop_row + r)] = ws.loop_impulses[static_cast<size_t>(r)];
-  report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.admm, warm.data());
+  report = settings.solver == ContactSolver::Pgs ? contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data())
+                                                : contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
 
   // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies (a limit's as a
   // joint torque), one response sweep.

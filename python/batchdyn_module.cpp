@@ -317,6 +317,15 @@ void bind_batch(py::module_& m, const char* name) {
                     "whose loops are then bilateral rows of the contact problem).")
       .def_property_readonly("contact_candidates", serialised<B>([](B& b) { return b.batch.contact_candidates(); }),
                              "C: the model's contact candidates (model.info()['contacts'] lists them).")
+      .def_property("contact_solver", serialised<B>([](B& b) { return std::string(contact_solver_name(b.batch.contact_settings().solver)); }),
+                    serialised<B>([](B& b, const std::string& name) {
+                      if (name != "admm" && name != "pgs")
+                        throw Error("Batch.contact_solver: expected 'admm' or 'pgs', got '" + name + "'");
+                      ContactSettings s = b.batch.contact_settings();
+                      s.solver = name == "pgs" ? ContactSolver::Pgs : ContactSolver::Admm;
+                      b.batch.set_contact_settings(s);
+                    }), "The contact problem's solver: 'admm' (proximal ADMM, the default) or 'pgs' (projected Gauss-Seidel, "
+                        "the baseline most engines use), with the same cap, tolerance and stopping test.")
       .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
                     serialised<B>([](B& b, int iterations) {
                       ContactSettings s = b.batch.contact_settings();

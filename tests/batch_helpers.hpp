@@ -1,6 +1,7 @@
 // Fixtures shared by the batch-engine tests: random states written into a batch's buffers,
 // copies of state between engines of different lane types, rows of env-major buffers, the
-// contact tests' summed contact forces, and the check that lanes step as W = 1 does.
+// contact tests' touchdown states and summed contact forces, and the check that lanes step as
+// W = 1 does.
 #pragma once
 
 #include "batch/batch.hpp"
@@ -88,6 +89,22 @@ void check_lanes_equal_w1(const Model& m, int num_envs, bool all_ok, Run&& run) 
     ScalarBatch<float> scalar(m, num_envs, 1);
     compare(lanes, scalar, 1e-5);
   }
+}
+
+// Quadruped states near the ground: crouching, a few mm above or into it, tilted and moving.
+inline std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const Model& m, int count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> out;
+  for (int e = 0; e < count; ++e) {
+    Eigen::VectorXd q = crouching_quadruped(m, 0.004 * u(rng));
+    q[3] = 0.03 * u(rng), q[4] = 0.03 * u(rng);  // a small tilt (quaternion x, y; w renormalised)
+    q.segment<4>(3).normalize();
+    Eigen::VectorXd v = 0.3 * Eigen::VectorXd::NullaryExpr(m.nv, [&] { return u(rng); });
+    v[2] = -0.2 - 0.3 * std::abs(u(rng));  // falling onto the plane
+    out.emplace_back(q, v);
+  }
+  return out;
 }
 
 // Sum over candidates of environment e's world-frame contact forces (N).

@@ -19,21 +19,6 @@ double total_mass(const Model& m) {
   return mass;
 }
 
-// Quadruped states near the ground: crouching, a few mm above or into it, tilted and moving.
-std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> touchdown_states(const Model& m, int count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> out;
-  for (int e = 0; e < count; ++e) {
-    Eigen::VectorXd q = crouching_quadruped(m, 0.004 * u(rng));
-    q[3] = 0.03 * u(rng), q[4] = 0.03 * u(rng);  // a small tilt (quaternion x, y; w renormalised)
-    q.segment<4>(3).normalize();
-    Eigen::VectorXd v = 0.3 * Eigen::VectorXd::NullaryExpr(m.nv, [&] { return u(rng); });
-    v[2] = -0.2 - 0.3 * std::abs(u(rng));  // falling onto the plane
-    out.emplace_back(q, v);
-  }
-  return out;
-}
 }  // namespace
 
 TEST_CASE("step() with contacts: one step of the quadruped landing equals the dense reference contact step, joint limits included") {

@@ -76,7 +76,7 @@ TEST_CASE("contact ADMM: bilateral rows alone are a linear solve, G lambda = -g"
   const Eigen::MatrixXd A = Eigen::MatrixXd::NullaryExpr(m, m, [&] { return u(rng); });
   const Eigen::MatrixXd G = A * A.transpose() + 0.1 * Eigen::MatrixXd::Identity(m, m);
   const Eigen::VectorXd g = Eigen::VectorXd::NullaryExpr(m, [&] { return u(rng); });
-  ContactAdmmWorkspace<double> ws(0, m);
+  ContactSolverWorkspace<double> ws(0, m);
   for (int i = 0; i < m; ++i) {
     ws.g[static_cast<size_t>(i)] = g[i];
     ws.in_contact[static_cast<size_t>(i)] = 1.0;
@@ -85,7 +85,7 @@ TEST_CASE("contact ADMM: bilateral rows alone are a linear solve, G lambda = -g"
   ContactSettings settings;
   settings.tolerance = 1e-12, settings.max_iterations = 10000;
   std::vector<double> lambda(m, 0.0);
-  const ContactAdmmReport<double> report = contact_admm(0, 0, m, settings, ws, lambda.data());
+  const ContactSolverReport<double> report = contact_admm(0, 0, m, settings, ws, lambda.data());
   CHECK(report.converged == 1.0);
   const Eigen::VectorXd expected = G.ldlt().solve(-g);
   for (int i = 0; i < m; ++i) CHECK(lambda[static_cast<size_t>(i)] == doctest::Approx(expected[i]).epsilon(1e-8));
@@ -98,10 +98,10 @@ TEST_CASE("contact ADMM: a bilateral row takes a negative impulse where a limit 
   settings.tolerance = 1e-12;
   for (const bool bilateral : {true, false}) {
     CAPTURE(bilateral);
-    ContactAdmmWorkspace<double> ws(0, 1);
+    ContactSolverWorkspace<double> ws(0, 1);
     ws.G[0] = 2.0, ws.g[0] = 1.0, ws.in_contact[0] = 1.0;
     double lambda = 0.0;
-    const ContactAdmmReport<double> report = contact_admm(0, bilateral ? 0 : 1, bilateral ? 1 : 0, settings, ws, &lambda);
+    const ContactSolverReport<double> report = contact_admm(0, bilateral ? 0 : 1, bilateral ? 1 : 0, settings, ws, &lambda);
     CHECK(report.converged == 1.0);
     CHECK(lambda == doctest::Approx(bilateral ? -0.5 : 0.0).scale(1.0));
   }

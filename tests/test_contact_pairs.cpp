@@ -204,7 +204,7 @@ TEST_CASE("contact pairs: refused with a message naming the pair: unknown geomet
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["plate", "plate2"]}])"), doctest::Contains("both geometries are on the world"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "plate"], "friction": -1}])"), doctest::Contains("friction coefficient must be finite and >= 0"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip"]}])"), doctest::Contains("missing 'geometries'"), Error);
-  CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "plate"], "stiffness": 1}])"), doctest::Contains("unknown key 'stiffness'"), Error);
+  CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "plate"], "restitution": 1}])"), doctest::Contains("unknown key 'restitution'"), Error);
 }
 
 // --- step() with pairs ---

@@ -49,6 +49,11 @@ const char* candidate_kind_name(CandidateKind kind);
 inline constexpr double kDefaultFriction = 1.0;
 inline constexpr double kDefaultContactMargin = 0.01;  // m
 
+// Contacts are rigid by default (stiffness 0). A stiffness k > 0 (N/m) with damping d >= 0
+// (N s/m) makes a candidate's normal a spring-damper, f_N = max(0, -k gap - d v_N), taken
+// implicitly at the end of each step (normal_row_terms in kernels/contact_settings.hpp): MuJoCo's
+// soft contact as a compliance of the Delassus. Friction stays Coulomb's (rigid in the tangents).
+
 // One primitive on a link, as loaded. The placement is kept relative to the link frame, so a
 // model rebuilt around the link (lock_joints) re-resolves it (resolve_contacts).
 struct CollisionGeometry {
@@ -61,6 +66,8 @@ struct CollisionGeometry {
   Vec3<double> half_extents = Vec3<double>::zero();  // box
   double friction = kDefaultFriction;  // mu of the Coulomb cone against the ground
   double margin = kDefaultContactMargin;
+  double stiffness = 0.0;        // N/m, 0: rigid
+  double damping = 0.0;          // N s/m, only with a stiffness
   bool touches_ground = true;    // false: only in its pairs (a fingertip that never meets the floor)
   std::string source;            // where it was declared, for messages
   // Resolved against the model:
@@ -95,6 +102,8 @@ struct ContactPair {
   int geometry1 = 0, geometry2 = 0;  // A, B (indices in ContactModel::geometries)
   double friction = kDefaultFriction;
   double margin = kDefaultContactMargin;
+  double stiffness = 0.0;        // N/m, 0: rigid
+  double damping = 0.0;          // N s/m
   std::string source;
 };
 
@@ -129,7 +138,7 @@ struct ContactModel {
   // URDF <collision> elements not turned into geometry (meshes), one message each: `info` prints them.
   std::vector<std::string> skipped;
 
-  // Candidate k's friction coefficient and margin: its pair's, or its geometry's.
+  // Candidate k's friction coefficient, margin, stiffness and damping: its pair's, or its geometry's.
   double friction(int k) const {
     const ContactCandidate& c = candidates[static_cast<size_t>(k)];
     return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].friction : geometries[static_cast<size_t>(c.geometry)].friction;
@@ -137,6 +146,14 @@ struct ContactModel {
   double margin(int k) const {
     const ContactCandidate& c = candidates[static_cast<size_t>(k)];
     return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].margin : geometries[static_cast<size_t>(c.geometry)].margin;
+  }
+  double stiffness(int k) const {
+    const ContactCandidate& c = candidates[static_cast<size_t>(k)];
+    return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].stiffness : geometries[static_cast<size_t>(c.geometry)].stiffness;
+  }
+  double damping(int k) const {
+    const ContactCandidate& c = candidates[static_cast<size_t>(k)];
+    return c.pair >= 0 ? pairs[static_cast<size_t>(c.pair)].damping : geometries[static_cast<size_t>(c.geometry)].damping;
   }
   int num_ground_candidates() const {
     int count = 0;

@@ -48,6 +48,21 @@ void check_size(double value, const char* what, const std::string& where) {
     throw Error(where + ": " + what + " must be finite and > 0, got " + number_text(value));
 }
 
+// A geometry's or pair's contact parameters: mu and margin finite and >= 0; stiffness and
+// damping finite and >= 0, a damping only with a stiffness (a damper alone holds nothing up).
+void check_contact_parameters(double friction, double margin, double stiffness, double damping, const std::string& where) {
+  if (!(std::isfinite(friction) && friction >= 0.0))
+    throw Error(where + ": the friction coefficient must be finite and >= 0, got " + number_text(friction));
+  if (!(std::isfinite(margin) && margin >= 0.0)) throw Error(where + ": the margin must be finite and >= 0, got " + number_text(margin));
+  if (!(std::isfinite(stiffness) && stiffness >= 0.0))
+    throw Error(where + ": the contact stiffness must be finite and >= 0 (N/m; 0: rigid), got " + number_text(stiffness));
+  if (!(std::isfinite(damping) && damping >= 0.0))
+    throw Error(where + ": the contact damping must be finite and >= 0 (N s/m), got " + number_text(damping));
+  if (damping > 0.0 && stiffness == 0.0)
+    throw Error(where + ": a contact damping needs a stiffness (a rigid contact has no damper), got damping " + number_text(damping) +
+                " with stiffness 0");
+}
+
 void check_geometry(const CollisionGeometry& g, const std::string& where) {
   switch (g.shape) {
     case CollisionShape::Sphere: check_size(g.radius, "the radius", where); break;
@@ -63,10 +78,7 @@ void check_geometry(const CollisionGeometry& g, const std::string& where) {
   }
   for (int k = 0; k < 3; ++k)
     if (!std::isfinite(g.in_link.translation[k])) throw Error(where + ": the placement must be finite");
-  if (!(std::isfinite(g.friction) && g.friction >= 0.0))
-    throw Error(where + ": the friction coefficient must be finite and >= 0, got " + number_text(g.friction));
-  if (!(std::isfinite(g.margin) && g.margin >= 0.0))
-    throw Error(where + ": the margin must be finite and >= 0, got " + number_text(g.margin));
+  check_contact_parameters(g.friction, g.margin, g.stiffness, g.damping, where);
 }
 
 // The candidates of geometry `index` (already resolved to its body), appended in body frame.
@@ -206,10 +218,7 @@ void add_contact_pair(Model& model, ContactPair pair, const std::string& source)
       throw Error(where + ": '" + g->name + "' is a cylinder; pairs take sphere, capsule, box or point (use a capsule or a box)");
   if (a.shape == CollisionShape::Point && b.shape == CollisionShape::Point) throw Error(where + ": two points never touch");
   if (a.body == 0 && b.body == 0) throw Error(where + ": both geometries are on the world and never move");
-  if (!(std::isfinite(pair.friction) && pair.friction >= 0.0))
-    throw Error(where + ": the friction coefficient must be finite and >= 0, got " + number_text(pair.friction));
-  if (!(std::isfinite(pair.margin) && pair.margin >= 0.0))
-    throw Error(where + ": the margin must be finite and >= 0, got " + number_text(pair.margin));
+  check_contact_parameters(pair.friction, pair.margin, pair.stiffness, pair.damping, where);
   for (const ContactPair& other : cm.pairs) {
     if (other.name == pair.name) throw Error(where + ": a pair of that name exists already (" + other.source + ")");
     if ((other.geometry1 == pair.geometry1 && other.geometry2 == pair.geometry2) || (other.geometry1 == pair.geometry2 && other.geometry2 == pair.geometry1))
@@ -300,7 +309,17 @@ HeightField read_terrain(const json& j, const std::string& where) {
   return f;
 }
 
-CollisionGeometry read_geometry(const json& j, double friction, double margin, const std::string& where) {
+// A contact file's contact parameters at its top level: the defaults of its geometries and pairs.
+struct ContactParameters {
+  double friction = kDefaultFriction, margin = kDefaultContactMargin, stiffness = 0.0, damping = 0.0;
+};
+
+ContactParameters read_contact_parameters(const json& j, const ContactParameters& fallback, const std::string& where) {
+  return {read_number(j, "friction", fallback.friction, where), read_number(j, "margin", fallback.margin, where),
+          read_number(j, "stiffness", fallback.stiffness, where), read_number(j, "damping", fallback.damping, where)};
+}
+
+CollisionGeometry read_geometry(const json& j, const ContactParameters& defaults, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected an object");
   CollisionGeometry g;
   for (const char* key : {"name", "link"}) {
@@ -309,10 +328,12 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
   g.name = j["name"].get<std::string>();
   g.link = j["link"].get<std::string>();
   const std::string w = where + " ('" + g.name + "')";
-  static const std::vector<std::string> known = {"name", "link", "sphere", "capsule", "box", "cylinder", "point", "placement", "friction", "margin", "ground"};
+  static const std::vector<std::string> known = {"name",  "link",     "sphere", "capsule",   "box",     "cylinder", "point",
+                                                 "placement", "friction", "margin", "stiffness", "damping", "ground"};
   for (const auto& [key, value] : j.items())
     if (std::find(known.begin(), known.end(), key) == known.end())
-      throw Error(w + ": unknown key '" + key + "' (name, link, sphere | capsule | box | cylinder | point, placement, friction, margin, ground)");
+      throw Error(w + ": unknown key '" + key +
+                  "' (name, link, sphere | capsule | box | cylinder | point, placement, friction, margin, stiffness, damping, ground)");
   if (j.contains("ground")) {
     if (!j["ground"].is_boolean()) throw Error(w + ": 'ground' must be true or false (whether it touches the ground)");
     g.touches_ground = j["ground"].get<bool>();
@@ -339,17 +360,17 @@ CollisionGeometry read_geometry(const json& j, double friction, double margin, c
   }
   if (shapes != 1) throw Error(w + ": give exactly one of sphere, capsule, box, cylinder, point");
   if (j.contains("placement")) g.in_link = detail::read_placement(j["placement"], w + ".placement").transform();
-  g.friction = read_number(j, "friction", friction, w);
-  g.margin = read_number(j, "margin", margin, w);
+  const ContactParameters p = read_contact_parameters(j, defaults, w);
+  g.friction = p.friction, g.margin = p.margin, g.stiffness = p.stiffness, g.damping = p.damping;
   return g;
 }
 
-// {"geometries": [A, B], "name": "...", "friction": mu, "margin": m}
-ContactPair read_pair(const Model& model, const json& j, double friction, double margin, const std::string& where) {
+// {"geometries": [A, B], "name": "...", "friction": mu, "margin": m, "stiffness": k, "damping": d}
+ContactPair read_pair(const Model& model, const json& j, const ContactParameters& defaults, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected an object {\"geometries\": [A, B], ...}");
   for (const auto& [key, value] : j.items())
-    if (key != "geometries" && key != "name" && key != "friction" && key != "margin")
-      throw Error(where + ": unknown key '" + key + "' (geometries, name, friction, margin)");
+    if (key != "geometries" && key != "name" && key != "friction" && key != "margin" && key != "stiffness" && key != "damping")
+      throw Error(where + ": unknown key '" + key + "' (geometries, name, friction, margin, stiffness, damping)");
   if (!j.contains("geometries") || !j["geometries"].is_array() || j["geometries"].size() != 2 || !j["geometries"][0].is_string() ||
       !j["geometries"][1].is_string())
     throw Error(where + ": missing 'geometries', the names of the two geometries [A, B]");
@@ -364,25 +385,25 @@ ContactPair read_pair(const Model& model, const json& j, double friction, double
     if (!j["name"].is_string()) throw Error(where + ": 'name' must be a string");
     pair.name = j["name"].get<std::string>();
   }
-  pair.friction = read_number(j, "friction", friction, where);
-  pair.margin = read_number(j, "margin", margin, where);
+  const ContactParameters p = read_contact_parameters(j, defaults, where);
+  pair.friction = p.friction, pair.margin = p.margin, pair.stiffness = p.stiffness, pair.damping = p.damping;
   return pair;
 }
 
 void apply_contacts_json(Model& model, const json& doc, const std::string& source) {
   if (!doc.is_object()) throw Error(source + ": expected an object with \"ground\" and/or \"geometries\"");
   for (const auto& [key, value] : doc.items())
-    if (key != "ground" && key != "terrain" && key != "friction" && key != "margin" && key != "file_collisions" && key != "geometries" &&
-        key != "pairs")
-      throw Error(source + ": unknown key '" + key + "' (ground, terrain, friction, margin, file_collisions, geometries, pairs)");
+    if (key != "ground" && key != "terrain" && key != "friction" && key != "margin" && key != "stiffness" && key != "damping" &&
+        key != "file_collisions" && key != "geometries" && key != "pairs")
+      throw Error(source + ": unknown key '" + key +
+                  "' (ground, terrain, friction, margin, stiffness, damping, file_collisions, geometries, pairs)");
   if (doc.contains("ground")) model.contacts.ground = read_ground(doc["ground"], source + ": ground");
   if (doc.contains("terrain")) {
     model.contacts.terrain = doc["terrain"].is_null() ? HeightField{} : read_terrain(doc["terrain"], source + ": terrain");
     if (model.contacts.terrain.present() && !model.contacts.ground.present)
       throw Error(source + ": a terrain needs a ground (\"ground\": null removes it, and a fixed-base model has none unless the file gives one)");
   }
-  const double friction = read_number(doc, "friction", kDefaultFriction, source);
-  const double margin = read_number(doc, "margin", kDefaultContactMargin, source);
+  const ContactParameters defaults = read_contact_parameters(doc, ContactParameters{}, source);
   if (doc.contains("file_collisions")) {
     if (!doc["file_collisions"].is_boolean()) throw Error(source + ": 'file_collisions' must be true or false");
     if (!doc["file_collisions"].get<bool>()) {
@@ -391,24 +412,26 @@ void apply_contacts_json(Model& model, const json& doc, const std::string& sourc
       model.contacts.candidates.clear();
     }
   }
-  // The defaults also apply to the robot file's geometry, which has no friction or margin of its own.
+  // The defaults also apply to the robot file's geometry, which has no contact parameters of its own.
   for (CollisionGeometry& g : model.contacts.geometries) {
-    if (doc.contains("friction")) g.friction = friction;
-    if (doc.contains("margin")) g.margin = margin;
+    if (doc.contains("friction")) g.friction = defaults.friction;
+    if (doc.contains("margin")) g.margin = defaults.margin;
+    if (doc.contains("stiffness")) g.stiffness = defaults.stiffness;
+    if (doc.contains("damping")) g.damping = defaults.damping;
     check_geometry(g, source + ": collision geometry '" + g.name + "'");
   }
   if (doc.contains("geometries")) {
     const json& list = doc["geometries"];
     if (!list.is_array()) throw Error(source + ": 'geometries' must be an array");
     for (size_t k = 0; k < list.size(); ++k)
-      add_collision_geometry(model, read_geometry(list[k], friction, margin, source + ": geometries[" + std::to_string(k) + "]"), source);
+      add_collision_geometry(model, read_geometry(list[k], defaults, source + ": geometries[" + std::to_string(k) + "]"), source);
   }
   if (doc.contains("pairs")) {
     const json& list = doc["pairs"];
     if (!list.is_array()) throw Error(source + ": 'pairs' must be an array");
     for (size_t k = 0; k < list.size(); ++k) {
       const std::string where = source + ": pairs[" + std::to_string(k) + "]";
-      add_contact_pair(model, read_pair(model, list[k], friction, margin, where), where);
+      add_contact_pair(model, read_pair(model, list[k], defaults, where), where);
     }
   }
   resolve_contacts(model);

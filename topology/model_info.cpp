@@ -65,7 +65,8 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
   contacts["geometries"] = json::array();
   for (const CollisionGeometry& g : cm.geometries) {
     json x = {{"name", g.name}, {"link", g.link}, {"body", body_name(model, g.body)}, {"shape", collision_shape_name(g.shape)},
-              {"friction", g.friction}, {"margin", g.margin}, {"touches_ground", g.touches_ground}};
+              {"friction", g.friction}, {"margin", g.margin}, {"stiffness", g.stiffness}, {"damping", g.damping},
+              {"touches_ground", g.touches_ground}};
     if (g.shape != CollisionShape::Box && g.shape != CollisionShape::Point) x["radius"] = g.radius;
     if (g.shape == CollisionShape::Capsule || g.shape == CollisionShape::Cylinder) x["length"] = g.length;
     if (g.shape == CollisionShape::Box) x["size"] = {2 * g.half_extents.x, 2 * g.half_extents.y, 2 * g.half_extents.z};
@@ -75,7 +76,7 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
   for (const ContactPair& p : cm.pairs)
     contacts["pairs"].push_back({{"name", p.name}, {"geometries", {cm.geometries[static_cast<size_t>(p.geometry1)].name,
                                                                    cm.geometries[static_cast<size_t>(p.geometry2)].name}},
-                                 {"friction", p.friction}, {"margin", p.margin}});
+                                 {"friction", p.friction}, {"margin", p.margin}, {"stiffness", p.stiffness}, {"damping", p.damping}});
   contacts["candidates"] = json::array();
   for (const ContactCandidate& c : cm.candidates) {
     json x = {{"geometry", cm.geometries[static_cast<size_t>(c.geometry)].name}, {"body", body_name(model, c.body)},

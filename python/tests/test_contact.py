@@ -145,3 +145,25 @@ def test_the_shipped_box_stack_stands_and_each_pair_carries_the_weight_above_it(
     for name, mass in (("brick-crate", 1.0), ("ball-crate", 0.3)):
         rows = [k for k, p in enumerate(pair) if p == name]
         np.testing.assert_allclose(forces[:, rows, 2].sum(axis=1), mass * 9.81, rtol=3e-3)  # float32
+
+
+def test_a_compliant_ball_rests_at_its_static_deflection_with_either_contact_solver(tmp_path):
+    model = _free_ball(tmp_path)
+    soft = tmp_path / "soft.json"
+    soft.write_text('{"stiffness": 20000, "damping": 200}')  # a spring-damper ground contact, N/m and N s/m
+    ball = batchdyn.load(str(tmp_path / "ball.urdf"), root="free", contacts=str(soft))
+    assert ball.info()["contacts"]["geometries"][0]["stiffness"] == 20000
+    for solver in ("admm", "pgs"):
+        batch = batchdyn.Batch(ball, 2, dtype=np.float64, threads=1)
+        assert batch.contact_solver == "admm"  # the default
+        batch.contact_solver = solver
+        batch.contact_tolerance = 1e-10
+        batch.q[:, 2] = 0.1
+        for _ in range(2000):
+            batch.step(1e-3)
+        assert np.all(batch.status == 0)
+        np.testing.assert_allclose(batch.q[:, 2], 0.1 - 9.81 / 20000, rtol=1e-8)  # m g / k below the surface
+        np.testing.assert_allclose(batch.contact_forces[:, 0, 2], 9.81, rtol=1e-8)
+    assert model.info()["contacts"]["geometries"][0]["stiffness"] == 0  # rigid by default
+    with pytest.raises(batchdyn.Error, match="expected 'admm' or 'pgs'"):
+        batch.contact_solver = "newton"
