@@ -115,6 +115,7 @@ DEGENERATE_CALLS = {
     "contact_iterations": (lambda b, m: b.contact_iterations, None),
     "contact_max_iterations": (lambda b, m: setattr(b, "contact_max_iterations", 0), "max_iterations"),
     "contact_residual": (lambda b, m: b.contact_residual, None),
+    "contact_solver": (lambda b, m: setattr(b, "contact_solver", "lemke"), "expected 'admm' or 'pgs'"),
     "contact_tolerance": (lambda b, m: setattr(b, "contact_tolerance", float("nan")), "tolerance"),
     "contacts": (lambda b, m: setattr(b, "contacts", True), None),
     "control_mode": (lambda b, m: setattr(b, "control_mode", "pd"), None),
