@@ -99,8 +99,34 @@ struct PyBatch {
   PyBatch(const Model& model, int num_envs, int threads) : batch(model, num_envs, threads) {}
   Batch<T> batch;
   py::object user_q, user_v, user_tau, user_qdd, user_target, observations;
+  // set_observed_contacts: per observed geometry, its candidates with the sign of their force on
+  // it (+1: the geometry is the candidate's A; -1: a pair's B), and the (N, g, 4) array observe() fills.
+  std::vector<std::vector<std::pair<int, double>>> observed_contacts;
+  py::object contact_observations;
   std::recursive_mutex mutex;  // recursive: a binding may read a property of its own Batch
 };
+
+// The contact observations of the observed geometries into b.contact_observations: per
+// environment and geometry, 1 when any of its candidates is in contact (else 0), then the summed
+// world-frame force on it (N), from the last step's contact_flags and contact_forces.
+template <class T>
+void observe_contacts(PyBatch<T>& b) {
+  auto out = b.contact_observations.template cast<py::array_t<T>>();
+  T* o = out.mutable_data();
+  const int n = b.batch.num_envs(), candidates = b.batch.contact_candidates();
+  const size_t g = b.observed_contacts.size();
+  py::gil_scoped_release release;
+  for (int e = 0; e < n; ++e)
+    for (size_t k = 0; k < g; ++k) {
+      T* row = o + (static_cast<size_t>(e) * g + k) * 4;
+      std::fill_n(row, 4, T(0));
+      for (const auto& [c, sign] : b.observed_contacts[k]) {
+        const size_t i = static_cast<size_t>(e) * static_cast<size_t>(candidates) + static_cast<size_t>(c);
+        row[0] = std::max(row[0], b.batch.contact_flags()[i]);
+        for (int d = 0; d < 3; ++d) row[1 + d] += static_cast<T>(sign) * b.batch.contact_forces()[i * 3 + static_cast<size_t>(d)];
+      }
+    }
+}
 
 // Takes the Batch's lock; while another thread holds it (a step() with the GIL released), waits
 // with the GIL released so that thread can finish.
@@ -247,13 +273,53 @@ void bind_batch(py::module_& m, const char* name) {
         b.batch.use_observation_buffer(std::span<T>(out.mutable_data(), static_cast<size_t>(out.size())));
         b.observations = std::move(out);
       }), py::arg("names"))
+      .def("set_observed_contacts", serialised<B>([](B& b, const std::vector<std::string>& names) {
+        const ContactModel& cm = b.batch.model().contacts;
+        std::vector<std::vector<std::pair<int, double>>> observed;
+        for (const std::string& name : names) {
+          const int geometry = find_collision_geometry(cm, name);
+          if (geometry < 0) {
+            std::string known;
+            for (const CollisionGeometry& g : cm.geometries) known += (known.empty() ? "" : ", ") + g.name;
+            throw Error("set_observed_contacts: the model has no collision geometry named '" + name + "' (it has: " +
+                        (known.empty() ? "none" : known) + ")");
+          }
+          std::vector<std::pair<int, double>> list;
+          for (size_t c = 0; c < cm.candidates.size(); ++c) {
+            if (cm.candidates[c].geometry == geometry) list.emplace_back(static_cast<int>(c), 1.0);
+            else if (cm.candidates[c].geometry2 == geometry) list.emplace_back(static_cast<int>(c), -1.0);
+          }
+          observed.push_back(std::move(list));
+        }
+        b.observed_contacts = std::move(observed);
+        b.contact_observations = py::object();
+        if (names.empty()) return;
+        // A new array for each geometry set, so an earlier `contact_observations` stays a valid array.
+        py::array_t<T> out({static_cast<py::ssize_t>(b.batch.num_envs()), static_cast<py::ssize_t>(names.size()), py::ssize_t{4}});
+        std::fill_n(out.mutable_data(), out.size(), T(0));
+        b.contact_observations = std::move(out);
+      }), py::arg("names"),
+           "Chooses collision geometries (model.info()['contacts']['geometries'] names, e.g. the feet) whose contact "
+           "observe() reports in contact_observations.")
+      .def_property_readonly("contact_observations", serialised<B>([](B& b) {
+        if (!b.contact_observations) throw Error("contact_observations: no geometries chosen (call set_observed_contacts first)");
+        return b.contact_observations;
+      }), "The (N, g, 4) contact observations of the geometries of the last set_observed_contacts, filled by observe(): "
+          "1 when any of the geometry's candidates is in contact (else 0), then the world-frame force on it (N), summed.")
       .def("observe", serialised<B>([](B& b) {
+        if (b.contact_observations && b.batch.observed_frames().empty()) {
+          observe_contacts(b);
+          return b.contact_observations;
+        }
         {
           py::gil_scoped_release release;
           b.batch.observe();
         }
+        if (b.contact_observations) observe_contacts(b);
         return b.observations;
-      }), "Fills and returns the (N, k, 13) observations: world position, quaternion xyzw, linear and angular velocity.")
+      }), "Fills and returns the (N, k, 13) observations of the set_observed_frames: world position, quaternion xyzw, linear "
+          "and angular velocity. Also fills contact_observations when set_observed_contacts chose geometries (and returns "
+          "them when no frames are chosen).")
       .def("reset",
            serialised<B>([](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
               double velocity_noise) {

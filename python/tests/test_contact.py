@@ -167,3 +167,30 @@ def test_a_compliant_ball_rests_at_its_static_deflection_with_either_contact_sol
     assert model.info()["contacts"]["geometries"][0]["stiffness"] == 0  # rigid by default
     with pytest.raises(batchdyn.Error, match="expected 'admm' or 'pgs'"):
         batch.contact_solver = "newton"
+
+
+def test_observe_reports_each_chosen_geometry_in_contact_and_the_force_on_it(models_dir):
+    model = batchdyn.load(f"{models_dir}/quadruped.urdf", root="free")
+    geometries = [g["name"] for g in model.info()["contacts"]["geometries"]]
+    feet = [name for name in geometries if "FOOT" in name]
+    assert len(feet) == 4
+    batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
+    with pytest.raises(batchdyn.Error, match="no collision geometry named 'paw'"):
+        batch.set_observed_contacts(["paw"])
+    batch.set_observed_contacts(feet + [geometries[0]])  # the feet and the trunk box
+    joints = {j["name"]: j for j in model.info()["joints"]}
+    batch.q[:, 2] = 0.5 * np.cos(0.8) + 0.02
+    for leg in ("FL", "FR", "HL", "HR"):
+        for joint, angle in ((f"{leg}_hip_flexion", 0.8), (f"{leg}_knee", -1.6)):
+            batch.q[:, joints[joint]["idx_q"]] = angle
+    for _ in range(300):
+        batch.step(1e-3)
+    contacts = batch.observe()  # no frames chosen: observe() returns the contact observations
+    assert contacts.shape == (3, 5, 4) and contacts is batch.contact_observations
+    np.testing.assert_array_equal(contacts[:, :4, 0], 1.0)  # every foot on the ground
+    assert np.all(contacts[:, 4, :] == 0.0)                   # the trunk in the air
+    # Each foot's force is the sum over its candidates, and the feet carry the whole contact force.
+    np.testing.assert_allclose(contacts[:, :4, 1:].sum(axis=1), batch.contact_forces.sum(axis=1), rtol=1e-12, atol=1e-12)
+    batch.set_observed_frames(["trunk"])
+    frames = batch.observe()  # frames chosen: observe() returns them, and fills the contacts too
+    assert frames.shape == (3, 1, 13) and batch.contact_observations.shape == (3, 5, 4)
