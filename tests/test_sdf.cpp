@@ -2,11 +2,11 @@
 // two parent joints: the model Pinocchio 3.7 builds (duplicate links + welds), the cut-joint
 // alternative, and the physics the two must share. Ball joints (JointType::Spherical) are also
 // covered by every test that walks tree_models() / constrained_models().
-#include <Eigen/SVD>
 #include <fstream>
 #include <map>
 
 #include "helpers.hpp"
+#include "kernels/independent_loop_rows.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -18,13 +18,6 @@ Model cassie(LoopClosure closure = LoopClosure::DuplicateLink, RootJoint root = 
 }
 
 double distance(const Vec3d& a, const Vec3d& b) { return std::sqrt(dot(a - b, a - b)); }
-
-int rank(const Eigen::MatrixXd& J) {
-  const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues();
-  int r = 0;
-  for (int k = 0; k < s.size(); ++k) r += s[k] > 1e-9 * s[0];
-  return r;
-}
 
 Eigen::MatrixXd constraint_jacobian(const Model& m, const Eigen::VectorXd& q) {
   Data<double> data(m);
@@ -63,9 +56,9 @@ TEST_CASE("cassie_v2.sdf loads as Pinocchio 3.7 builds it: nq 45, nv 40, four we
   CHECK(m.constraint_rows == 24);
   for (const Constraint& c : m.constraints) CHECK(c.type == ConstraintType::Weld);
   Eigen::VectorXd q = neutral_configuration<double>(m);
-  CHECK(rank(constraint_jacobian(m, q)) == 22);
+  CHECK(numerical_rank(constraint_jacobian(m, q)) == 22);
   std::mt19937 rng(1);
-  CHECK(rank(constraint_jacobian(m, state_on_loops(m, rng).q)) == 22);
+  CHECK(numerical_rank(constraint_jacobian(m, state_on_loops(m, rng).q)) == 22);
 }
 
 TEST_CASE("cassie_v2.sdf: joints in Pinocchio's depth-first order, the second parent joints moving duplicates") {
@@ -144,7 +137,7 @@ TEST_CASE("cassie_v2.sdf with cut joints: ball joints become connects, nv 28, 12
   for (const Body& b : m.bodies) CHECK(b.joint_type != JointType::Spherical);
   CHECK(m.bodies[m.constraints[0].body1].name == "left-achilles-rod");
   CHECK(m.bodies[m.constraints[0].body2].name == "left-hip-pitch");
-  CHECK(rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 10);
+  CHECK(numerical_rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 10);
 }
 
 TEST_CASE("cassie_v2.sdf: both closures give the same motion of the joints they share") {
@@ -288,7 +281,7 @@ TEST_CASE("cassie.sdf (gearbox joints, a prismatic spring, 16 loops) loads as du
   CHECK(m.nq == 69);
   CHECK(m.nv == 64);
   CHECK(m.constraints.size() == 16);
-  CHECK(rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 38);
+  CHECK(numerical_rank(constraint_jacobian(m, neutral_configuration<double>(m))) == 38);
   CHECK(position_error(m, neutral_configuration<double>(m)).cwiseAbs().maxCoeff() < 1e-12);
   CHECK_ERROR_MENTIONS(load_sdf_file(path, RootJoint::FreeFlyer, LoopClosure::CutJoint), "left-shin-spring-joint", "prismatic");
   // Its foot-reference links violate the triangle inequality (tests/robots/README.md): a warning.
