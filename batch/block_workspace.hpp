@@ -39,7 +39,6 @@ struct ContactLanes {
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
   ContactSolverReport<L> report;
-  L warm;  // 1 in lanes warm-started from their environment's last impulses, 0 in lanes that start cold
   std::vector<T, xsimd::aligned_allocator<T, 64>> stage;  // the widest rows loaded: 3 C impulses, the limits' impulses, the normal
   size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + stage.size() * sizeof(T); }
 };

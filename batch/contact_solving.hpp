@@ -32,9 +32,7 @@
 // coefficient of every candidate, and the last step's results: impulses (the warm start),
 // world-frame forces, gaps, contact flags, the solver's iterations and residual. An environment
 // whose solver hit its iteration cap is stepped with the last iterate (inside the cones) and reported
-// (EnvStatus::ContactNotConverged), and its next solve starts cold: an iterate that did not
-// converge may be far from any solution, and warm-starting from it step after step lets it drift
-// further (impulses growing without bound along a null direction of G).
+// (EnvStatus::ContactNotConverged).
 #pragma once
 
 #include <algorithm>
@@ -66,8 +64,7 @@ class ContactSolving {
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
         in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
-        iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
-        cold_start_(static_cast<size_t>(num_envs), 0) {
+        iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)) {
     settings_.max_iterations = 500;
     settings_.tolerance = default_tolerance();
     for (int e = 0; e < n_; ++e) {
@@ -186,27 +183,17 @@ class ContactSolving {
   const ContactPlan& plan() const { return plan_; }
   // What a reset clears: no impulse to warm-start from.
   void clear(int e) {
-    cold_start_[static_cast<size_t>(e)] = 0;
     std::fill_n(impulses_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
     std::fill_n(forces_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
     std::fill_n(limit_impulses_.begin() + static_cast<long>(e) * plan_.num_limited_joints(), plan_.num_limited_joints(), T(0));
   }
 
-  // The block's warm start (its environments' impulses; zero in invalid lanes and in lanes
-  // whose last solve did not converge: cold), ground and friction into ws.
+  // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
+  // friction into ws.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
     load_rows(block, valid, impulses_.data(), 3 * candidates_, ws, cl.state.impulses.data(), T(0));
     load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), ws, cl.state.limit_impulses.data(), T(0));
-    alignas(64) T warm[W];
-    for (int l = 0; l < W; ++l) {
-      const int e = block * W + l;
-      warm[l] = e < n_ && valid[l] && !cold_start_[static_cast<size_t>(e)] ? T(1) : T(0);
-    }
-    cl.warm = LaneTraits<L>::load(warm);
-    const auto cold = cl.warm == L(T(0));
-    for (L& impulse : cl.state.impulses) impulse = select(cold, L(T(0)), impulse);
-    for (L& impulse : cl.state.limit_impulses) impulse = select(cold, L(T(0)), impulse);
     load_rows(block, valid, friction_.data(), candidates_, ws, cl.friction.data(), T(0));
     L normal[3], height;
     load_rows(block, valid, ground_normal_.data(), 3, ws, normal, T(0));
@@ -238,9 +225,7 @@ class ContactSolving {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
     const int loop_rows = loops ? model_.constraint_rows : 0;
-    const auto cold = cl.warm == L(T(0));  // the loop rows' warm start too (load())
-    for (int r = 0; r < loop_rows; ++r)
-      cl.state.loop_impulses[static_cast<size_t>(r)] = select(cold, L(T(0)), ws.lambda[static_cast<size_t>(r)] * h);
+    for (int r = 0; r < loop_rows; ++r) cl.state.loop_impulses[static_cast<size_t>(r)] = ws.lambda[static_cast<size_t>(r)] * h;
     cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.state,
                                           ws.q.data(), ws.v.data(), h, ws.qdd.data());
     for (int r = 0; r < loop_rows; ++r) ws.lambda[static_cast<size_t>(r)] = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
@@ -262,7 +247,6 @@ class ContactSolving {
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = static_cast<int>(iterations[l]);
       residual_[e] = residual[l];
-      cold_start_[e] = converged[l] == T(0);
       if (converged[l] == T(0)) io.report(static_cast<int>(e), EnvStatus::ContactNotConverged);
     }
   }
@@ -313,7 +297,6 @@ class ContactSolving {
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;
-  std::vector<char> cold_start_;  // N: 1 after a solve that did not converge (the next one starts cold)
 };
 
 }  // namespace batchdyn

@@ -273,38 +273,6 @@ TEST_CASE("step() with contacts: an environment with NaN is isolated and one tha
   CHECK(reference.status_message(0).find("iteration cap") != std::string::npos);
 }
 
-TEST_CASE("step() with contacts: the solve after one that hit the iteration cap starts cold, as a fresh environment's does") {
-  const Model m = quadruped();
-  const auto states = touchdown_states(m, 3, 13);
-  Batch<double> capped(m, 3, 1), warm(m, 3, 1);
-  for (int e = 0; e < 3; ++e) {
-    set_row(capped, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
-    set_row(warm, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
-  }
-  const ContactSettings defaults = capped.contact_settings();
-  ContactSettings one = defaults;
-  one.max_iterations = 1;
-  capped.set_contact_settings(one);
-  capped.step(1e-3), warm.step(1e-3);
-  capped.set_contact_settings(defaults);
-  // Fresh engines at the same states: nothing to warm-start from.
-  Batch<double> capped_fresh(m, 3, 1), warm_fresh(m, 3, 1);
-  copy_state(capped, capped_fresh), copy_state(warm, warm_fresh);
-  capped.step(1e-3), capped_fresh.step(1e-3), warm.step(1e-3), warm_fresh.step(1e-3);
-  int warm_started_differently = 0;
-  for (int e = 0; e < 3; ++e) {
-    CAPTURE(e);
-    REQUIRE(capped.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    CHECK(capped.contact_iterations()[static_cast<size_t>(e)] == capped_fresh.contact_iterations()[static_cast<size_t>(e)]);
-    CHECK(row(capped.q(), e, m.nq) == row(capped_fresh.q(), e, m.nq));  // bitwise: the same cold solve
-    CHECK(row(capped.v(), e, m.nv) == row(capped_fresh.v(), e, m.nv));
-    // A converged environment does warm-start: another solve than a fresh one's.
-    warm_started_differently += warm.contact_iterations()[static_cast<size_t>(e)] != warm_fresh.contact_iterations()[static_cast<size_t>(e)] ||
-                                row(warm.v(), e, m.nv) != row(warm_fresh.v(), e, m.nv);
-  }
-  CHECK(warm_started_differently == 3);
-}
-
 TEST_CASE("step() with contacts: switchable, off by default with loop constraints, and its settings and parameters are checked") {
   Model welded = quadruped();
   add_constraints_from_json_file(welded, model_path("quadruped_feet.json"));
