@@ -21,9 +21,10 @@ inline const char* contact_solver_name(ContactSolver solver) { return solver == 
 
 struct ContactSettings {
   ContactSolver solver = ContactSolver::Admm;
-  int max_iterations = 5000;   // ADMM iterations (the reference solves to the tolerance, whatever it costs)
+  int max_iterations = 5000;   // solver iterations (the reference solves to the tolerance, whatever it costs)
   double tolerance = 1e-8;     // relative: ADMM's primal residual ||x - z||_inf <= tol (1 + ||z||_inf) (N s) and the
-                               // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s)
+                               // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s);
+                               // PGS's iterate is always primal feasible: the dual residual alone
   double baumgarte = 0.2;      // fraction of a penetration removed per step, in [0, 1]
   double max_push_out = 0.5;   // m/s: the largest separating velocity the push-out asks for (a deep
                                // penetration, e.g. a state reset into the ground, is removed over
@@ -32,14 +33,14 @@ struct ContactSettings {
   double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
 };
 
-// Throws Error naming `who` unless max_iterations in [1, 1e6], tolerance finite and >= 0,
-// baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0.
+// Throws Error naming `who` unless the solver is ADMM or PGS, max_iterations in [1, 1e6],
+// tolerance finite and >= 0, baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0.
 inline void check_contact_settings(const ContactSettings& s, const char* who) {
-  if ((s.solver != ContactSolver::Admm && s.solver != ContactSolver::Pgs) || s.max_iterations < 1 || s.max_iterations > 1000000 || !(s.tolerance >= 0 && std::isfinite(s.tolerance)) ||
-      !(s.baumgarte >= 0 && s.baumgarte <= 1) || !(s.max_push_out >= 0 && std::isfinite(s.max_push_out)) ||
-      !(s.limit_margin >= 0 && std::isfinite(s.limit_margin)))
-    throw Error(std::string(who) + ": contact settings need a solver (admm or pgs), max_iterations in [1, 1e6], tolerance finite and >= 0, baumgarte in "
-                "[0, 1], max_push_out and limit_margin finite and >= 0");
+  if ((s.solver != ContactSolver::Admm && s.solver != ContactSolver::Pgs) || s.max_iterations < 1 || s.max_iterations > 1000000 ||
+      !(s.tolerance >= 0 && std::isfinite(s.tolerance)) || !(s.baumgarte >= 0 && s.baumgarte <= 1) ||
+      !(s.max_push_out >= 0 && std::isfinite(s.max_push_out)) || !(s.limit_margin >= 0 && std::isfinite(s.limit_margin)))
+    throw Error(std::string(who) + ": contact settings need a solver (admm or pgs), max_iterations in [1, 1e6], tolerance finite "
+                "and >= 0, baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0");
 }
 
 // The normal row's target velocity term for a distance d along it (gap, or distance to a joint
