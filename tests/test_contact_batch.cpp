@@ -1,8 +1,7 @@
 // The batched contact stage of step() (batch/contact_solving.hpp, kernels/frictional_contact.hpp):
 // against the dense reference contact step (kernels/contact_step.hpp), lanes against W = 1,
 // closed forms (resting forces = weight), isolation of bad environments, and its reports.
-#include "batch_helpers.hpp"
-#include "kernels/contact_step.hpp"
+#include "contact_reference_helpers.hpp"
 #include "topology/urdf.hpp"
 
 using namespace batchdyn;
@@ -25,27 +24,18 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 6, 1);
   REQUIRE(batch.contacts());
-  batch.set_passive_forces(false);  // the reference has no damping
   ContactSettings settings = batch.contact_settings();
   settings.tolerance = 1e-11, settings.max_iterations = 2000;
   batch.set_contact_settings(settings);
-  const auto states = touchdown_states(m, 6, 7);
-  for (int e = 0; e < 6; ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
-  const double h = 2e-3;
-  batch.step(h);
   ContactSettings reference = settings;
   reference.max_iterations = 20000, reference.tolerance = 1e-12;
-  Data<double> data(m);
+  const double h = 2e-3;
+  const std::vector<ContactStepResult> results = check_step_equals_dense_reference(batch, touchdown_states(m, 6, 7), h, reference);
   int touching = 0;
   for (int e = 0; e < 6; ++e) {
     CAPTURE(e);
-    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    const ContactStepResult r = dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
-                                                   Eigen::VectorXd::Zero(m.nv), h, reference);
-    REQUIRE(r.converged);
+    const ContactStepResult& r = results[static_cast<size_t>(e)];
     touching += static_cast<int>(r.active.size());
-    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
-    CHECK((row(batch.q(), e, m.nq) - r.q).cwiseAbs().maxCoeff() < 1e-9);
     // The same candidates in contact, with the same world forces.
     for (int k = 0; k < batch.contact_candidates(); ++k) {
       const auto it = std::find(r.active.begin(), r.active.end(), k);

@@ -2,8 +2,7 @@
 // implicitly at the end of the step, normal_row_terms in kernels/contact_settings.hpp): the
 // loader, closed forms (the static deflection m g / k, the scalar spring-damper recursion step
 // for step), the dense reference, and lanes against W = 1.
-#include "batch_helpers.hpp"
-#include "kernels/contact_step.hpp"
+#include "contact_reference_helpers.hpp"
 #include "topology/contacts.hpp"
 #include "topology/urdf.hpp"
 
@@ -108,31 +107,19 @@ TEST_CASE("compliant contact: a dropped ball follows the implicit spring-damper 
 TEST_CASE("compliant contact: one landing step of the quadruped on compliant feet equals the dense reference, joint limits included") {
   const Model m = compliant_quadruped();
   ScalarBatch<double> batch(m, 6, 1);
-  batch.set_passive_forces(false);  // the reference has no damping
   ContactSettings settings = batch.contact_settings();
   settings.tolerance = 1e-11, settings.max_iterations = 2000;
   batch.set_contact_settings(settings);
-  const auto states = touchdown_states(m, 6, 7);
-  for (int e = 0; e < 6; ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
-  const double h = 2e-3;
-  batch.step(h);
   ContactSettings reference = settings;
   reference.max_iterations = 20000, reference.tolerance = 1e-12;
-  Data<double> data(m);
+  const double h = 2e-3;
+  const auto states = touchdown_states(m, 6, 7);
   int touching = 0;
-  for (int e = 0; e < 6; ++e) {
-    CAPTURE(e);
-    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    const ContactStepResult r = dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
-                                                   Eigen::VectorXd::Zero(m.nv), h, reference);
-    REQUIRE(r.converged);
-    touching += static_cast<int>(r.active.size());
-    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
-    CHECK((row(batch.q(), e, m.nq) - r.q).cwiseAbs().maxCoeff() < 1e-9);
-  }
+  for (const ContactStepResult& r : check_step_equals_dense_reference(batch, states, h, reference)) touching += static_cast<int>(r.active.size());
   CHECK(touching >= 12);
   // The compliance changes the step: the rigid quadruped's landing is another one.
   const Model rigid = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  Data<double> data(rigid);
   const ContactStepResult r = dense_contact_step(rigid, data, states[0].first, states[0].second, Eigen::VectorXd::Zero(m.nv), h, reference);
   CHECK((row(batch.v(), 0, m.nv) - r.v).cwiseAbs().maxCoeff() > 1e-3);
 }

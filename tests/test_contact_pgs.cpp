@@ -2,9 +2,8 @@
 // (ContactSettings::solver = Pgs): the same NCP as ADMM's, so the same step as the dense
 // reference's where the solution is unique; resting and sliding closed forms; its reports; lanes
 // against W = 1.
-#include "batch_helpers.hpp"
+#include "contact_reference_helpers.hpp"
 #include "kernels/contact_pgs.hpp"
-#include "kernels/contact_step.hpp"
 #include "topology/urdf.hpp"
 
 using namespace batchdyn;
@@ -45,24 +44,10 @@ TEST_CASE("PGS: a sliding contact ends on the friction disk's rim, opposite to i
 TEST_CASE("PGS: one landing step of the quadruped equals the dense reference's ADMM solution (a unique solution), joint limits included") {
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 6, 1);
-  batch.set_passive_forces(false);  // the reference has no damping
   use_pgs(batch, 1e-11, 100000);
-  const auto states = touchdown_states(m, 6, 7);
-  for (int e = 0; e < 6; ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
-  const double h = 2e-3;
-  batch.step(h);
   ContactSettings reference = batch.contact_settings();
   reference.solver = ContactSolver::Admm, reference.max_iterations = 20000, reference.tolerance = 1e-12;
-  Data<double> data(m);
-  for (int e = 0; e < 6; ++e) {
-    CAPTURE(e);
-    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    const ContactStepResult r = dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
-                                                   Eigen::VectorXd::Zero(m.nv), h, reference);
-    REQUIRE(r.converged);
-    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
-    CHECK((row(batch.q(), e, m.nq) - r.q).cwiseAbs().maxCoeff() < 1e-9);
-  }
+  check_step_equals_dense_reference(batch, touchdown_states(m, 6, 7), 2e-3, reference);
 }
 
 TEST_CASE("PGS: a box resting on the plane carries m g on its corners and does not drift over 10^4 steps") {

@@ -1,0 +1,39 @@
+// The contact tests' check against the oracle: one step of a W = 1 engine from touchdown states
+// equals the dense reference contact step (kernels/contact_step.hpp) of every environment.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "batch_helpers.hpp"
+#include "kernels/contact_step.hpp"
+
+namespace batchdyn::test {
+
+// Writes `states` into `batch` (passive forces off: the reference has no damping), steps it once
+// by h with its own contact settings, and checks every environment against dense_contact_step at
+// `reference` (status Ok, the reference converged, v to 1e-7, q to 1e-9). Returns the reference
+// results, one per environment, for the caller's further checks.
+inline std::vector<ContactStepResult> check_step_equals_dense_reference(ScalarBatch<double>& batch,
+                                                                        const std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>>& states,
+                                                                        double h, const ContactSettings& reference) {
+  const Model& m = batch.model();
+  batch.set_passive_forces(false);
+  for (int e = 0; e < batch.num_envs(); ++e) set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
+  batch.step(h);
+  Data<double> data(m);
+  std::vector<ContactStepResult> results;
+  for (int e = 0; e < batch.num_envs(); ++e) {
+    CAPTURE(e);
+    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    results.push_back(dense_contact_step(m, data, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second,
+                                         Eigen::VectorXd::Zero(m.nv), h, reference));
+    const ContactStepResult& r = results.back();
+    REQUIRE(r.converged);
+    CHECK((row(batch.v(), e, m.nv) - r.v).cwiseAbs().maxCoeff() < 1e-7);
+    CHECK((row(batch.q(), e, m.nq) - r.q).cwiseAbs().maxCoeff() < 1e-9);
+  }
+  return results;
+}
+
+}  // namespace batchdyn::test
