@@ -94,8 +94,18 @@ class ContactSolving {
   // The contact settings of the stage: ADMM, at most 500 iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
   // (double) or 1e-5 (float) relative, joint limits on (margin 0.01), Baumgarte 0.2.
+  // PV-soft's x-step (settings.admm_linear_solve) takes rows on one body each: refused, with
+  // the reason, on a model with contact pairs or loop constraints.
   void set_settings(const ContactSettings& settings) {
     check_contact_settings(settings, "Batch::set_contact_settings");
+    if (settings.admm_linear_solve == AdmmLinearSolve::PvSoft) {
+      if (!model_.contacts.pairs.empty())
+        throw Error("Batch::set_contact_settings: the pv-soft linear solve needs contact rows on one body each, and contact pair '" +
+                    model_.contacts.pairs.front().name + "' acts on two; use cholesky");
+      if (model_.constraint_rows > 0)
+        throw Error("Batch::set_contact_settings: the pv-soft linear solve does not take loop-constraint rows, and this model has " +
+                    std::to_string(model_.constraint_rows) + "; use cholesky");
+    }
     settings_ = settings;
   }
   const ContactSettings& settings() const { return settings_; }

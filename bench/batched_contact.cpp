@@ -6,14 +6,20 @@
 // StepContactPgs: the same step with projected Gauss-Seidel (the baseline) instead of ADMM.
 // AdmmIterations, PgsIterations: the same step at a fixed iteration count, for the cost of one
 // iteration.
+// StepManyContacts: ADMM's two linear solves (ContactSettings::admm_linear_solve: Cholesky on
+// the formed G, or PV-soft on the tree) in one run as the number of contacts grows: the same
+// stance on feet of 1 + p spheres each (p more side by side, 4 mm apart across the foot, all
+// touching), so 4 (1 + p) contacts, m = 12 (1 + p) rows, redundant as a box's corners are.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <utility>
 
 #include "batch/batch.hpp"
 #include "bench_common.hpp"
+#include "topology/contacts.hpp"
 #include "topology/urdf.hpp"
 
 namespace {
@@ -43,6 +49,24 @@ void stand(Engine& batch) {
     for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
     for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(q[k + 1]);
   }
+}
+
+// The quadruped with p more 2 cm spheres per foot beside its own, across the foot (along its y).
+const Model& quadruped_wide_feet(int p) {
+  static std::vector<std::unique_ptr<Model>> cache(64);
+  std::unique_ptr<Model>& m = cache.at(static_cast<size_t>(p));
+  if (!m) {
+    m = std::make_unique<Model>(quadruped());
+    std::string geometries;
+    for (const char* leg : {"FL", "FR", "HL", "HR"})
+      for (int j = 0; j < p; ++j) {
+        const double y = 0.004 * (j + 1) * (j % 2 == 0 ? 1 : -1);
+        geometries += std::string(geometries.empty() ? "" : ", ") + "{\"name\": \"" + leg + std::to_string(j) + "\", \"link\": \"" + leg +
+                      "_FOOT\", \"sphere\": {\"radius\": 0.02}, \"placement\": {\"xyz\": [0, " + std::to_string(y) + ", 0]}}";
+      }
+    add_contacts_from_json(*m, "{\"geometries\": [" + geometries + "]}", "wide feet");
+  }
+  return *m;
 }
 
 template <class Engine>
@@ -117,6 +141,36 @@ void BM_SolverIterations(benchmark::State& state, ContactSolver solver) {
   state.counters["contact_iterations"] = batch.contact_iterations()[0];
 }
 
+// The standing step on feet of 1 + p spheres, with ADMM's linear solve `solve`; 256 environments,
+// 1 thread, settled for 1 s first.
+template <class Engine>
+void BM_StepManyContacts(benchmark::State& state, AdmmLinearSolve solve) {
+  using T = typename Engine::T;
+  const int p = static_cast<int>(state.range(0)), n = 256;
+  const Model& model = quadruped_wide_feet(p);
+  Engine batch(model, n, 1);
+  stand(batch);
+  ContactSettings settings = batch.contact_settings();
+  settings.admm_linear_solve = solve;
+  batch.set_contact_settings(settings);
+  const T h(2e-3);
+  for (int s = 0; s < 500; ++s) batch.step(h);
+  double iterations = 0, in_contact = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.step(h);
+    iterations += std::accumulate(batch.contact_iterations().begin(), batch.contact_iterations().end(), 0.0) / n;
+    benchmark::DoNotOptimize(batch.q());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int e = 0; e < n; ++e)
+    for (int c = 0; c < batch.contact_candidates(); ++c) in_contact += batch.contact_flags()[e * batch.contact_candidates() + c];
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, Engine::W, 0.0);
+  state.counters["contact_iterations"] = iterations / static_cast<double>(state.iterations());
+  state.counters["in_contact"] = in_contact / n;
+}
+
 void register_step(const std::string& name, bool contacts, auto bm, ContactSolver solver = ContactSolver::Admm) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), bm, contacts, solver);
   b->ArgNames({"N", "threads"})->UseRealTime()->MinTime(0.3);
@@ -137,6 +191,10 @@ const bool registered = [] {
       benchmark::RegisterBenchmark((prefix + "Iterations" + precision + "/quadruped_standing").c_str(), bm, solver)
           ->ArgNames({"N", "iterations"})->Args({4096, 5})->Args({4096, 45})->UseRealTime()->MinTime(0.3);
   }
+  for (const auto& [name, solve] : {std::pair{std::string("Cholesky"), AdmmLinearSolve::Cholesky}, std::pair{std::string("PvSoft"), AdmmLinearSolve::PvSoft}})
+    for (auto [precision, bm] : {std::pair{"<double>", &BM_StepManyContacts<Batch<double>>}, std::pair{"<float>", &BM_StepManyContacts<Batch<float>>}})
+      benchmark::RegisterBenchmark(("StepManyContacts" + name + precision + "/quadruped_wide_feet").c_str(), bm, solve)
+          ->ArgNames({"p"})->Args({0})->Args({1})->Args({3})->Args({5})->Args({12})->UseRealTime()->MinTime(0.3);
   return true;
 }();
 

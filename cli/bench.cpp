@@ -53,6 +53,7 @@ struct BenchSettings {
   int iterations = 0;      // --iterations K: exactly K solver iterations (tolerance 0); 0 = the solver's defaults
   bool passive_forces = true;  // --passive-forces on|off: the model's joint damping in the dynamics
   ContactSolver contact_solver = ContactSolver::Admm;  // --contact-solver admm|pgs: the contact stage's solver (--step)
+  AdmmLinearSolve admm_linear_solve = AdmmLinearSolve::Cholesky;  // --admm-linear-solve cholesky|pv-soft: ADMM's x-step
   bool progress = false;
 };
 
@@ -215,6 +216,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   }
   ContactSettings contact_settings = batch.contact_settings();
   contact_settings.solver = s.contact_solver;
+  contact_settings.admm_linear_solve = s.admm_linear_solve;
   batch.set_contact_settings(contact_settings);
   fill_random_poses(batch, model);
   if (s.step && batch.contacts()) rest_poses_on_ground(batch, model);
@@ -263,7 +265,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   try {
     const Options o = parse_options(
         args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
-                                  "--passive-forces", "--contact-solver"}, kModelOptions),
+                                  "--passive-forces", "--contact-solver", "--admm-linear-solve"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -289,6 +291,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       if (*solver != "admm" && *solver != "pgs") throw Error("--contact-solver must be admm or pgs, got '" + *solver + "'");
       if (!s.step) throw Error("--contact-solver needs --step");
       s.contact_solver = *solver == "pgs" ? ContactSolver::Pgs : ContactSolver::Admm;
+    }
+    if (const auto solve = o.get("--admm-linear-solve")) {
+      if (*solve != "cholesky" && *solve != "pv-soft") throw Error("--admm-linear-solve must be cholesky or pv-soft, got '" + *solve + "'");
+      if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-linear-solve needs --step and the admm contact solver");
+      s.admm_linear_solve = *solve == "pv-soft" ? AdmmLinearSolve::PvSoft : AdmmLinearSolve::Cholesky;
     }
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
@@ -347,6 +354,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["contact_candidates"] = r.contact_candidates;  // 0: the step ran no contact stage
     j["mean_candidates_in_contact"] = r.mean_in_contact;
     j["contact_solver"] = contact_solver_name(s.contact_solver);
+    j["admm_linear_solve"] = admm_linear_solve_name(s.admm_linear_solve);
     j["mean_contact_iterations"] = r.mean_contact_iterations;
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -367,7 +375,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       if (r.contact_candidates > 0) {
         std::snprintf(line, sizeof line,
                       "  contact stage: %d candidates, %.1f in contact and %.1f %s iterations per env (last step, mean)\n",
-                      r.contact_candidates, r.mean_in_contact, r.mean_contact_iterations, s.contact_solver == ContactSolver::Pgs ? "PGS" : "ADMM");
+                      r.contact_candidates, r.mean_in_contact, r.mean_contact_iterations,
+                      s.contact_solver == ContactSolver::Pgs ? "PGS" : s.admm_linear_solve == AdmmLinearSolve::PvSoft ? "ADMM (PV-soft)" : "ADMM");
         out << line;
       }
     }

@@ -4,8 +4,9 @@
 // own problem: the batched counterpart of the dense reference's step 3 (kernels/contact_step.hpp).
 // The default solver of the contact stage; kernels/contact_pgs.hpp is the baseline.
 //
-// ADMM splits lambda into x (the linear solve with G + (rho + eta) I, one Cholesky factor per
-// rho) and z (the projection onto the cones; limit rows onto lambda >= 0; bilateral rows onto
+// ADMM splits lambda into x (the linear solve with G + (rho + eta) I: one Cholesky factor of the
+// formed G per rho, or PV-soft on the tree, kernels/admm_x_step.hpp) and z (the projection onto
+// the cones; limit rows onto lambda >= 0; bilateral rows onto
 // all of R, so z = x + y / rho and y stays 0) with the scaled dual y; at the solution y = -sigma~.
 //
 // Every lane has its own rho. Lanes iterate together until every lane has converged or the cap
@@ -17,8 +18,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/admm_x_step.hpp"
 #include "kernels/contact_problem.hpp"
-#include "layout/dense.hpp"
 
 namespace batchdyn {
 
@@ -26,9 +27,12 @@ namespace batchdyn {
 // in_contact) on every lane; lambda (3k + l + b lanes) is
 // the warm start on entry (the previous step's impulses; zero for none) and the impulses on exit
 // (N s, in the cones; zero for an absent contact or row). G and g are overwritten (scaled).
-// Preconditions: G symmetric positive semi-definite. O(iterations m^2 + refactorisations m^3 / 6).
-template <class S>
-ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactSolverWorkspace<S>& ws, S* lambda) {
+// `x_step` does the linear solves (kernels/admm_x_step.hpp: CholeskyXStep on ws by default).
+// Preconditions: G symmetric positive semi-definite. O(iterations m^2 + refactorisations m^3 / 6)
+// with Cholesky; O(iterations (m^2 + n) + refactorisations (n + m)) with PV-soft.
+template <class S, class XStep>
+ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactSolverWorkspace<S>& ws, S* lambda,
+                                    XStep&& x_step) {
   using std::abs;
   using std::max;
   using std::min;
@@ -70,7 +74,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
   S rho = S(1e-2) * largest;
   const S eta = S(1e-6) * largest;  // proximal term: G may be singular
   const S rho_increment(2.0);
-  const auto refactor = [&] { damped_cholesky(G, m, rho + eta, ws.factor.data()); };
+  const auto refactor = [&] { x_step.factor(rho + eta); };
   refactor();
 
   // Warm start: z = lambda' (projected, absent contacts zero), x = z, y = -(G' z + g' + s).
@@ -109,7 +113,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
       const size_t u = static_cast<size_t>(i);
       ws.rhs[u] = rho * ws.z[u] + eta * ws.x[u] - ws.y[u] - g[i];
     }
-    cholesky_solve(ws.factor.data(), m, ws.rhs.data());
+    x_step.solve(ws.rhs.data());
     // z-step: the projection onto the cones; y-step: the scaled dual ascent. Frozen lanes keep theirs.
     S primal(0), change(0), z_norm(0);
     // Row i's new x and z (absent rows: zero): the dual ascent, the residuals' bookkeeping.
@@ -163,6 +167,11 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
   }
   unscale_contact_impulses(k, m, ws, lambda);
   return report;
+}
+
+template <class S>
+ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactSolverWorkspace<S>& ws, S* lambda) {
+  return contact_admm(k, l, b, settings, ws, lambda, CholeskyXStep<S>{ws, 3 * k + l + b});
 }
 
 }  // namespace batchdyn

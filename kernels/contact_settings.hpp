@@ -19,8 +19,18 @@ enum class ContactSolver {
 
 inline const char* contact_solver_name(ContactSolver solver) { return solver == ContactSolver::Pgs ? "pgs" : "admm"; }
 
+// How ADMM does its x-step, the linear solve with G + (rho + eta) I (kernels/admm_x_step.hpp).
+enum class AdmmLinearSolve {
+  Cholesky,  // on the formed G: a Cholesky factor per rho, O(m^3 / 6), then O(m^2) per iteration (the default)
+  PvSoft,    // on the tree, G never factored (kernels/pv_soft.hpp): O(n + m) per rho and per iteration;
+             // for rows on one body each: ground contacts and joint limits (not pairs, not loop rows)
+};
+
+inline const char* admm_linear_solve_name(AdmmLinearSolve solve) { return solve == AdmmLinearSolve::PvSoft ? "pv-soft" : "cholesky"; }
+
 struct ContactSettings {
   ContactSolver solver = ContactSolver::Admm;
+  AdmmLinearSolve admm_linear_solve = AdmmLinearSolve::Cholesky;
   int max_iterations = 5000;   // solver iterations (the reference solves to the tolerance, whatever it costs)
   double tolerance = 1e-8;     // relative: ADMM's primal residual ||x - z||_inf <= tol (1 + ||z||_inf) (N s) and the
                                // NCP's dual residual (cone distance, complementarity) <= tol (1 + ||g||_inf) (m/s);
@@ -33,13 +43,14 @@ struct ContactSettings {
   double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
 };
 
-// Throws Error naming `who` unless the solver is ADMM or PGS, max_iterations in [1, 1e6],
+// Throws Error naming `who` unless the solver is ADMM or PGS, ADMM's linear solve Cholesky or PV-soft, max_iterations in [1, 1e6],
 // tolerance finite and >= 0, baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0.
 inline void check_contact_settings(const ContactSettings& s, const char* who) {
-  if ((s.solver != ContactSolver::Admm && s.solver != ContactSolver::Pgs) || s.max_iterations < 1 || s.max_iterations > 1000000 ||
+  if ((s.solver != ContactSolver::Admm && s.solver != ContactSolver::Pgs) ||
+      (s.admm_linear_solve != AdmmLinearSolve::Cholesky && s.admm_linear_solve != AdmmLinearSolve::PvSoft) || s.max_iterations < 1 || s.max_iterations > 1000000 ||
       !(s.tolerance >= 0 && std::isfinite(s.tolerance)) || !(s.baumgarte >= 0 && s.baumgarte <= 1) ||
       !(s.max_push_out >= 0 && std::isfinite(s.max_push_out)) || !(s.limit_margin >= 0 && std::isfinite(s.limit_margin)))
-    throw Error(std::string(who) + ": contact settings need a solver (admm or pgs), max_iterations in [1, 1e6], tolerance finite "
+    throw Error(std::string(who) + ": contact settings need a solver (admm or pgs), an ADMM linear solve (cholesky or pv-soft), max_iterations in [1, 1e6], tolerance finite "
                 "and >= 0, baumgarte in [0, 1], max_push_out and limit_margin finite and >= 0");
 }
 

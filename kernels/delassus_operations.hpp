@@ -9,19 +9,27 @@
 
 namespace batchdyn {
 
-// The joint-space response dqdd = M^{-1} J^T f to the spatial forces ws.body_force (one per
-// body, in its own frame; consumed) at the configuration of the last Delassus sweep on ws: the
-// forces are carried down to the joints through the articulated inertias (ABA's force sweep
-// with those inertias) and the resulting accelerations back out (ABA's second forward sweep)
-// into ws.body_acceleration and, when dqdd is given, the joints (nv lanes). O(n).
-template <class S>
-void delassus_force_response(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, S* dqdd) {
+// The joint-space response dqdd = M^{-1} (J^T f + tau) to the spatial forces ws.body_force (one
+// per body, in its own frame; consumed) and, when given, the joint torques `joint_torque` (nv
+// lanes), at the configuration of the last factorisation on ws (a Delassus sweep; PV-soft's,
+// kernels/pv_soft.hpp): the forces are carried down to the joints through the articulated
+// inertias (ABA's force sweep with those inertias) and the resulting accelerations back out
+// (ABA's second forward sweep) into ws.body_acceleration and, when dqdd is given, the joints
+// (nv lanes). O(n).
+template <class S, class Workspace>
+void delassus_force_response(const ModelConstants<S>& c, Workspace& ws, S* dqdd, const S* joint_torque = nullptr) {
   const int n = static_cast<int>(c.tree.size());
   // Backward: the part of each body's force its joint does not absorb reaches the parent.
   for (int i = n - 1; i >= 1; --i) {
     const BodyPlan& body = c.tree[i];
     S* St_f = ws.joint_force.data() + body.idx_v;
-    const Force<S> passed = propagate_force(c, i, ws.U_Dinv.data() + body.idx_v, ws.body_force[i], St_f);
+    const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    Force<S> passed = propagate_force(c, i, U_Dinv, ws.body_force[i], St_f);
+    if (joint_torque)  // u_i = S_i^T f_i + tau_i; the parent gets f_i - U_i D_i^-1 u_i
+      for (int k = 0; k < body.nv; ++k) {
+        St_f[k] += joint_torque[body.idx_v + k];
+        passed -= U_Dinv[k] * joint_torque[body.idx_v + k];
+      }
     if (body.parent > 0) ws.body_force[body.parent] += ws.parent_from_body[i].act(passed);
   }
   // Forward: a_i = ^iX_{λ(i)} a_{λ(i)} + S_i D_i^{-1} (S_i^T f_i - U_i^T ^iX_{λ(i)} a_{λ(i)}).

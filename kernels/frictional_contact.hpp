@@ -10,8 +10,10 @@
 //      J_c v_free (the relative velocity)
 //   3. G_T over the contact bodies' terminals by PV-OSIMr (topology/contact_plan.hpp), then G
 //      of the candidates in contact, G_ab = T_a G_T T_b^T, and g = J v_free + closing terms
-//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp), or by projected Gauss-Seidel
-//      (kernels/contact_pgs.hpp, the baseline) when settings.solver says so
+//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp; its linear solves on the formed
+//      G, or by PV-soft on the tree, kernels/admm_x_step.hpp, as settings.admm_linear_solve
+//      says), or by projected Gauss-Seidel (kernels/contact_pgs.hpp, the baseline) when
+//      settings.solver says so
 //   5. v+ = v_free + M^-1 J^T lambda by one O(n) force response, returned as
 //      qdd = qdd_free + M^-1 J^T lambda / h so that the integrate stage steps to v+.
 // A candidate is in a lane's problem when its gap is below its margin (a mask); the block
@@ -70,7 +72,8 @@ struct FrictionalContactWorkspace {
         loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)),
         list_impulses(3 * gap.size() + limit_distance.size() + loop_impulses.size()), contact_list(gap.size()),
         limit_list(limit_distance.size()), groups(gap.size() + loops.size()),
-        problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows) {}
+        problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows),
+        soft(model, 3 * plan.num_candidates() + plan.num_limited_joints()) {}
   DelassusWorkspace<S> delassus;
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
@@ -94,6 +97,7 @@ struct FrictionalContactWorkspace {
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
   std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
   ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
+  PvSoftXStepWorkspace<S> soft;               // ADMM's x-step by PV-soft: the problem's rows on the tree
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
@@ -101,7 +105,7 @@ struct FrictionalContactWorkspace {
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() +
             list_impulses.size()) * sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
-           (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes();
+           (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes() + soft.bytes();
   }
 };
 
@@ -324,6 +328,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     const NormalRowTerms<S> normal =
         normal_row_terms(ws.gap[static_cast<size_t>(kb)], h, settings, model.contacts.stiffness(kb), model.contacts.damping(kb));
     G[(3 * b) * m + 3 * b] += normal.compliance;
+    ws.soft.compliance[static_cast<size_t>(3 * b)] = normal.compliance;
+    ws.soft.compliance[static_cast<size_t>(3 * b + 1)] = ws.soft.compliance[static_cast<size_t>(3 * b + 2)] = S(0);
     ws.problem.g[static_cast<size_t>(3 * b)] = ws.velocity[static_cast<size_t>(3 * kb)] + normal.target;
     ws.problem.g[static_cast<size_t>(3 * b + 1)] = ws.velocity[static_cast<size_t>(3 * kb + 1)];
     ws.problem.g[static_cast<size_t>(3 * b + 2)] = ws.velocity[static_cast<size_t>(3 * kb + 2)];
@@ -370,6 +376,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     ws.problem.g[static_cast<size_t>(row)] =
         sign * ws.v_free[static_cast<size_t>(joint.dof)] + closing_velocity(ws.limit_distance[static_cast<size_t>(jr)], h, settings);
     ws.problem.in_contact[static_cast<size_t>(in_block + r)] = ws.limit_active[static_cast<size_t>(jr)];
+    ws.soft.rows[static_cast<size_t>(row)] = PvSoftRow<S>{joint.body, nullptr, joint.dof, sign};
+    ws.soft.compliance[static_cast<size_t>(row)] = S(0);
   }
 
   // 4. The impulses, warm-started from the previous step's.
@@ -380,8 +388,23 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   for (int r = 0; r < limits_in_block; ++r)
     warm[static_cast<size_t>(limit_row + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
   for (int r = 0; r < loop_rows; ++r) warm[static_cast<size_t>(loop_row + r)] = ws.loop_impulses[static_cast<size_t>(r)];
-  report = settings.solver == ContactSolver::Pgs ? contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data())
-                                                : contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
+  // PV-soft takes rows on one body each: a block with a pair's contact or loop rows keeps the
+  // Cholesky x-step (Batch refuses PV-soft on such models).
+  bool one_body_rows = loop_rows == 0;
+  for (int b = 0; b < in_block; ++b) {
+    const ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(b)];
+    one_body_rows = one_body_rows && group.sides == 1;
+    if (group.sides == 1)
+      for (int r = 0; r < 3; ++r) ws.soft.rows[static_cast<size_t>(3 * b + r)] = PvSoftRow<S>{group.side[0].body, &group.side[0].columns[r]};
+  }
+  if (settings.solver == ContactSolver::Pgs) {
+    report = contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
+  } else if (settings.admm_linear_solve == AdmmLinearSolve::PvSoft && one_body_rows) {
+    report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data(),
+                          PvSoftXStep<S>{c, ws.delassus.parent_from_body.data(), in_block, m, ws.problem, ws.soft});
+  } else {
+    report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
+  }
 
   // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies (a limit's as a
   // joint torque), one response sweep.

@@ -17,10 +17,11 @@
 namespace batchdyn {
 
 // From body i's articulated inertia H^A_i: the columns U_i (nv_i forces) and D_i^{-1} (nv_i x
-// nv_i, row-major).
+// nv_i, row-major). `extra_diagonal` (nv_i lanes, optional) is added to D_i's diagonal with the
+// armature: PV-soft's joint rows (kernels/pv_soft.hpp).
 template <class S>
 BATCHDYN_INLINE void eliminate_joint(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& articulated_inertia, Force<S>* U,
-                     S* Dinv) {
+                     S* Dinv, const S* extra_diagonal = nullptr) {
   const int nv = c.tree[i].nv, idx_v = c.tree[i].idx_v;
   S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
   D[0] = S(0);  // every joint has a dof; tells GCC (-Wmaybe-uninitialized, SSE2 builds) that D is written
@@ -28,6 +29,8 @@ BATCHDYN_INLINE void eliminate_joint(const ModelConstants<S>& c, int i, const Ar
   for (int r = 0; r < nv; ++r)
     for (int k = 0; k < nv; ++k) D[r * nv + k] = subspace_transpose_times(c, i, U[k], r);
   for (int k = 0; k < nv; ++k) D[k * nv + k] += c.armature[static_cast<size_t>(idx_v + k)];  // rotor inertia on the joint axis
+  if (extra_diagonal)
+    for (int k = 0; k < nv; ++k) D[k * nv + k] += extra_diagonal[k];
   invert_spd(D, nv, Dinv);
 }
 

@@ -392,6 +392,17 @@ void bind_batch(py::module_& m, const char* name) {
                       b.batch.set_contact_settings(s);
                     }), "The contact problem's solver: 'admm' (proximal ADMM, the default) or 'pgs' (projected Gauss-Seidel, "
                         "the baseline most engines use), with the same cap, tolerance and stopping test.")
+      .def_property("admm_linear_solve",
+                    serialised<B>([](B& b) { return std::string(admm_linear_solve_name(b.batch.contact_settings().admm_linear_solve)); }),
+                    serialised<B>([](B& b, const std::string& name) {
+                      if (name != "cholesky" && name != "pv-soft")
+                        throw Error("Batch.admm_linear_solve: expected 'cholesky' or 'pv-soft', got '" + name + "'");
+                      ContactSettings s = b.batch.contact_settings();
+                      s.admm_linear_solve = name == "pv-soft" ? AdmmLinearSolve::PvSoft : AdmmLinearSolve::Cholesky;
+                      b.batch.set_contact_settings(s);
+                    }), "ADMM's linear solve with G + rho I: 'cholesky' (a factor of the formed Delassus matrix, the default) or "
+                        "'pv-soft' (on the tree, O(n + m) per solve; ground contacts and joint limits only: refused on a model "
+                        "with contact pairs or loop constraints).")
       .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
                     serialised<B>([](B& b, int iterations) {
                       ContactSettings s = b.batch.contact_settings();
