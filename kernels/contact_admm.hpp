@@ -4,10 +4,11 @@
 // own problem: the batched counterpart of the dense reference's step 3 (kernels/contact_step.hpp).
 // The default solver of the contact stage; kernels/contact_pgs.hpp is the baseline.
 //
-// ADMM splits lambda into x (the linear solve with G + (rho + eta) I: one Cholesky factor of the
-// formed G per rho, or PV-soft on the tree, kernels/admm_x_step.hpp) and z (the projection onto
-// the cones; limit rows onto lambda >= 0; bilateral rows onto
-// all of R, so z = x + y / rho and y stays 0) with the scaled dual y; at the solution y = -sigma~.
+// ADMM splits lambda into x (the linear solve with G + (rho + eta) I) and z (the projection onto
+// the cones; limit rows onto lambda >= 0; bilateral rows onto all of R, so z = x + y / rho and y
+// stays 0) with the scaled dual y; at the solution y = -sigma~. Its products with G and its linear
+// solves are its Delassus operator's (kernels/admm_delassus.hpp): on the formed G (a Cholesky
+// factor per rho), or on the tree without forming G (PV-soft).
 //
 // Every lane has its own rho. Lanes iterate together until every lane has converged or the cap
 // is hit; a converged lane is frozen, so a lane's result never depends on its block mates.
@@ -16,9 +17,10 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
-#include "kernels/admm_x_step.hpp"
+#include "kernels/admm_delassus.hpp"
 #include "kernels/contact_problem.hpp"
 
 namespace batchdyn {
@@ -27,12 +29,13 @@ namespace batchdyn {
 // in_contact) on every lane; lambda (3k + l + b lanes) is
 // the warm start on entry (the previous step's impulses; zero for none) and the impulses on exit
 // (N s, in the cones; zero for an absent contact or row). G and g are overwritten (scaled).
-// `x_step` does the linear solves (kernels/admm_x_step.hpp: CholeskyXStep on ws by default).
+// `delassus` does the products with G and the linear solves (kernels/admm_delassus.hpp:
+// CholeskyDelassus on ws.G by default; with PvSoftDelassus only G's diagonal is read).
 // Preconditions: G symmetric positive semi-definite. O(iterations m^2 + refactorisations m^3 / 6)
-// with Cholesky; O(iterations (m^2 + n) + refactorisations (n + m)) with PV-soft.
-template <class S, class XStep>
+// on the formed G; O((iterations + refactorisations) (n + m)) with PV-soft.
+template <class S, class Delassus>
 ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactSolverWorkspace<S>& ws, S* lambda,
-                                    XStep&& x_step) {
+                                    Delassus&& delassus) {
   using std::abs;
   using std::max;
   using std::min;
@@ -44,11 +47,10 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     report.converged = S(1);
     return report;
   }
-  S* G = ws.G.data();
   S* g = ws.g.data();
   const auto present = [&](int c) { return ws.in_contact[static_cast<size_t>(c)] != S(0); };
 
-  precondition_contact_problem(k, l, b, ws);  // as the reference
+  precondition_contact_problem(k, l, b, ws, std::remove_reference_t<Delassus>::formed);  // as the reference
 
   // rho: the largest eigenvalue L of G' by power iteration (G' is PSD with a unit mean diagonal,
   // so L <= m), then rho = 1e-2 L, between the paper's spectral choice sqrt(L m_min) for a
@@ -59,13 +61,9 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     S* w = ws.sigma.data();
     for (int i = 0; i < m; ++i) u[i] = select(present(contact_row_owner(k, i)), S(1), S(0));
     for (int it = 0; it < 8; ++it) {
+      delassus.times(u, nullptr, w);
       S norm(0);
-      for (int i = 0; i < m; ++i) {
-        S s(0);
-        for (int j = 0; j < m; ++j) s += G[i * m + j] * u[j];
-        w[i] = s;
-        norm += s * s;
-      }
+      for (int i = 0; i < m; ++i) norm += w[i] * w[i];
       norm = sqrt(norm);
       largest = max(norm, S(1e-12));
       for (int i = 0; i < m; ++i) u[i] = w[i] / largest;
@@ -74,17 +72,13 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
   S rho = S(1e-2) * largest;
   const S eta = S(1e-6) * largest;  // proximal term: G may be singular
   const S rho_increment(2.0);
-  const auto refactor = [&] { x_step.factor(rho + eta); };
+  const auto refactor = [&] { delassus.factor(rho + eta); };
   refactor();
 
   // Warm start: z = lambda' (projected, absent contacts zero), x = z, y = -(G' z + g' + s).
   warm_start_contact_problem(k, l, b, ws, lambda);
-  for (int i = 0; i < m; ++i) {
-    S s = g[i];
-    for (int j = 0; j < m; ++j) s += G[i * m + j] * ws.z[static_cast<size_t>(j)];
-    ws.sigma[static_cast<size_t>(i)] = s;
-    ws.x[static_cast<size_t>(i)] = ws.z[static_cast<size_t>(i)];
-  }
+  delassus.times(ws.z.data(), g, ws.sigma.data());
+  for (int i = 0; i < m; ++i) ws.x[static_cast<size_t>(i)] = ws.z[static_cast<size_t>(i)];
   for (int c = 0; c < k; ++c) {
     const S* sigma = ws.sigma.data() + 3 * c;
     S* y = ws.y.data() + 3 * c;
@@ -113,7 +107,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
       const size_t u = static_cast<size_t>(i);
       ws.rhs[u] = rho * ws.z[u] + eta * ws.x[u] - ws.y[u] - g[i];
     }
-    x_step.solve(ws.rhs.data());
+    delassus.solve(ws.rhs.data());
     // z-step: the projection onto the cones; y-step: the scaled dual ascent. Frozen lanes keep theirs.
     S primal(0), change(0), z_norm(0);
     // Row i's new x and z (absent rows: zero): the dual ascent, the residuals' bookkeeping.
@@ -147,6 +141,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     }
     report.iterations += running;
     // The NCP's own conditions at z decide convergence, by its natural residual.
+    delassus.times(ws.z.data(), g, ws.sigma.data());  // sigma = G' z + g'
     const S dual = contact_natural_residual(k, l, b, ws);
     const S residual = max(primal / (S(1) + z_norm), dual / (S(1) + g_norm));
     report.residual = select(live, residual, report.residual);
@@ -171,7 +166,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
 
 template <class S>
 ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& settings, ContactSolverWorkspace<S>& ws, S* lambda) {
-  return contact_admm(k, l, b, settings, ws, lambda, CholeskyXStep<S>{ws, 3 * k + l + b});
+  return contact_admm(k, l, b, settings, ws, lambda, CholeskyDelassus<S>{ws, 3 * k + l + b});
 }
 
 }  // namespace batchdyn

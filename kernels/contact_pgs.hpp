@@ -101,6 +101,7 @@ ContactSolverReport<S> contact_pgs(int k, int l, int b, const ContactSettings& s
       z[i] = select(live, i < 3 * k + l ? max(updated, S(0)) : updated, z[i]);
     }
     report.iterations += running;
+    formed_contact_velocity(m, ws);
     const S residual = contact_natural_residual(k, l, b, ws) / (S(1) + g_norm);
     report.residual = select(live, residual, report.residual);
     const auto done = residual <= tolerance;

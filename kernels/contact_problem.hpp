@@ -74,10 +74,11 @@ inline int contact_row_owner(int k, int row) { return row < 3 * k ? row / 3 : k 
 // Scales the problem in ws in place: lambda = D lambda', one scale per cone (the inverse square
 // root of the mean of its block's diagonal, so that the cones keep their shape), one per limit
 // or bilateral row, so that G' = D G D has a unit diagonal on average and contact, limit and
-// loop rows have comparable stiffness. Absent contacts and rows: D = 1, their rows and columns
-// of G and their g zeroed.
+// loop rows have comparable stiffness. Absent contacts and rows: D = 1, their g zeroed. When
+// `formed`, G's rows and columns are scaled too (absent ones zeroed), O(m^2); otherwise only G's
+// diagonal is there and read (PV-soft, kernels/admm_delassus.hpp, scales its products itself).
 template <class S>
-void precondition_contact_problem(int k, int l, int b, ContactSolverWorkspace<S>& ws) {
+void precondition_contact_problem(int k, int l, int b, ContactSolverWorkspace<S>& ws, bool formed = true) {
   using std::max;
   using std::sqrt;
   const int m = 3 * k + l + b;
@@ -93,10 +94,11 @@ void precondition_contact_problem(int k, int l, int b, ContactSolverWorkspace<S>
   }
   for (int i = 0; i < m; ++i) {
     const int ci = contact_row_owner(k, i);
-    for (int j = 0; j < m; ++j) {
-      const int cj = contact_row_owner(k, j);
-      G[i * m + j] = select(present(ci) && present(cj), G[i * m + j] * ws.scale[static_cast<size_t>(ci)] * ws.scale[static_cast<size_t>(cj)], S(0));
-    }
+    if (formed)
+      for (int j = 0; j < m; ++j) {
+        const int cj = contact_row_owner(k, j);
+        G[i * m + j] = select(present(ci) && present(cj), G[i * m + j] * ws.scale[static_cast<size_t>(ci)] * ws.scale[static_cast<size_t>(cj)], S(0));
+      }
     ws.g[static_cast<size_t>(i)] = select(present(ci), ws.g[static_cast<size_t>(i)] * ws.scale[static_cast<size_t>(ci)], S(0));
   }
 }
@@ -126,23 +128,28 @@ void unscale_contact_impulses(int k, int m, const ContactSolverWorkspace<S>& ws,
   for (int i = 0; i < m; ++i) lambda[i] = ws.z[static_cast<size_t>(i)] * ws.scale[static_cast<size_t>(contact_row_owner(k, i))];
 }
 
-// sigma = G' z + g' into ws.sigma, then the NCP's natural residual at z, the largest over the
-// problem of: per cone, z - proj_K(z - sigma~) (zero exactly when z in K, sigma~ in K* and
-// z . sigma~ = 0, and of the size of the smaller of the two where complementarity fails); per
-// limit row, z - max(z - sigma, 0); per bilateral row, |sigma|. G' has a unit diagonal, so
-// impulses and velocities are on one scale here. O(m^2).
+// sigma = G' z + g' into ws.sigma on the formed G' (m x m). O(m^2).
 template <class S>
-S contact_natural_residual(int k, int l, int b, ContactSolverWorkspace<S>& ws) {
-  using std::abs;
-  using std::max;
-  using std::sqrt;
-  const int m = 3 * k + l + b;
+void formed_contact_velocity(int m, ContactSolverWorkspace<S>& ws) {
   const S* G = ws.G.data();
   for (int i = 0; i < m; ++i) {
     S s = ws.g[static_cast<size_t>(i)];
     for (int j = 0; j < m; ++j) s += G[i * m + j] * ws.z[static_cast<size_t>(j)];
     ws.sigma[static_cast<size_t>(i)] = s;
   }
+}
+
+// The NCP's natural residual at z, with ws.sigma = G' z + g' (the caller's: formed_contact_velocity,
+// or ADMM's Delassus operator), the largest over the problem of: per cone, z - proj_K(z - sigma~)
+// (zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of the size of the smaller of the
+// two where complementarity fails); per limit row, z - max(z - sigma, 0); per bilateral row,
+// |sigma|. G' has a unit diagonal, so impulses and velocities are on one scale here. O(m).
+template <class S>
+S contact_natural_residual(int k, int l, int b, const ContactSolverWorkspace<S>& ws) {
+  using std::abs;
+  using std::max;
+  using std::sqrt;
+  const int m = 3 * k + l + b;
   S residual(0);
   for (int c = 0; c < k; ++c) {
     const S* sigma = ws.sigma.data() + 3 * c;

@@ -19,10 +19,11 @@ enum class ContactSolver {
 
 inline const char* contact_solver_name(ContactSolver solver) { return solver == ContactSolver::Pgs ? "pgs" : "admm"; }
 
-// How ADMM does its x-step, the linear solve with G + (rho + eta) I (kernels/admm_x_step.hpp).
+// How ADMM does its linear algebra: its x-step, the linear solve with G + (rho + eta) I, and its
+// products with G (kernels/admm_delassus.hpp).
 enum class AdmmLinearSolve {
   Cholesky,  // on the formed G: a Cholesky factor per rho, O(m^3 / 6), then O(m^2) per iteration (the default)
-  PvSoft,    // on the tree, G never factored (kernels/pv_soft.hpp): O(n + m) per rho and per iteration;
+  PvSoft,    // on the tree, G never formed (kernels/pv_soft.hpp): O(n + m) per rho and per iteration;
              // for rows on one body each: ground contacts and joint limits (not pairs, not loop rows)
 };
 

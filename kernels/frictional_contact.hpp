@@ -10,10 +10,11 @@
 //      J_c v_free (the relative velocity)
 //   3. G_T over the contact bodies' terminals by PV-OSIMr (topology/contact_plan.hpp), then G
 //      of the candidates in contact, G_ab = T_a G_T T_b^T, and g = J v_free + closing terms
-//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp; its linear solves on the formed
-//      G, or by PV-soft on the tree, kernels/admm_x_step.hpp, as settings.admm_linear_solve
-//      says), or by projected Gauss-Seidel (kernels/contact_pgs.hpp, the baseline) when
-//      settings.solver says so
+//   4. the impulses by proximal ADMM (kernels/contact_admm.hpp), or by projected Gauss-Seidel
+//      (kernels/contact_pgs.hpp, the baseline) when settings.solver says so. ADMM works on the
+//      formed G, or (settings.admm_linear_solve = PvSoft) on the tree: its products with G and
+//      its linear solves by force responses and PV-soft (kernels/admm_delassus.hpp), so that G
+//      is never formed beyond its diagonal blocks (ground contacts and joint limits only)
 //   5. v+ = v_free + M^-1 J^T lambda by one O(n) force response, returned as
 //      qdd = qdd_free + M^-1 J^T lambda / h so that the integrate stage steps to v+.
 // A candidate is in a lane's problem when its gap is below its margin (a mask); the block
@@ -97,7 +98,7 @@ struct FrictionalContactWorkspace {
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
   std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
   ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
-  PvSoftXStepWorkspace<S> soft;               // ADMM's x-step by PV-soft: the problem's rows on the tree
+  PvSoftDelassusWorkspace<S> soft;            // ADMM on the tree (PV-soft): the problem's rows, compliance, factor
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
@@ -132,7 +133,8 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 // warm start. Returns the solver's report (iterations 0 and converged when no row is in the
 // problem). `c` must be the constants the accelerations stage used (the implicitly damped ones
 // in a damped step), so that M is the same.
-// Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6).
+// Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6) on the
+// formed G; with PV-soft O(n + B^2 + (l + 1) n + (iterations + refactorisations) (n + m)).
 template <class S>
 ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
                                            const ContactSettings& settings, int candidates, bool loops, const GroundLanes<S>& ground,
@@ -279,10 +281,21 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     if (slot >= 0) group.side[group.sides++] = {slot, k.body1, ws.loops[static_cast<size_t>(j)].columns[0], false};
     if (slot2 >= 0) group.side[group.sides++] = {slot2, k.body2, ws.loops[static_cast<size_t>(j)].columns[1], false};
   }
-  // G between every two groups: sum over their sides of T_a G_T[slot_a, slot_b] T_b^T.
+  // ADMM on the tree (PV-soft) takes rows on one body each: a block with a pair's contact or
+  // loop rows keeps the formed G (Batch refuses PV-soft on such models). Then G is never formed:
+  // only its diagonal blocks, for the preconditioning, and the rows as PV-soft sees them.
+  bool pv_soft = settings.solver == ContactSolver::Admm && settings.admm_linear_solve == AdmmLinearSolve::PvSoft && loop_rows == 0;
+  for (int b = 0; b < in_block; ++b) {
+    const ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(b)];
+    pv_soft = pv_soft && group.sides == 1;
+    if (group.sides == 1)
+      for (int r = 0; r < 3; ++r) ws.soft.rows[static_cast<size_t>(3 * b + r)] = PvSoftRow<S>{group.side[0].body, &group.side[0].columns[r]};
+  }
+  // G between every two groups (PV-soft: each group with itself): the sum over their sides of
+  // T_a G_T[slot_a, slot_b] T_b^T.
   for (int gb = 0; gb < groups; ++gb) {
     const ContactRowGroup<S>& B = ws.groups[static_cast<size_t>(gb)];
-    for (int ga = 0; ga <= gb; ++ga) {
+    for (int ga = pv_soft ? gb : 0; ga <= gb; ++ga) {
       const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
       S value[6][6];
       for (int sb = 0; sb < B.sides; ++sb)
@@ -348,7 +361,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     }
   }
   // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint) read
-  // by the contact and loop rows (through the bodies' accelerations) and by the other limit rows.
+  // by the contact and loop rows (through the bodies' accelerations) and by the other limit rows
+  // (PV-soft: its own diagonal entry only).
   for (int r = 0; r < limits_in_block; ++r) {
     const int jr = ws.limit_list[static_cast<size_t>(r)];
     const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(jr)];
@@ -357,7 +371,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     add_joint_torque(c, ws.delassus, joint.body, S(1));
     delassus_force_response(c, ws.delassus, ws.response.data());
     const int row = limit_row + r;
-    for (int ga = 0; ga < groups; ++ga) {
+    for (int ga = 0; ga < (pv_soft ? 0 : groups); ++ga) {
       const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
       for (int t = 0; t < A.dim; ++t) {
         S value = dot(A.side[0].columns[t], ws.delassus.body_acceleration[static_cast<size_t>(A.side[0].body)]);
@@ -367,7 +381,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
         G[row * m + A.row + t] = value;
       }
     }
-    for (int r2 = 0; r2 <= r; ++r2) {
+    for (int r2 = pv_soft ? r : 0; r2 <= r; ++r2) {
       const int j2 = ws.limit_list[static_cast<size_t>(r2)];
       const S value = sign * ws.limit_sign[static_cast<size_t>(j2)] * ws.response[static_cast<size_t>(plan.limited_joints[static_cast<size_t>(j2)].dof)];
       G[row * m + limit_row + r2] = value;
@@ -388,20 +402,11 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   for (int r = 0; r < limits_in_block; ++r)
     warm[static_cast<size_t>(limit_row + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
   for (int r = 0; r < loop_rows; ++r) warm[static_cast<size_t>(loop_row + r)] = ws.loop_impulses[static_cast<size_t>(r)];
-  // PV-soft takes rows on one body each: a block with a pair's contact or loop rows keeps the
-  // Cholesky x-step (Batch refuses PV-soft on such models).
-  bool one_body_rows = loop_rows == 0;
-  for (int b = 0; b < in_block; ++b) {
-    const ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(b)];
-    one_body_rows = one_body_rows && group.sides == 1;
-    if (group.sides == 1)
-      for (int r = 0; r < 3; ++r) ws.soft.rows[static_cast<size_t>(3 * b + r)] = PvSoftRow<S>{group.side[0].body, &group.side[0].columns[r]};
-  }
   if (settings.solver == ContactSolver::Pgs) {
     report = contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
-  } else if (settings.admm_linear_solve == AdmmLinearSolve::PvSoft && one_body_rows) {
+  } else if (pv_soft) {
     report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data(),
-                          PvSoftXStep<S>{c, ws.delassus.parent_from_body.data(), in_block, m, ws.problem, ws.soft});
+                          PvSoftDelassus<S>{c, ws.delassus, in_block, m, ws.problem, ws.soft});
   } else {
     report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
   }

@@ -107,6 +107,24 @@ TEST_CASE_TEMPLATE("batch forward_dynamics and step do not allocate once the eng
   }
 }
 
+TEST_CASE_TEMPLATE("contact steps by PGS and by ADMM on the tree (PV-soft) do not allocate once the engine has run", Engine,
+                   Batch<double>, Batch<float>) {
+  using T = typename Engine::T;
+  const Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  for (const auto& [solver, solve] : {std::pair{ContactSolver::Pgs, AdmmLinearSolve::Cholesky}, std::pair{ContactSolver::Admm, AdmmLinearSolve::PvSoft}}) {
+    CAPTURE(contact_solver_name(solver));
+    Engine batch(m, 33, 1);
+    ContactSettings settings = batch.contact_settings();
+    settings.solver = solver, settings.admm_linear_solve = solve, settings.max_iterations = 20;
+    batch.set_contact_settings(settings);
+    const Eigen::VectorXd q = crouching_quadruped(m, 0.0);
+    for (int e = 0; e < batch.num_envs(); ++e)
+      for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
+    for (int k = 0; k < 20; ++k) batch.step(T(1e-3));
+    CHECK(allocations_in([&] { batch.step(T(1e-3)); }) == 0);
+  }
+}
+
 TEST_CASE_TEMPLATE("PD steps with substeps, per-environment parameters and observations do not allocate", Engine,
                    Batch<double>, Batch<float>, ScalarBatch<double>) {
   const Model model = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);

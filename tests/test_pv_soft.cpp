@@ -1,15 +1,18 @@
 // PV-soft (kernels/pv_soft.hpp): the damped Delassus system (G + D) lambda = r solved on the tree,
-// against the dense oracle G = J M^-1 J^T (CRBA, frame Jacobians, LU); and as ADMM's x-step
-// (ContactSettings::admm_linear_solve = PvSoft, kernels/admm_x_step.hpp): the same contact step
-// as the dense reference, resting closed forms, lanes against W = 1, and the models it refuses.
+// against the dense oracle G = J M^-1 J^T (CRBA, frame Jacobians, LU); and ADMM on the tree
+// (ContactSettings::admm_linear_solve = PvSoft, kernels/admm_delassus.hpp: G never formed): the
+// same contact step as the dense reference, resting closed forms, lanes against W = 1, and the
+// models it refuses.
 #include <random>
 
 #include "contact_reference_helpers.hpp"
+#include "kernels/admm_delassus.hpp"
 #include "kernels/crba.hpp"
 #include "kernels/jacobian.hpp"
 #include "kernels/pv_soft.hpp"
 #include "topology/configuration.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/contact_plan.hpp"
 #include "topology/contacts.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
@@ -148,7 +151,7 @@ TEST_CASE("PV-soft: a row with weight 0 is out of the problem: its lambda is 0 a
   CHECK((without - kept_lambda_of_full).cwiseAbs().maxCoeff() < 1e-12 * (1.0 + without.cwiseAbs().maxCoeff()));
 }
 
-TEST_CASE("ADMM with the PV-soft x-step: one landing step of the quadruped equals the dense reference, joint limits included") {
+TEST_CASE("ADMM on the tree (PV-soft): one landing step of the quadruped equals the dense reference, joint limits included") {
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 6, 1);
   use_pv_soft(batch, 1e-11, 100000);
@@ -157,7 +160,7 @@ TEST_CASE("ADMM with the PV-soft x-step: one landing step of the quadruped equal
   check_step_equals_dense_reference(batch, touchdown_states(m, 6, 7), 2e-3, reference);
 }
 
-TEST_CASE("ADMM with the PV-soft x-step: a box resting on its 8 corners (a singular G) carries m g and does not drift over 10^4 steps") {
+TEST_CASE("ADMM on the tree (PV-soft): a box resting on its 8 corners (a singular G) carries m g and does not drift over 10^4 steps") {
   const Model box = free_body("<box size=\"0.2 0.2 0.2\"/>", 0.08 / 12);
   Batch<double> batch(box, 3, 1);
   use_pv_soft(batch, 1e-8, 500);
@@ -172,7 +175,7 @@ TEST_CASE("ADMM with the PV-soft x-step: a box resting on its 8 corners (a singu
   }
 }
 
-TEST_CASE("ADMM with the PV-soft x-step: each SIMD lane equals W = 1 (double 1e-12, float 1e-5), quadruped landings under PD") {
+TEST_CASE("ADMM on the tree (PV-soft): each SIMD lane equals W = 1 (double 1e-12, float 1e-5), quadruped landings under PD") {
   const Model m = quadruped();
   const int N = 19;  // a partial last block
   const auto states = touchdown_states(m, N, 21);
@@ -193,7 +196,7 @@ TEST_CASE("ADMM with the PV-soft x-step: each SIMD lane equals W = 1 (double 1e-
   check_lanes_equal_w1(m, N, true, run);
 }
 
-TEST_CASE("the PV-soft x-step is refused, with the reason, on a model with contact pairs or loop constraints") {
+TEST_CASE("ADMM on the tree (PV-soft) is refused, with the reason, on a model with contact pairs or loop constraints") {
   Scene scene("pairs");
   scene.add_box("table", 2.0, {0.4, 0.4, 0.2});
   scene.add_box("ball", 0.5, {0.1, 0.1, 0.1});
@@ -213,4 +216,69 @@ TEST_CASE("the PV-soft x-step is refused, with the reason, on a model with conta
   add_constraints_from_json_file(with_loops, model_path("biped_fourbar_feet.json"));
   Batch<double> loops(with_loops, 2, 1);
   CHECK_THROWS_WITH_AS(loops.set_contact_settings(settings), doctest::Contains("does not take loop-constraint rows"), Error);
+}
+
+TEST_CASE("ADMM on the tree (PV-soft): its products G' z and its solves (G' + delta I)^-1 r equal the formed G' ones, absent rows and compliance included") {
+  const Model m = quadruped();
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Data<double> data(m);
+  const Eigen::VectorXd q = random_configuration<double>(m, rng);
+  const int k = 5;  // contacts: 3 rows each on one body, then 2 joint rows
+  const std::vector<int> joints = one_dof_bodies(m, 2);
+  const int l = static_cast<int>(joints.size()), rows_count = 3 * k + l;
+  Rows rows = random_rows(m, rng, 3 * k, joints);
+  for (int c = 0; c < k; ++c)  // a contact's three rows on one body
+    for (int r = 1; r < 3; ++r) rows.rows[static_cast<size_t>(3 * c + r)].body = rows.rows[static_cast<size_t>(3 * c)].body;
+
+  // The problem: the dense G + R (R on two contacts' normal rows), g, mu, one contact and one
+  // joint row absent.
+  forward_kinematics(m, data, q);
+  const Eigen::MatrixXd J = dense_rows(m, data, rows);
+  Eigen::MatrixXd G = J * crba(m, data, q).ldlt().solve(J.transpose());
+  std::vector<double> compliance(static_cast<size_t>(rows_count), 0.0);
+  compliance[0] = 0.3, compliance[6] = 0.05;
+  ContactSolverWorkspace<double> formed(k, l);
+  for (int i = 0; i < rows_count; ++i)
+    for (int j = 0; j < rows_count; ++j) formed.G[static_cast<size_t>(i * rows_count + j)] = G(i, j) + (i == j ? compliance[static_cast<size_t>(i)] : 0.0);
+  for (int i = 0; i < rows_count; ++i) formed.g[static_cast<size_t>(i)] = u(rng);
+  for (int c = 0; c < k; ++c) formed.mu[static_cast<size_t>(c)] = 0.8;
+  for (int c = 0; c < k + l; ++c) formed.in_contact[static_cast<size_t>(c)] = (c == 2 || c == k + 1) ? 0.0 : 1.0;
+  ContactSolverWorkspace<double> tree = formed;
+  precondition_contact_problem(k, l, 0, formed, true);
+  precondition_contact_problem(k, l, 0, tree, false);
+  for (int c = 0; c < k + l; ++c) CHECK(tree.scale[static_cast<size_t>(c)] == formed.scale[static_cast<size_t>(c)]);
+
+  // PV-soft's operator on M's factor at q.
+  const ContactPlan plan = plan_contacts(m);
+  const ModelConstants<double>& c = data.constants;
+  DelassusWorkspace<double> configuration(m, plan.delassus);
+  delassus_tree_sweep(c, plan.delassus, configuration, q.data());
+  for (int i = m.num_bodies() - 1; i >= 1; --i) delassus_eliminate_joint(c, configuration, i);
+  PvSoftDelassusWorkspace<double> soft(m, rows_count);
+  std::copy(rows.rows.begin(), rows.rows.end(), soft.rows.begin());
+  std::copy(compliance.begin(), compliance.end(), soft.compliance.begin());
+  CholeskyDelassus<double> dense{formed, rows_count};
+  PvSoftDelassus<double> on_tree{c, configuration, k, rows_count, tree, soft};
+
+  Eigen::VectorXd z(rows_count), offset(rows_count), expected(rows_count), actual(rows_count);
+  for (int i = 0; i < rows_count; ++i) z[i] = u(rng), offset[i] = u(rng);
+  for (int i : {6, 7, 8, 3 * k + 1}) z[i] = 0.0;  // an absent contact's and row's z are zero in ADMM
+  dense.times(z.data(), offset.data(), expected.data());
+  on_tree.times(z.data(), offset.data(), actual.data());
+  CHECK((actual - expected).cwiseAbs().maxCoeff() < 1e-11);
+
+  const double delta = 0.02;
+  dense.factor(delta);
+  on_tree.factor(delta);
+  Eigen::VectorXd r(rows_count);
+  for (int i = 0; i < rows_count; ++i) r[i] = u(rng);
+  expected = r, actual = r;
+  dense.solve(expected.data());
+  on_tree.solve(actual.data());
+  for (int i = 0; i < rows_count; ++i) {
+    CAPTURE(i);
+    const bool absent = contact_row_owner(k, i) == 2 || contact_row_owner(k, i) == k + 1;
+    if (!absent) CHECK(actual[i] == doctest::Approx(expected[i]).epsilon(1e-10).scale(1.0));  // absent rows: masked by ADMM
+  }
 }

@@ -147,16 +147,17 @@ def test_the_shipped_box_stack_stands_and_each_pair_carries_the_weight_above_it(
         np.testing.assert_allclose(forces[:, rows, 2].sum(axis=1), mass * 9.81, rtol=3e-3)  # float32
 
 
-def test_a_compliant_ball_rests_at_its_static_deflection_with_either_contact_solver(tmp_path):
+def test_a_compliant_ball_rests_at_its_static_deflection_with_every_contact_solver(tmp_path):
     model = _free_ball(tmp_path)
     soft = tmp_path / "soft.json"
     soft.write_text('{"stiffness": 20000, "damping": 200}')  # a spring-damper ground contact, N/m and N s/m
     ball = batchdyn.load(str(tmp_path / "ball.urdf"), root="free", contacts=str(soft))
     assert ball.info()["contacts"]["geometries"][0]["stiffness"] == 20000
-    for solver in ("admm", "pgs"):
+    for solver, linear_solve in (("admm", "cholesky"), ("admm", "pv-soft"), ("pgs", "cholesky")):
         batch = batchdyn.Batch(ball, 2, dtype=np.float64, threads=1)
-        assert batch.contact_solver == "admm"  # the default
+        assert (batch.contact_solver, batch.admm_linear_solve) == ("admm", "cholesky")  # the defaults
         batch.contact_solver = solver
+        batch.admm_linear_solve = linear_solve  # ADMM on the formed G, or on the tree (PV-soft)
         batch.contact_tolerance = 1e-10
         batch.q[:, 2] = 0.1
         for _ in range(2000):
