@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -51,9 +52,14 @@ inline std::string urdf_input(const std::string& xml) {
 }
 
 // An SDF document, closed by duplicate links or (odd-sized input) cut joints. sdformat reads
-// files: the input goes through a file of this process's own.
+// files: the input goes through a file of this process's own, removed when the process exits.
 inline std::string sdf_input(const std::string& xml) {
-  static const std::string path = "/tmp/batchdyn_fuzz_sdf_" + std::to_string(getpid()) + ".sdf";
+  struct ScratchFile {
+    std::string path;
+    ~ScratchFile() { std::remove(path.c_str()); }
+  };
+  static const ScratchFile scratch{"/tmp/batchdyn_fuzz_sdf_" + std::to_string(getpid()) + ".sdf"};
+  const std::string& path = scratch.path;
   std::ofstream(path, std::ios::binary | std::ios::trunc) << xml;
   const LoopClosure closure = xml.size() % 2 ? LoopClosure::CutJoint : LoopClosure::DuplicateLink;
   return load_and_use([&] { return load_sdf_file(path, RootJoint::Fixed, closure); });
