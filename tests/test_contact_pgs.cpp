@@ -54,15 +54,7 @@ TEST_CASE("PGS: a box resting on the plane carries m g on its corners and does n
   const Model box = free_body("<box size=\"0.2 0.2 0.2\"/>", 0.08 / 12);
   Batch<double> batch(box, 3, 1);
   use_pgs(batch, 1e-6, 500);
-  for (int e = 0; e < 3; ++e) batch.q()[e * box.nq + 2] = 0.1;
-  for (int s = 0; s < 10000; ++s) batch.step(1e-3);
-  for (int e = 0; e < 3; ++e) {
-    CAPTURE(e);
-    REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
-    CHECK(total_contact_force(batch, e).z == doctest::Approx(kG).epsilon(1e-3));
-    CHECK(std::abs(batch.q()[e * box.nq + 2] - 0.1) < 1e-4);
-    CHECK(row(batch.v(), e, box.nv).cwiseAbs().maxCoeff() < 1e-5);
-  }
+  check_box_rests_without_drift(batch, 1e-3);
 }
 
 TEST_CASE("PGS: a box on an incline sticks when tan(theta) < mu and slides with a = g (sin - mu cos) otherwise") {
