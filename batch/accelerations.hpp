@@ -13,8 +13,8 @@ namespace batchdyn {
 
 template <class L>
 void compute_accelerations(ConstraintSolving<L>& constraints, int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws,
-                           const bool* valid, bool loops_in_contact) {
-  if (constraints.active() && !loops_in_contact) constraints.solve(block, c, ws, valid);
+                           const bool* valid, bool loops_in_contact, const Model& dense_model) {
+  if (constraints.active() && !loops_in_contact) constraints.solve(block, c, ws, valid, dense_model);
   else aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
 }
 

@@ -49,6 +49,7 @@
 #include "batch/env_parameters.hpp"
 #include "batch/integration.hpp"
 #include "batch/observations.hpp"
+#include "batch/loop_stabilisation.hpp"
 #include "batch/passive_forces.hpp"
 #include "batch/resets.hpp"
 #include "kernels/algorithms.hpp"
@@ -74,7 +75,7 @@ class BatchEngine {
   // joints (kernels/singular_joints.hpp).
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(checked(model, num_envs)), n_(num_envs), constants_(model_), io_(model_, n_), actuation_(model_, n_),
-        passive_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
+        passive_(model_), stabilisation_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
         delassus_(model_, n_), resets_(model_, io_.neutral()), workspaces_([this] { return make_workspace(); }) {
     owned_q_.resize(static_cast<size_t>(n_) * model_.nq);
     for (int e = 0; e < n_; ++e) std::copy(io_.neutral().begin(), io_.neutral().end(), owned_q_.begin() + static_cast<long>(e) * model_.nq);
@@ -139,6 +140,7 @@ class BatchEngine {
   // Throws Error for dt or substeps that check_time_step refuses (dt > 0 finite, h <= 1 s).
   void step(T dt, int substeps = 1) {
     check_time_step("Batch::step", static_cast<double>(dt), substeps);
+    stabilisation_.prepare(static_cast<double>(dt) / substeps);
     run_dynamics(/*integrate=*/true, dt, substeps);
   }
 
@@ -172,6 +174,20 @@ class BatchEngine {
   static constexpr double default_constraint_penalty() { return ConstraintSolving<L>::default_penalty(); }
   const std::vector<int>& constraint_iterations() const { return constraints_.iterations(); }
   const std::vector<T>& constraint_residual() const { return constraints_.residual(); }
+  // Per environment: 1 where the stopping test ended the last solve, 0 where the iteration cap
+  // did (then status() says EnvStatus::ConstraintNotConverged).
+  const std::vector<std::uint8_t>& constraint_converged() const { return constraints_.converged(); }
+  // Loop stabilisation in step() (batch/loop_stabilisation.hpp): Baumgarte gains scaled to the
+  // substep for the constraints whose spec gives none (time constant 0.02 s, damping ratio 1 by
+  // default; time constant 0: off), and the drift tolerance of EnvStatus::LoopDrift (0.01 m /
+  // rad; infinity: not checked). Throws Error for values check_loop_stabilisation refuses.
+  void set_loop_stabilisation(const LoopStabilisationSettings& settings) { stabilisation_.set_settings(settings); }
+  const LoopStabilisationSettings& loop_stabilisation() const { return stabilisation_.settings(); }
+  // The gains (kp, kd) step(dt, substeps) gives those constraints at substep h = dt / substeps.
+  std::pair<double, double> loop_stabilisation_gains(double h) const { return stabilisation_.gains(h); }
+  // Per environment, the largest loop position error (m, rad) at the start of the last step
+  // (with the recursive or dense loop solver; 0 when not measured).
+  const std::vector<T>& loop_drift() const { return constraints_.drift(); }
   const T* constraint_forces() const { return constraints_.multipliers(); }  // N x m
   const LcabaPlan& lcaba_plan() const { return constraints_.lcaba_plan(); }
   const ProxBboPlan& proxbbo_plan() const { return constraints_.proxbbo_plan(); }
@@ -329,11 +345,23 @@ class BatchEngine {
     for (int e : envs) check_env("Batch::reset", e, n_);
     for (int e : envs) resets_.reference_state(q_row(e), v_row(e)), clear(e);
   }
-  // A random draw per environment that depends only on (seed, e): see Resets::random_state.
+  // A random draw per environment that depends only on (seed, e): see Resets::random_state
+  // (with loop constraints on, moved onto the loops). Draws onto loops cost Gauss-Newton
+  // iterations (about a millisecond for a humanoid), so they are spread over the threads.
   void reset(std::span<const int> envs, std::uint64_t seed, std::optional<double> noise = std::nullopt, double velocity_noise = 0.0) {
     Resets<T>::check_noise(noise, velocity_noise);
     for (int e : envs) check_env("Batch::reset", e, n_);
-    for (int e : envs) resets_.random_state(seed, e, noise, velocity_noise, q_row(e), v_row(e)), clear(e);
+    const bool onto_loops = constraints_.active();
+    std::vector<int> distinct(envs.begin(), envs.end());  // a repeated index is drawn once (same draw)
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    arena_.execute([&] {
+      tbb::parallel_for(size_t(0), distinct.size(), [&](size_t k) {
+        const int e = distinct[k];
+        resets_.random_state(seed, e, noise, velocity_noise, onto_loops, q_row(e), v_row(e));
+      });
+    });
+    for (int e : distinct) clear(e);
   }
   // Given states: q_rows is envs.size() x nq, v_rows envs.size() x nv (row k for envs[k]).
   void reset(std::span<const int> envs, std::span<const T> q_rows, std::span<const T> v_rows) {
@@ -374,11 +402,13 @@ class BatchEngine {
 
   // The stages of forward_dynamics() and step() on one lane block (check is run's gather).
   void run_dynamics(bool integrate, T dt, int substeps) {
+    constraints_.set_drift_check(integrate ? stabilisation_.settings().drift_tolerance : std::numeric_limits<double>::infinity());
     run([&](int block, BlockWorkspace<L>& ws, bool* valid) {
       const L h(dt / static_cast<T>(substeps));
       const bool damped = passive_.active(parameters_);
       const ModelConstants<L>& own = parameters_.block_constants(block, ws.constants, ws.inertia_tables);
-      const ModelConstants<L>& c = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
+      const ModelConstants<L>& with_damping = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
+      const ModelConstants<L>& c = constraints_.active() ? stabilisation_.apply(with_damping, ws, integrate) : with_damping;  // stabilise
       const bool contact = integrate && contacts_.runs(constraints_.active());  // contacts and / or joint limits
       const bool loops_in_contact = contact && contacts_.solves_loops(constraints_.active());  // the loops as contact rows
       if (constraints_.active()) constraints_.warm_start(block, ws, valid);
@@ -386,7 +416,7 @@ class BatchEngine {
       for (int s = 0; s < substeps; ++s) {
         actuation_.actuate(ws);                                  // actuate
         if (damped) passive_.apply(c, ws);                       // passive forces
-        compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact);  // accelerations
+        compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact, stabilisation_.model(integrate));  // accelerations
         if (contact) contacts_.solve(c, ws, h, loops_in_contact);  // contact
         if (integrate) integrate_substep(constants_.tree, ws, h);  // integrate
       }
@@ -395,7 +425,10 @@ class BatchEngine {
         io_.mark_non_finite(block, valid, ws.v.data(), model_.nv);
       }
       io_.scatter(block, valid, ws.qdd.data(), model_.nv, qdd_);  // scatter
-      if (constraints_.active()) constraints_.store_multipliers(block, io_, ws, valid);
+      if (constraints_.active()) {
+        constraints_.store_multipliers(block, io_, ws, valid);
+        if (!loops_in_contact) constraints_.report(block, io_, valid);
+      }
       if (!integrate) return;
       if (contact) contacts_.store(block, io_, ws, valid, h);
       if (loops_in_contact) constraints_.store_report(block, valid, contacts_.iterations(), contacts_.residual());
@@ -429,6 +462,7 @@ class BatchEngine {
   BlockIO<L> io_;
   Actuation<L> actuation_;
   PassiveForces<L> passive_;
+  LoopStabilisation<L> stabilisation_;
   ConstraintSolving<L> constraints_;
   ContactSolving<L> contacts_;
   EnvParameters<L> parameters_;

@@ -13,6 +13,9 @@
 // solver report.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -36,7 +39,8 @@ class ConstraintSolving {
   ConstraintSolving(const Model& model, int num_envs)
       : model_(model), n_(num_envs), lcaba_plan_(plan_lcaba(model)), proxbbo_plan_(plan_proxbbo(model)),
         lambda_(static_cast<size_t>(num_envs) * model.constraint_rows, T(0)), iterations_(static_cast<size_t>(num_envs), 0),
-        residual_(static_cast<size_t>(num_envs), T(0)) {
+        residual_(static_cast<size_t>(num_envs), T(0)), converged_(static_cast<size_t>(num_envs), 1),
+        drift_(static_cast<size_t>(num_envs), T(0)) {
     settings_.mu = default_penalty();
   }
 
@@ -81,6 +85,9 @@ class ConstraintSolving {
   // start.
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
+  // 1 where the stopping test ended the solve (converged, or stalled at the least-squares
+  // solution of inconsistent rows: kernels/loop_constraints.hpp), 0 where the iteration cap did.
+  const std::vector<std::uint8_t>& converged() const { return converged_; }
   const T* multipliers() const { return lambda_.data(); }
   void clear_multipliers(int e) {
     std::fill_n(lambda_.data() + static_cast<long>(e) * model_.constraint_rows, model_.constraint_rows, T(0));
@@ -103,10 +110,14 @@ class ConstraintSolving {
   }
 
   // The block's constrained accelerations ws.qdd and multipliers ws.lambda from ws.q, ws.v and the
-  // applied torque ws.tau_applied, with the constants `c` (the block's parameters).
-  void solve(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid) {
+  // applied torque ws.tau_applied, with the constants `c` (the block's parameters; the dense
+  // solver reads `dense_model`, which has the same gains). With a finite drift tolerance
+  // (set_drift_check), each environment's largest loop position error at ws.q is kept for
+  // report() (the constants must then have every position error computed:
+  // LoopStabilisation::apply).
+  void solve(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid, const Model& dense_model) {
     if (solver_ == Algorithm::Constrained) {
-      solve_dense(block, c, ws, valid);
+      solve_dense(block, c, ws, valid, dense_model);
       return;
     }
     const LoopDynamicsResult<L> r =
@@ -116,14 +127,45 @@ class ConstraintSolving {
             : proxbbo_kernel(c, proxbbo_plan_, *ws.proxbbo, ws.q.data(), ws.v.data(), ws.tau_applied.data(), settings_,
                              ws.qdd.data(), ws.lambda.data(), ws.violation.data());
     using Traits = LaneTraits<L>;
-    alignas(64) T iterations[W], residual[W];
+    alignas(64) T iterations[W], residual[W], converged[W];
     Traits::store(r.iterations, iterations);
     Traits::store(r.residual, residual);
+    Traits::store(r.converged, converged);
+    alignas(64) T drift[W] = {};
+    if (std::isfinite(drift_tolerance_)) {
+      using std::abs;
+      using std::max;
+      const auto& terms = solver_ == Algorithm::Lcaba ? ws.lcaba->terms : ws.proxbbo->terms;
+      L largest(T(0));
+      for (size_t j = 0; j < c.constraints.size(); ++j)
+        for (int r = 0; r < c.constraints[j].dim; ++r) largest = max(largest, abs(terms[j].position_error[r]));
+      Traits::store(largest, drift);
+    }
     for (int l = 0; l < W && block * W + l < n_; ++l) {
       if (!valid[l]) continue;
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = static_cast<int>(iterations[l]);
       residual_[e] = residual[l];
+      converged_[e] = converged[l] != T(0);
+      drift_[e] = drift[l];
+    }
+  }
+
+  // Before a call's blocks run: the drift tolerance of its report() (infinity: not measured).
+  void set_drift_check(double tolerance) { drift_tolerance_ = tolerance; }
+  // Per environment, the largest loop position error (m, rad) at the start of the last step;
+  // 0 when drift is not measured (forward_dynamics(), drift tolerance infinite).
+  const std::vector<T>& drift() const { return drift_; }
+
+  // The block's environments whose solve hit the iteration cap get
+  // EnvStatus::ConstraintNotConverged, and those off their loops by more than the drift
+  // tolerance EnvStatus::LoopDrift (reports: the results are written).
+  void report(int block, BlockIO<L>& io, const bool* valid) const {
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
+      const size_t e = static_cast<size_t>(block * W + l);
+      if (!valid[l]) continue;
+      if (!converged_[e]) io.report(block * W + l, EnvStatus::ConstraintNotConverged);
+      if (static_cast<double>(drift_[e]) > drift_tolerance_) io.report(block * W + l, EnvStatus::LoopDrift);
     }
   }
 
@@ -135,13 +177,14 @@ class ConstraintSolving {
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = iterations[e];
       residual_[e] = residual[e];
+      converged_[e] = 1;  // the contact stage reports its own cap (EnvStatus::ContactNotConverged)
     }
   }
 
  private:
   // The dense oracle, lane by lane (valid lanes only; the others get qdd = 0), in double: the
   // block's lanes through the staging rows into Eigen vectors and back.
-  void solve_dense(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid) {
+  void solve_dense(int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws, const bool* valid, const Model& model) {
     using Traits = LaneTraits<L>;
     const int nq = model_.nq, nv = model_.nv, m = model_.constraint_rows;
     for (int k = 0; k < nv; ++k) {  // the armature of `c` (lane 0: per-environment parameters are refused here)
@@ -167,12 +210,14 @@ class ConstraintSolving {
         ws.dense_tau[k] = ws.stage_tau[static_cast<size_t>(k * W) + lane];
       }
       const Eigen::VectorXd& qdd =
-          constrained_forward_dynamics(model_, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, settings_);
+          constrained_forward_dynamics(model, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, settings_);
       for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = static_cast<T>(qdd[k]);
       for (int k = 0; k < m; ++k) ws.stage_lambda[static_cast<size_t>(k * W) + lane] = static_cast<T>(ws.dense_constrained->lambda[k]);
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = ws.dense_constrained->iterations;
       residual_[e] = static_cast<T>(ws.dense_constrained->residual_norm);
+      converged_[e] = ws.dense_constrained->converged;
+      drift_[e] = std::isfinite(drift_tolerance_) ? static_cast<T>(ws.dense_constrained->constraints.position_error.cwiseAbs().maxCoeff()) : T(0);
     }
     for (int k = 0; k < nv; ++k) ws.qdd[static_cast<size_t>(k)] = Traits::load(&ws.stage_qdd[static_cast<size_t>(k * W)]);
     for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
@@ -188,6 +233,9 @@ class ConstraintSolving {
   std::vector<T> lambda_;  // N x m
   std::vector<int> iterations_;
   std::vector<T> residual_;
+  std::vector<std::uint8_t> converged_;
+  std::vector<T> drift_;
+  double drift_tolerance_ = std::numeric_limits<double>::infinity();  // of the current call
 };
 
 }  // namespace batchdyn

@@ -34,10 +34,7 @@ class PassiveForces {
   const ModelConstants<L>& implicitly_damped(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) const {
     for (size_t k = 0; k < ws.implicit_armature.size(); ++k) ws.implicit_armature[k] = c.armature[k] + h * c.damping[k];
     ModelConstants<L>& out = ws.constants;
-    if (&c != &out) {
-      out.inertia = c.inertia, out.spatial_inertia = c.spatial_inertia, out.damping = c.damping;
-      out.base_acceleration = c.base_acceleration;
-    }
+    if (&c != &out) out.view_parameters_of(c);
     out.armature = std::span<const L>(ws.implicit_armature.data(), ws.implicit_armature.size());
     return out;
   }

@@ -53,12 +53,12 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
   std::optional<DelassusData<double>> ddata;
   if (algorithm == Algorithm::PvOsimr || algorithm == Algorithm::PvOsim) ddata.emplace(model);
   // The loop kernels are cold-started: every environment from lambda = 0.
-  const auto record_loop_solution = [](EnvironmentResult& r, const Eigen::VectorXd& qdd, auto& data, const ProximalSettings& s) {
+  const auto record_loop_solution = [](EnvironmentResult& r, const Eigen::VectorXd& qdd, auto& data) {
     r.qdd = qdd;
     r.lambda = data.lambda;
     r.iterations = data.iterations;
     r.residual = data.residual;
-    r.converged = data.iterations < s.max_iterations;
+    r.converged = data.converged;
     data.lambda.setZero();
   };
   std::optional<LcabaData<double>> ldata;
@@ -86,10 +86,10 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
           r.converged = cdata.converged;
           break;
         case Algorithm::Lcaba:
-          record_loop_solution(r, lcaba(model, *ldata, states.q[e], states.v[e], states.tau[e], settings), *ldata, settings);
+          record_loop_solution(r, lcaba(model, *ldata, states.q[e], states.v[e], states.tau[e], settings), *ldata);
           break;
         case Algorithm::ProxBbo:
-          record_loop_solution(r, proxbbo(model, *pdata, states.q[e], states.v[e], states.tau[e], settings), *pdata, settings);
+          record_loop_solution(r, proxbbo(model, *pdata, states.q[e], states.v[e], states.tau[e], settings), *pdata);
           break;
         case Algorithm::Delassus:
           r.delassus = delassus(model, data, cdata, states.q[e]);

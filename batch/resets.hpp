@@ -1,8 +1,10 @@
 // Resets: the states environments return to, reproducibly. The reference configuration
 // (neutral unless set) with zero velocity, or a random draw that depends only on (seed,
 // environment) — counter-based (batch/counter_rng.hpp), so neither the thread count nor which
-// environments share a call changes it. The engine clears the rest of a reset environment
-// (torque, acceleration, multipliers, status).
+// environments share a call changes it. For a model with loops (constraints on) a draw is moved
+// onto them, positions and velocities (kernels/constraint_projection.hpp): random joint angles
+// and velocities open the loops, and a rollout from an open loop starts by snapping it shut. The
+// engine clears the rest of a reset environment (torque, acceleration, multipliers, status).
 #pragma once
 
 #include <cmath>
@@ -14,6 +16,7 @@
 
 #include "batch/counter_rng.hpp"
 #include "kernels/configuration.hpp"
+#include "kernels/constraint_projection.hpp"
 
 namespace batchdyn {
 
@@ -62,8 +65,13 @@ class Resets {
   // within its position limits (continuous joints in [-pi, pi)), the free flyer at its reference
   // placement. With noise >= 0: q = reference ⊕ delta, delta_k uniform in [-noise, noise] per dof
   // (rad, m; on the manifold for the free flyer), clamped to the limits. v_k uniform in
-  // [-velocity_noise, velocity_noise].
-  void random_state(std::uint64_t seed, int e, std::optional<double> noise, double velocity_noise, T* q_row, T* v_row) const {
+  // [-velocity_noise, velocity_noise]. With `onto_loops` (a model with constraints, on), q then
+  // moves to the nearest configuration where every loop closes (project_to_constraints: Gauss-
+  // Newton, limits not enforced; where it does not converge the state stays as close as it got,
+  // and the first step reports EnvStatus::LoopDrift) and v to the nearest velocity that keeps
+  // them closed (project_velocity_to_constraints). Allocates: a setup call, not a kernel.
+  void random_state(std::uint64_t seed, int e, std::optional<double> noise, double velocity_noise, bool onto_loops, T* q_row,
+                    T* v_row) const {
     const auto uniform = [&](int k) { return counter_uniform(seed, static_cast<std::uint64_t>(e), static_cast<std::uint64_t>(k)); };
     VectorX<double> q(model_.nq), delta(model_.nv);
     for (int k = 0; k < model_.nq; ++k) q[k] = static_cast<double>(reference_q_[static_cast<size_t>(k)]);
@@ -81,8 +89,14 @@ class Resets {
       }
       q[b.idx_q] = std::clamp(q[b.idx_q], lo, hi);
     }
+    VectorX<double> v(model_.nv);
+    for (int k = 0; k < model_.nv; ++k) v[k] = (2 * uniform(model_.nv + k) - 1) * velocity_noise;
+    if (onto_loops && model_.constraint_rows > 0) {
+      project_to_constraints(model_, q);
+      project_velocity_to_constraints(model_, q, v);
+    }
     for (int k = 0; k < model_.nq; ++k) q_row[k] = static_cast<T>(q[k]);
-    for (int k = 0; k < model_.nv; ++k) v_row[k] = static_cast<T>((2 * uniform(model_.nv + k) - 1) * velocity_noise);
+    for (int k = 0; k < model_.nv; ++k) v_row[k] = static_cast<T>(v[k]);
   }
 
  private:

@@ -269,7 +269,7 @@ std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm al
       r.lambda = Eigen::Map<const Eigen::VectorXd>(batch.constraint_forces() + static_cast<long>(e) * m, m);
       r.iterations = batch.constraint_iterations()[static_cast<size_t>(e)];
       r.residual = batch.constraint_residual()[static_cast<size_t>(e)];
-      r.converged = r.iterations < settings.max_iterations;
+      r.converged = batch.constraint_converged()[static_cast<size_t>(e)] != 0;
     }
     if (!dynamics)
       r.delassus = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(

@@ -14,6 +14,7 @@
 #include <Eigen/Cholesky>
 
 #include "kernels/configuration.hpp"
+#include "kernels/constrained_dynamics.hpp"
 #include "kernels/constraints.hpp"
 #include "kernels/proximal_settings.hpp"
 
@@ -82,6 +83,25 @@ inline ProjectionReport project_to_constraints(const Model& model, Eigen::Vector
       }
     }
   }
+}
+
+// Moves v (nv values) at configuration q to the velocity nearest it in the kinetic-energy
+// metric at which every loop stays closed, J v = 0:
+//     v <- v - M^{-1} J^T (J M^{-1} J^T + damping I)^{-1} J v,
+// the velocity an inelastic impulse on the loops leaves. The damping (1e-12 of G's largest
+// diagonal entry) keeps redundant rows solvable; two more passes take its bias off. Returns
+// max |J v| after. A setup utility: it allocates; O(n d^2 + m n d + m^2 n + m^3).
+inline double project_velocity_to_constraints(const Model& model, const Eigen::VectorXd& q, Eigen::VectorXd& v) {
+  if (v.size() != model.nv)
+    throw Error("project_velocity_to_constraints: v has " + std::to_string(v.size()) + " values, expected nv = " + std::to_string(model.nv));
+  if (model.constraint_rows == 0) return 0.0;
+  Data<double> data(model);
+  ConstrainedData<double> cd(model);
+  assemble_constrained_system(model, data, cd, q, v);
+  cd.G.diagonal().array() += 1e-12 * (1.0 + cd.G.diagonal().maxCoeff());
+  const Eigen::LLT<Eigen::MatrixXd> factor(cd.G);
+  for (int pass = 0; pass < 3; ++pass) v.noalias() -= cd.Minv_Jt * factor.solve(cd.constraints.J * v);
+  return (cd.constraints.J * v).cwiseAbs().maxCoeff();
 }
 
 }  // namespace batchdyn

@@ -273,7 +273,7 @@ S reduced_roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorks
 // dense oracle's convention M qdd + b = tau + J^T lambda) in as the warm start, out as the
 // multipliers. `violation` is m lanes of scratch. Settings as the dense oracle's
 // (ProximalSettings: mu is the augmented-Lagrangian penalty); the tolerance is raised to
-// 16 epsilon of the lane's scalar when smaller. Precondition: unit quaternions.
+// LoopConvergence::kEpsilons epsilon of the lane's scalar when smaller. Precondition: unit quaternions.
 // Cost: O(n + m + m_c^2 n) for the first pass, O(n + m_c n) per further iteration.
 template <class S>
 LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* q,
@@ -292,15 +292,16 @@ LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& 
 
   // Augmented-Lagrangian iterations (Alg. 3), each a multiplier update and the reduced two
   // sweeps (Alg. 2).
-  LoopConvergence<S> convergence(c, ws, settings);
-  S step(0);
-  for (int it = 1; it < settings.max_iterations; ++it) {
-    if (!convergence.go_on(it, loop_constraint_violation(c, ws, violation), step, qdd, ws.u.size())) break;
+  LoopConvergence<S> convergence(settings);
+  S step(0), magnitude(0);
+  for (int it = 1;; ++it) {
+    const S residual = loop_constraint_violation(c, ws, violation, &magnitude);
+    if (!convergence.go_on(it, residual, magnitude, step, qdd, ws.u.size())) break;
     update_multipliers(c, ws, mu, convergence.active(), violation, lambda);
     reduced_backward_sweep(c, plan, ws);
     step = reduced_roll_out(c, plan, ws, qdd);
   }
-  return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
+  return {convergence.iterations(), loop_constraint_violation(c, ws, violation), convergence.converged()};
 }
 
 // The reference entry point's data (kernels/loop_constraints.hpp): construct once per model.

@@ -98,6 +98,13 @@ struct ModelConstants {
   ModelConstants(ModelConstants&&) noexcept = default;
   ModelConstants& operator=(ModelConstants&&) noexcept = default;
 
+  // Shows the parameters `c` shows (its views, and its gravity): a thread's copy that a stage
+  // then edits (implicit damping's armature, loop stabilisation's gains) stays at the block's
+  // parameters.
+  void view_parameters_of(const ModelConstants& c) {
+    inertia = c.inertia, spatial_inertia = c.spatial_inertia, armature = c.armature, damping = c.damping;
+    base_acceleration = c.base_acceleration;
+  }
   // Points the parameter views back at the model's own values.
   void show_model_parameters() {
     inertia = own_inertia_;

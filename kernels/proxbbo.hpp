@@ -362,10 +362,11 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
   roll_out(c, plan, ws, ws.e, ws.lambda, ws.acceleration, ws.u, qdd, false);
 
   // Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes.
-  LoopConvergence<S> convergence(c, ws, settings);
-  S step(0);
-  for (int it = 1; it < settings.max_iterations; ++it) {
-    if (!convergence.go_on(it, loop_constraint_violation(c, ws, violation), step, qdd, ws.u.size())) break;
+  LoopConvergence<S> convergence(settings);
+  S step(0), magnitude(0);
+  for (int it = 1;; ++it) {
+    const S residual = loop_constraint_violation(c, ws, violation, &magnitude);
+    if (!convergence.go_on(it, residual, magnitude, step, qdd, ws.u.size())) break;
     // Δe_j = (lambda^k - lambda^{k-1}) / mu (eq. 42c), zero in frozen lanes.
     for (int k = 0; k < m; ++k) {
       const size_t row = static_cast<size_t>(k);
@@ -386,7 +387,7 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
     for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] += ws.delta_lambda[static_cast<size_t>(k)];
   }
   for (int k = 0; k < m; ++k) lambda[k] = -ws.lambda[static_cast<size_t>(k)];
-  return {convergence.iterations(), loop_constraint_violation(c, ws, violation)};
+  return {convergence.iterations(), loop_constraint_violation(c, ws, violation), convergence.converged()};
 }
 
 // The reference entry point's data (kernels/loop_constraints.hpp): construct once per model.

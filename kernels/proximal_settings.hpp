@@ -22,9 +22,10 @@ namespace batchdyn {
 struct ProximalSettings {
   double mu = 1e6;
   int max_iterations = 100;
-  // Relative tolerance: stop when ||J qdd + drift - k||_inf <= tolerance * (1 + ||k - drift||_inf),
-  // when ||qdd^{k+1} - qdd^k||_inf <= tolerance * (1 + ||qdd||_inf), or (dense solver) when the
-  // residual no longer decreases by more than that (inconsistent rows).
+  // Relative tolerance: stop when ||J qdd + drift - k||_inf is within tolerance of the size of its
+  // terms, when ||qdd^{k+1} - qdd^k||_inf <= tolerance * (1 + ||qdd||_inf), or when the iterations
+  // stall (inconsistent rows, rounding): the recursive kernels' LoopConvergence
+  // (kernels/loop_constraints.hpp) and the dense solver's test (kernels/constrained_dynamics.hpp).
   double tolerance = 1e-13;
 };
 
@@ -56,6 +57,7 @@ template <class S>
 struct LoopDynamicsResult {
   S iterations;  // sweeps run (1 = the first pass only), per lane
   S residual;    // ||J qdd + drift - k||_inf at exit, per lane
+  S converged;   // 1 where the stopping test ended the iterations, 0 where the cap did (LoopConvergence)
 };
 
 }  // namespace batchdyn

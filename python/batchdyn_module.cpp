@@ -375,6 +375,39 @@ void bind_batch(py::module_& m, const char* name) {
       .def_property_readonly("constraint_residual", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.constraint_residual().size()), b.batch.constraint_residual().data());
       }))
+      .def_property_readonly("constraint_converged", serialised<B>([](B& b) {
+        const std::vector<std::uint8_t>& c = b.batch.constraint_converged();
+        py::array_t<bool> out(static_cast<py::ssize_t>(c.size()));
+        std::copy(c.begin(), c.end(), out.mutable_data());
+        return out;
+      }), "(N,) bool: whether the stopping test, not the iteration cap, ended each environment's last solve (a copy).")
+      // Loop stabilisation in step() (batch/loop_stabilisation.hpp)
+      .def_property("loop_time_constant", serialised<B>([](B& b) { return b.batch.loop_stabilisation().time_constant; }),
+                    serialised<B>([](B& b, double value) {
+                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
+                      s.time_constant = value;
+                      b.batch.set_loop_stabilisation(s);
+                    }),
+                    "Time constant T (s) of the Baumgarte gains step() gives loop constraints whose file gives none: kd = 2/T, "
+                    "kp = 1/(T zeta)^2 with T at least 2 h (default 0.02; 0: off).")
+      .def_property("loop_damping_ratio", serialised<B>([](B& b) { return b.batch.loop_stabilisation().damping_ratio; }),
+                    serialised<B>([](B& b, double value) {
+                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
+                      s.damping_ratio = value;
+                      b.batch.set_loop_stabilisation(s);
+                    }),
+                    "Damping ratio zeta of those gains (default 1: critically damped).")
+      .def_property("loop_drift_tolerance", serialised<B>([](B& b) { return b.batch.loop_stabilisation().drift_tolerance; }),
+                    serialised<B>([](B& b, double value) {
+                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
+                      s.drift_tolerance = value;
+                      b.batch.set_loop_stabilisation(s);
+                    }),
+                    "Largest loop position error (m, rad) at a step's start before status 6 (loop drift); inf: not checked "
+                    "(default 0.01).")
+      .def_property_readonly("loop_drift", serialised<B>([](B& b) {
+        return py::array_t<T>(static_cast<py::ssize_t>(b.batch.loop_drift().size()), b.batch.loop_drift().data());
+      }), "(N,) the largest loop position error (m, rad) at the start of the last step (a copy; 0 when not measured).")
       // Contact (batch/contact_solving.hpp): the model's candidates against the ground, in step()
       .def_property("contacts", serialised<B>([](B& b) { return b.batch.contacts(); }),
                     serialised<B>([](B& b, bool on) { b.batch.set_contacts(on); }),
@@ -571,7 +604,7 @@ PYBIND11_MODULE(_batchdyn, m) {
         },
         py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = ProximalSettings{}.mu,
         py::arg("max_iterations") = ProximalSettings{}.max_iterations, py::arg("tolerance") = ProximalSettings{}.tolerance,
-        "Dense proximal constrained forward dynamics: dict(qdd, lambda, iterations, residual).");
+        "Dense proximal constrained forward dynamics: dict(qdd, lambda, iterations, residual, converged).");
   // The loop kernels' reference entry points share their signature and result.
   auto bind_loop_solver = [&m](const char* name, auto solve, double default_mu, const char* doc) {
     m.def(name,
@@ -587,6 +620,7 @@ PYBIND11_MODULE(_batchdyn, m) {
             out["lambda"] = Eigen::VectorXd(data->lambda);
             out["iterations"] = data->iterations;
             out["residual"] = static_cast<double>(data->residual);
+            out["converged"] = data->converged;
             return out;
           },
           py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = default_mu,
@@ -598,7 +632,7 @@ PYBIND11_MODULE(_batchdyn, m) {
     lcaba(model, *data, q, v, tau, settings);
     return data;
   }, algorithm_traits(Algorithm::Lcaba).default_mu,
-  "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual).");
+  "Constrained forward dynamics by LCABA (recursive, O(n) for local loops): dict(qdd, lambda, iterations, residual, converged).");
   bind_loop_solver("proxbbo", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
                                  const ProximalSettings& settings) {
     auto data = std::make_unique<ProxBboData<double>>(model);
@@ -606,7 +640,7 @@ PYBIND11_MODULE(_batchdyn, m) {
     return data;
   }, algorithm_traits(Algorithm::ProxBbo).default_mu,
   "Constrained forward dynamics by proxBBO (recursive, multipliers eliminated at the loop roots): dict(qdd, lambda, "
-  "iterations, residual).");
+  "iterations, residual, converged).");
   m.def("project_to_constraints",
         [](const Model& model, const Eigen::VectorXd& q, int max_iterations, double tolerance) {
           require_constraints(model, "batchdyn.project_to_constraints");

@@ -169,8 +169,10 @@ void check_loop_lanes_equal_scalar(ConstraintSolver solver, double tolerance, un
     copy_state(lanes, scalar);
     lanes.forward_dynamics();
     scalar.forward_dynamics();
-    CHECK(lanes.failed_count() == 0);
     for (int e = 0; e < n; ++e) {
+      // Computed: at random states (the loops open) a slow mode may end at the cap, a report.
+      const EnvStatus status = lanes.status()[static_cast<size_t>(e)];
+      CHECK((status == EnvStatus::Ok || status == EnvStatus::ConstraintNotConverged));
       CHECK(relative_error(row(lanes.qdd(), e, m.model.nv), row(scalar.qdd(), e, m.model.nv)) <= tolerance);
       CHECK(relative_error(row(lanes.constraint_forces(), e, m.model.constraint_rows),
                            row(scalar.constraint_forces(), e, m.model.constraint_rows)) <= tolerance);

@@ -336,14 +336,20 @@ TEST_CASE("lcaba and proxbbo equal the dense oracle on the Table II-shaped model
   Model digit = load_urdf_file(model_path("digit.urdf"), RootJoint::FreeFlyer);
   add_constraints_from_json_file(digit, model_path("digit_feet.json"));
   models.push_back({"digit+feet", digit});
+  // The grips' rows are nearly redundant, and on the loops to 1e-8 only (state_on_loops), so
+  // the corrections creep: the stall test stops them at the proximally regularised solution
+  // (within 3e-3 of the oracle on the two hands). The oracle's agreement is checked over the
+  // full 100 corrections (tolerance 0); tests/test_loop_rollouts.cpp checks the stall test.
+  ProximalSettings every_correction = lcaba_settings();
+  every_correction.tolerance = 0;
   std::mt19937 rng(23);
   for (const NamedModel& nm : models) {
     CAPTURE(nm.name);
     const Model& m = nm.model;
     const State s = state_on_loops(m, rng);
     const Outcome dense = dense_solution(m, s, lcaba_settings());
-    CHECK(relative_error(lcaba_solution(m, s).qdd, dense.qdd) <= 1e-7);
-    CHECK(relative_error(proxbbo_solution(m, s, lcaba_settings()).qdd, dense.qdd) <= 1e-7);
+    CHECK(relative_error(lcaba_solution(m, s, every_correction).qdd, dense.qdd) <= 1e-7);
+    CHECK(relative_error(proxbbo_solution(m, s, every_correction).qdd, dense.qdd) <= 1e-7);
     CHECK(relative_error(dense.qdd, tree_acceleration(m, s)) > 1e-6);  // the constraints act
   }
 }
@@ -360,7 +366,7 @@ TEST_CASE("lcaba and proxbbo count the same flops at any state, and every correc
         count[k] = loop_dynamics_flops(m.model, k, proxbbo).total();
         CHECK(loop_dynamics_flops(m.model, k, proxbbo, 7).total() == count[k]);
       }
-      // Every correction costs the same, bar one multiply the stopping test adds from the second.
+      // Every correction costs the same, bar the multiply the stall test adds from the third.
       CHECK(count[2] > count[1]);
       CHECK(count[3] - count[2] == count[2] - count[1] + 1);
     }

@@ -498,10 +498,14 @@ TEST_CASE("a constrained model steps with LCABA by default: each environment's q
     CHECK(batch.constraint_solver() == ConstraintSolver::Lcaba);
     randomise(batch, rng);
     batch.forward_dynamics();
-    REQUIRE(batch.failed_count() == 0);
     Data<double> data(m);
     ConstrainedData<double> cdata(m);
     for (int e = 0; e < n; ++e) {
+      // Computed; at a random state (the loops open) a slow mode may leave the 1e-13 test unmet
+      // at the cap, which is reported, not a failure.
+      const EnvStatus status = batch.status()[static_cast<size_t>(e)];
+      REQUIRE((status == EnvStatus::Ok || status == EnvStatus::ConstraintNotConverged));
+      CHECK((status == EnvStatus::ConstraintNotConverged) == !batch.constraint_converged()[static_cast<size_t>(e)]);
       const Eigen::VectorXd v = row(batch.v(), e, m.nv);
       const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), v,
                                                                with_passive_forces(m, v, row(batch.tau(), e, m.nv)),

@@ -146,6 +146,7 @@ void apply_model_json(Model& model, const json& doc, const std::string& source) 
       if (!c.contains(gain)) continue;
       if (!c[gain].is_number()) throw Error(w + ": '" + gain + "' must be a number");
       (gain[1] == 'p' ? spec.kp : spec.kd) = c[gain].get<double>();
+      spec.gains_given = true;
     }
     if (hold) {
       for (const std::string* link : {&spec.link1, &spec.link2})

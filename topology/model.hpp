@@ -110,8 +110,12 @@ struct ConstraintSpec {
   Placement placement1, placement2;
   Vec3d axis{0, 0, 1};        // Revolute only, in constraint frame 1
   // Baumgarte stabilisation: k = -kp * position_error - kd * velocity_error (default 0:
-  // pure acceleration-level constraint).
+  // pure acceleration-level constraint, as Pinocchio's default).
   double kp = 0.0, kd = 0.0;
+  // Whether kp and kd were given (a file's "kp" / "kd", even 0). step() stabilises a
+  // constraint without given gains (kp = kd = 0, gains_given false) with gains scaled to its
+  // time step (batch/loop_stabilisation.hpp); the reference functions use kp and kd as they are.
+  bool gains_given = false;
 };
 
 // Constraint resolved against the model (the cut joint of a loop).

@@ -37,7 +37,9 @@ __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constraine
 
 # Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
 STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result",
-                4: "contact solver not converged (stepped with its last iterate)"}
+                4: "contact solver not converged (stepped with its last iterate)",
+                5: "loop constraint solver not converged (its last iterate is used)",
+                6: "off its loop constraints by more than the drift tolerance"}
 
 
 def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):

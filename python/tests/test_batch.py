@@ -294,3 +294,24 @@ def test_load_options_for_inertias_that_violate_the_triangle_inequality(models_d
     assert batchdyn.load(cassie, root="free", balance_inertia=True).inertia_warnings == []
     with pytest.raises(batchdyn.Error, match="triangle inequality"):
         batchdyn.load(cassie, root="free", strict_inertia=True)
+
+
+def test_loop_stabilisation_settings_and_reports_reach_python(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "humanoid.urdf"), root="free", constraints=os.path.join(models_dir, "humanoid_feet.json"))
+    batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
+    assert batch.loop_time_constant == 0.02 and batch.loop_damping_ratio == 1.0 and batch.loop_drift_tolerance == 0.01
+    batch.reset([0, 1, 2])
+    batch.q[1, 2] += 0.05  # environment 1's base 5 cm up: its welded soles 5 cm off
+    batch.step(1e-3)
+    assert list(batch.status) == [0, 6, 0]
+    assert batchdyn.STATUS_NAMES[6].startswith("off its loop constraints")
+    assert batch.loop_drift[1] == pytest.approx(0.05, rel=1e-3) and batch.loop_drift[0] < 1e-9
+    assert batch.constraint_converged.dtype == np.bool_ and batch.constraint_converged.all()
+    batch.loop_drift_tolerance = float("inf")
+    batch.step(1e-3)
+    assert batch.failed_count == 0 and np.all(batch.loop_drift == 0)
+    batch.constraint_max_iterations = 1  # the cap ends the solves that the first pass does not meet: reported
+    batch.v[:] = np.random.default_rng(1).normal(size=batch.v.shape)
+    batch.step(1e-3)
+    assert not batch.constraint_converged.all()
+    assert np.array_equal(batch.status == 5, ~batch.constraint_converged)

@@ -102,6 +102,11 @@ def test_a_model_without_actuated_joints_steps_in_torque_and_pd_mode(tmp_path):
 DEGENERATE_CALLS = {
     "body_mass": (lambda b, m: b.body_mass(0, 1), None),
     "constraint_forces": (lambda b, m: b.constraint_forces, None),
+    "constraint_converged": (lambda b, m: b.constraint_converged, None),
+    "loop_time_constant": (lambda b, m: setattr(b, "loop_time_constant", -1.0), "time constant must be finite and >= 0"),
+    "loop_damping_ratio": (lambda b, m: setattr(b, "loop_damping_ratio", 0.0), "damping ratio must be finite and > 0"),
+    "loop_drift_tolerance": (lambda b, m: setattr(b, "loop_drift_tolerance", float("nan")), "drift tolerance must be > 0"),
+    "loop_drift": (lambda b, m: b.loop_drift, None),
     "constraint_iterations": (lambda b, m: b.constraint_iterations, None),
     "constraint_max_iterations": (lambda b, m: setattr(b, "constraint_max_iterations", b.constraint_max_iterations), None),
     "constraint_mu": (lambda b, m: setattr(b, "constraint_mu", b.constraint_mu), None),
