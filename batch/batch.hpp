@@ -351,17 +351,25 @@ class BatchEngine {
   void reset(std::span<const int> envs, std::uint64_t seed, std::optional<double> noise = std::nullopt, double velocity_noise = 0.0) {
     Resets<T>::check_noise(noise, velocity_noise);
     for (int e : envs) check_env("Batch::reset", e, n_);
-    const bool onto_loops = constraints_.active();
     std::vector<int> distinct(envs.begin(), envs.end());  // a repeated index is drawn once (same draw)
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    arena_.execute([&] {
-      tbb::parallel_for(size_t(0), distinct.size(), [&](size_t k) {
-        const int e = distinct[k];
-        resets_.random_state(seed, e, noise, velocity_noise, onto_loops, q_row(e), v_row(e));
-      });
-    });
-    for (int e : distinct) clear(e);
+    draw_states(distinct, [&](size_t k) { return std::pair{seed, static_cast<std::uint64_t>(distinct[k])}; }, noise, velocity_noise);
+  }
+  // A seed per listed environment (seeds[k] for envs[k], each environment listed once): the draw
+  // depends on that seed alone, not on the environment's index, so environments given the same
+  // seed start alike (Gymnasium's seeds per sub-environment). Otherwise as reset(envs, seed).
+  void reset(std::span<const int> envs, std::span<const std::uint64_t> seeds, std::optional<double> noise = std::nullopt,
+             double velocity_noise = 0.0) {
+    Resets<T>::check_noise(noise, velocity_noise);
+    if (seeds.size() != envs.size())
+      throw Error("Batch::reset: " + std::to_string(seeds.size()) + " seeds for " + std::to_string(envs.size()) + " environments (one each)");
+    for (int e : envs) check_env("Batch::reset", e, n_);
+    std::vector<int> sorted(envs.begin(), envs.end());
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      throw Error("Batch::reset: environment " + std::to_string(*twice) + " is listed twice with its own seeds");
+    draw_states(envs, [&](size_t k) { return std::pair{seeds[k], std::uint64_t(0)}; }, noise, velocity_noise);
   }
   // Given states: q_rows is envs.size() x nq, v_rows envs.size() x nv (row k for envs[k]).
   void reset(std::span<const int> envs, std::span<const T> q_rows, std::span<const T> v_rows) {
@@ -392,6 +400,19 @@ class BatchEngine {
   }
   T* q_row(int e) { return q_ + static_cast<long>(e) * model_.nq; }
   T* v_row(int e) { return v_ + static_cast<long>(e) * model_.nv; }
+  // Draws envs[k]'s state from seed_stream(k) = (seed, stream) in parallel over the arena's
+  // threads (envs distinct), then clears what a reset zeroes.
+  template <class SeedStream>
+  void draw_states(std::span<const int> envs, SeedStream seed_stream, std::optional<double> noise, double velocity_noise) {
+    const bool onto_loops = constraints_.active();
+    arena_.execute([&] {
+      tbb::parallel_for(size_t(0), envs.size(), [&](size_t k) {
+        const auto [seed, stream] = seed_stream(k);
+        resets_.random_state(seed, stream, noise, velocity_noise, onto_loops, q_row(envs[k]), v_row(envs[k]));
+      });
+    });
+    for (int e : envs) clear(e);
+  }
   void clear(int e) {  // what a reset zeroes besides q and v
     std::fill_n(tau_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));
     std::fill_n(qdd_ + static_cast<long>(e) * model_.nv, model_.nv, T(0));

@@ -61,7 +61,8 @@ class Resets {
     if (!(velocity_noise >= 0 && std::isfinite(velocity_noise))) throw Error("Batch::reset: velocity_noise must be finite and >= 0");
   }
 
-  // Environment e's draw for `seed` into its rows. Without noise: each 1-dof joint uniform
+  // The draw of (seed, stream) into one environment's rows (stream: the environment's index for
+  // Batch::reset(envs, seed), 0 for a seed per environment). Without noise: each 1-dof joint uniform
   // within its position limits (continuous joints in [-pi, pi)), the free flyer at its reference
   // placement. With noise >= 0: q = reference ⊕ delta, delta_k uniform in [-noise, noise] per dof
   // (rad, m; on the manifold for the free flyer), clamped to the limits. v_k uniform in
@@ -70,9 +71,9 @@ class Resets {
   // Newton, limits not enforced; where it does not converge the state stays as close as it got,
   // and the first step reports EnvStatus::LoopDrift) and v to the nearest velocity that keeps
   // them closed (project_velocity_to_constraints). Allocates: a setup call, not a kernel.
-  void random_state(std::uint64_t seed, int e, std::optional<double> noise, double velocity_noise, bool onto_loops, T* q_row,
+  void random_state(std::uint64_t seed, std::uint64_t stream, std::optional<double> noise, double velocity_noise, bool onto_loops, T* q_row,
                     T* v_row) const {
-    const auto uniform = [&](int k) { return counter_uniform(seed, static_cast<std::uint64_t>(e), static_cast<std::uint64_t>(k)); };
+    const auto uniform = [&](int k) { return counter_uniform(seed, stream, static_cast<std::uint64_t>(k)); };
     VectorX<double> q(model_.nq), delta(model_.nv);
     for (int k = 0; k < model_.nq; ++k) q[k] = static_cast<double>(reference_q_[static_cast<size_t>(k)]);
     if (noise) {

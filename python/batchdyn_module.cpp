@@ -322,16 +322,20 @@ void bind_batch(py::module_& m, const char* name) {
           "them when no frames are chosen).")
       .def("reset",
            serialised<B>([](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
-              double velocity_noise) {
+              double velocity_noise, std::optional<std::vector<std::uint64_t>> seeds) {
              const std::vector<int> list = env_list(envs, b.batch.num_envs());
-             if (seed) b.batch.reset(list, *seed, noise, velocity_noise);
+             if (seed && seeds) throw Error("reset: give seed (one for the call) or seeds (one per environment), not both");
+             if (seeds) b.batch.reset(list, std::span<const std::uint64_t>(*seeds), noise, velocity_noise);
+             else if (seed) b.batch.reset(list, *seed, noise, velocity_noise);
              else if (noise || velocity_noise != 0) throw Error("reset: noise needs a seed");
              else b.batch.reset(list);
            }),
            py::arg("envs") = py::none(), py::arg("seed") = py::none(), py::arg("noise") = py::none(),
-           py::arg("velocity_noise") = 0.0,
+           py::arg("velocity_noise") = 0.0, py::arg("seeds") = py::none(),
            "Without seed: the reference configuration. With seed: q uniform within the joint limits, or "
-           "reference ⊕ uniform(-noise, noise) when noise is given; reproducible per (seed, env).")
+           "reference ⊕ uniform(-noise, noise) when noise is given; reproducible per (seed, env). With seeds "
+           "(one unsigned 64-bit seed per listed environment, each listed once): the same draws, each depending on "
+           "its own seed alone (environments given the same seed start alike).")
       .def("reset_to", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<T, py::array::c_style | py::array::forcecast> q,
                           py::array_t<T, py::array::c_style | py::array::forcecast> v) {
         b.batch.reset(envs, std::span<const T>(q.data(), static_cast<size_t>(q.size())), std::span<const T>(v.data(), static_cast<size_t>(v.size())));

@@ -441,6 +441,23 @@ TEST_CASE("random resets are reproducible: an environment's draw depends only on
   CHECK(std::all_of(one.v(), one.v() + n * m.nv, [](double x) { return x == 0.0; }));
 }
 
+TEST_CASE("resets with a seed per environment draw from that seed alone, whatever the environment's index") {
+  const Model m = humanoid();
+  Batch<double> batch(m, 6, 2);
+  const std::vector<int> envs = {0, 1, 2, 5};
+  const std::vector<std::uint64_t> seeds = {7, 8, 7, 7};
+  batch.reset(envs, seeds, 0.1, 0.2);
+  const auto row = [&](int e) { return std::vector<double>(batch.q() + e * m.nq, batch.q() + (e + 1) * m.nq); };
+  const auto vrow = [&](int e) { return std::vector<double>(batch.v() + e * m.nv, batch.v() + (e + 1) * m.nv); };
+  CHECK(row(0) == row(2));
+  CHECK(row(0) == row(5));
+  CHECK(vrow(0) == vrow(5));
+  CHECK(row(0) != row(1));
+  CHECK(row(3) == batch.reference_configuration());  // not listed: untouched
+  CHECK_ERROR_MENTIONS(batch.reset(std::vector<int>{1, 1}, std::vector<std::uint64_t>{1, 2}), "listed twice");
+  CHECK_ERROR_MENTIONS(batch.reset(std::vector<int>{1, 2}, std::vector<std::uint64_t>{1}), "1 seeds for 2 environments");
+}
+
 TEST_CASE("noisy resets stay within the noise around the reference configuration and the joint limits") {
   const Model m = arm();
   const int n = 50;
