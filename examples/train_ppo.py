@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """PPO (Schulman et al. 2017) in PyTorch on batchdyn's vectorised environments.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py                 # cart-pole
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task arm --iterations 60
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task quadruped --minutes 10
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task quadruped --roughness 0.05
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py                 # CartPole
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task ArmReach
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task Quadruped --minutes 10
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task QuadrupedHills
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
@@ -13,7 +13,10 @@ finished. Stops when the mean episode length reaches --target of the limit (cart
 500 steps = balanced), after --iterations or after --minutes, and writes the learning curve
 (--plot). The quadruped (A1 walking at a commanded forward speed) then walks with the mean
 action at --eval-speed for 5 s in 64 fresh environments: distance, speed and falls are printed
-and --picture draws the base's path and the feet's contacts over time.
+and --picture draws the base's path and the feet's contacts over time. A task with a scripted
+baseline (ArmReach) is then played by the trained policy's mean action and by the baseline on
+the same 256 fresh episodes, and the mean returns compared. --task takes any registered task
+(batchdyn.vector_env.registered()), PPO's settings come from the task's `training` dict.
 """
 import argparse
 import os
@@ -31,20 +34,18 @@ except ImportError:  # not installed and no PYTHONPATH: the build tree of ./buil
     from batchdyn import vector_env
 
 
-# Per task: the environment and PPO's settings (rsl_rl's for the quadruped, as legged_gym
-# trains A1, with smaller networks for 2 CPU cores). Command-line options override them.
-TASKS = {
-    "cartpole": dict(make=lambda n, threads, roughness: vector_env.CartPole(n, threads=threads), envs=2048, steps=16,
-                     iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
-                     reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
-    "arm": dict(make=lambda n, threads, roughness: vector_env.ArmReach(n, threads=threads), envs=2048, steps=16,
-                iterations=150, hidden=(32, 32), activation=nn.Tanh, lr=1e-3, epochs=4, minibatches=16,
-                reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None),
-    "quadruped": dict(make=lambda n, threads, roughness: vector_env.Quadruped(n, threads=threads, terrain_roughness=roughness),
-                      envs=4096, steps=24,
-                      iterations=1000, hidden=(128, 128), activation=nn.ELU, lr=1e-3, epochs=5, minibatches=4,
-                      reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01),
-}
+# PPO's settings; a task's `training` dict (vector_env/*.py) overrides them, the command line
+# overrides both.
+DEFAULT_TRAINING = dict(envs=2048, steps=16, iterations=150, hidden=(32, 32), activation="tanh", lr=1e-3, epochs=4,
+                        minibatches=16, reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=None, solved_length=None)
+ACTIVATIONS = {"tanh": nn.Tanh, "elu": nn.ELU, "relu": nn.ReLU}
+
+
+def task_settings(name):
+    """The registered task's name and PPO settings: DEFAULT_TRAINING updated by its `training`."""
+    name = vector_env.registry.lookup(name)
+    entry_point, _ = vector_env.registry.entry_point(name)
+    return name, {**DEFAULT_TRAINING, **getattr(entry_point, "training", {})}
 
 
 class ActorCritic(nn.Module):
@@ -91,7 +92,8 @@ class RunningNorm:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", choices=sorted(TASKS), default="cartpole")
+    parser.add_argument("--task", default="CartPole",
+                        help="a registered task (case-insensitive): " + ", ".join(vector_env.registered()))
     parser.add_argument("--envs", type=int, help="default: the task's (4096 for the quadruped, else 2048)")
     parser.add_argument("--steps", type=int, help="rollout length per iteration (default: the task's)")
     parser.add_argument("--iterations", type=int, help="at most (default: the task's)")
@@ -106,7 +108,10 @@ def main():
     parser.add_argument("--roughness", type=float, default=0.0,
                         help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
     args = parser.parse_args()
-    task = TASKS[args.task]
+    try:
+        args.task, task = task_settings(args.task)
+    except KeyError as e:
+        parser.error(str(e))
     for key in ("envs", "steps", "iterations", "lr"):
         if getattr(args, key) is None:
             setattr(args, key, task[key])
@@ -115,11 +120,15 @@ def main():
     # One thread: faster than two fighting the simulation's threads for 2 cores (measured, also
     # for the quadruped's 3 x 128 networks).
     torch.set_num_threads(1)
-    if args.roughness and args.task != "quadruped":
-        parser.error("--roughness is for --task quadruped")
-    env = task["make"](args.envs, args.threads, args.roughness)
+    options = {}
+    if args.roughness:
+        if not args.task.startswith("Quadruped"):
+            parser.error("--roughness is for the Quadruped tasks")
+        options["terrain_roughness"] = args.roughness
+    # copy=False: the observations are the env's own buffer, read before the next step
+    env = vector_env.make(args.task, num_envs=args.envs, threads=args.threads, copy=False, **options)
     n, obs_dim, act_dim, T = env.num_envs, env.obs_dim, env.act_dim, args.steps
-    model = ActorCritic(obs_dim, act_dim, task["hidden"], task["activation"], task["log_std"])
+    model = ActorCritic(obs_dim, act_dim, task["hidden"], ACTIVATIONS[task["activation"]], task["log_std"])
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
     norm = RunningNorm(obs_dim)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
@@ -152,15 +161,16 @@ def main():
                 sim_time += time.perf_counter() - sim_start
                 reward = torch.from_numpy(reward).double()
                 if truncated.any():  # bootstrap the cut-off episodes from their last observation
-                    final = norm(torch.from_numpy(info["final_obs"][truncated]))
+                    final = norm(torch.from_numpy(np.stack(info["final_obs"][truncated])))
                     reward[torch.from_numpy(truncated)] += gamma * model.value(final).double() / reward_scale
                 rew_buf[t] = reward.float() * reward_scale
                 done_buf[t] = torch.from_numpy(terminated | truncated).float()
-                if info["done"].any():
-                    returns += list(info["episode_return"][info["done"]])
-                    lengths += list(info["episode_length"][info["done"]])
+                if "episode" in info:  # the episodes that ended in this step
+                    returns += list(info["episode"]["r"][info["_episode"]])
+                    lengths += list(info["episode"]["l"][info["_episode"]])
                 if "forward_velocity" in info:
-                    tracking.append((info["forward_velocity"], info["command"], info["contact_iterations"].mean()))
+                    going = info["_forward_velocity"]  # not the environments that were just reset
+                    tracking.append((info["forward_velocity"][going], info["command"][going], info["contact_iterations"].mean()))
                 obs = torch.from_numpy(obs_np)
             next_value = model.value(norm(obs))
             advantages = torch.zeros(T, n)
@@ -220,14 +230,14 @@ def main():
               + f"  wall {wall:6.1f} s", flush=True)
         if args.minutes and wall > 60 * args.minutes:
             break
-        if args.task == "cartpole" and len(lengths) >= 50 and mean_length >= args.target * limit:
+        if task["solved_length"] and len(lengths) >= 50 and mean_length >= args.target * limit:
             solved_at = (iteration, total_steps, wall)
             break
 
     if solved_at:
         print(f"balanced: mean episode length {history[-1][2]:.1f} >= {args.target * limit:.0f} after "
               f"{solved_at[0]} iterations, {solved_at[1]} env-steps, {solved_at[2]:.1f} s")
-    elif args.task == "cartpole":
+    elif task["solved_length"]:
         print("not balanced within the iteration limit")
     if args.plot:
         import matplotlib
@@ -235,12 +245,12 @@ def main():
         import matplotlib.pyplot as plt
         steps, rets, lens, _, errors = map(np.array, zip(*history))
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.plot(steps / 1e6, lens if args.task == "cartpole" else rets, marker=".")
-        if args.task == "quadruped":
+        ax.plot(steps / 1e6, lens if task["solved_length"] else rets, marker=".")
+        if args.task.startswith("Quadruped"):
             twin = ax.twinx()
             twin.plot(steps / 1e6, errors, color="tab:orange", marker=".")
             twin.set_ylabel("mean |v_x - v_cmd| (m/s)", color="tab:orange")
-        if args.task == "cartpole":
+        if task["solved_length"]:
             ax.axhline(args.target * limit, color="gray", linestyle="--", label=f"target {args.target * limit:.0f}")
             ax.set_ylabel("mean episode length (steps)")
             ax.legend()
@@ -251,9 +261,35 @@ def main():
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
         print(f"wrote {args.plot}")
-    if args.task == "quadruped":
+    if args.task.startswith("Quadruped"):
         evaluate_walk(model, norm, args)
-    return 0 if (solved_at or args.task != "cartpole") else 1
+    if hasattr(env, "scripted_actions"):
+        compare_with_scripted(model, norm, args)
+    return 0 if (solved_at or not task["solved_length"]) else 1
+
+
+def compare_with_scripted(model, norm, args, envs=256):
+    """The trained policy (its mean action) and the task's scripted baseline, each for one episode
+    of `envs` fresh environments with the same seeds: mean return, and the final distance where
+    the task reports one."""
+    results = {}
+    for name in ("PPO", "scripted"):
+        env = vector_env.make(args.task, num_envs=envs, threads=args.threads)
+        obs, _ = env.reset(seed=args.seed + 54321)
+        total, final = np.zeros(envs), None
+        with torch.no_grad():
+            for _ in range(env.max_episode_steps):
+                action = env.scripted_actions() if name == "scripted" else model.actor(norm(torch.from_numpy(obs))).numpy()
+                obs, reward, _, _, info = env.step(action)
+                total += reward
+                if "final_info" in info and "distance" in info["final_info"]:
+                    final = info["final_info"]["distance"][info["_final_info"]]
+        results[name] = (total.mean(), final.mean() if final is not None else float("nan"))
+        env.close()
+    (ppo, ppo_distance), (scripted, scripted_distance) = results["PPO"], results["scripted"]
+    print(f"evaluation against the scripted baseline, {envs} environments, one episode: mean return PPO {ppo:.2f}, "
+          f"scripted {scripted:.2f} ({'PPO better' if ppo > scripted else 'scripted better'}); final distance "
+          f"PPO {ppo_distance:.3f} m, scripted {scripted_distance:.3f} m")
 
 
 def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
@@ -261,7 +297,7 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     prints the distance, the speed and the falls; draws environment 0's base path and its feet's
     contacts over time (args.picture)."""
     env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed),
-                               terrain_roughness=args.roughness)
+                               terrain_roughness=args.roughness or (0.05 if args.task == "QuadrupedHills" else 0.0))
     obs, _ = env.reset(seed=args.seed + 12345)
     start = env.batch.q[:, 0:3].astype(np.float64).copy()
     steps = int(round(seconds / env.dt))

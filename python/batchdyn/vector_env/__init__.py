@@ -1,0 +1,43 @@
+"""Vectorised environments on a batchdyn Batch, following Gymnasium 1.x's VectorEnv protocol
+without importing Gymnasium (Debian does not ship it):
+
+    from batchdyn import vector_env
+    env = vector_env.make("CartPole", num_envs=4096)
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(actions)
+
+* base.py: VectorEnv, the public base class (autoreset modes, info keys, seeds, reset_mask) and
+  how a task subclasses it; AutoresetMode.
+* registry.py: make, register, registered: the tasks by name (examples/train_ppo.py reads it).
+* cartpole.py, arm_reach.py, quadruped.py: the shipped tasks (CartPole, ArmReach, Quadruped,
+  QuadrupedHills = Quadruped on rolling hills).
+* observations.py: joint positions and velocities without the free flyer, base velocities in
+  the base frame, projected gravity.
+* sb3.py (SB3VecEnv) and torch_env.py (TorchVecEnv): adapters for Stable-Baselines3's VecEnv and
+  for torch-tensor loops (rsl_rl / rl_games style).
+* spaces.py: Box; seeding.py: per-environment seeds and episode keys.
+"""
+from . import observations  # noqa: F401
+from .arm_reach import ArmReach
+from .base import AutoresetMode, VectorEnv
+from .cartpole import CartPole
+from .quadruped import Quadruped
+from .registry import make, register, registered
+from .sb3 import SB3VecEnv
+from .spaces import Box, batch_space
+
+__all__ = ["AutoresetMode", "VectorEnv", "Box", "batch_space", "make", "register", "registered", "CartPole", "ArmReach",
+           "Quadruped", "SB3VecEnv", "TorchVecEnv", "observations"]
+
+register("CartPole", CartPole)
+register("ArmReach", ArmReach)
+register("Quadruped", Quadruped)
+register("QuadrupedHills", Quadruped, terrain_roughness=0.05)
+
+
+def __getattr__(name):  # TorchVecEnv imports torch: only when asked for
+    if name == "TorchVecEnv":
+        from .torch_env import TorchVecEnv
+
+        return TorchVecEnv
+    raise AttributeError(f"module 'batchdyn.vector_env' has no attribute {name!r}")

@@ -1,0 +1,66 @@
+"""Observations that locomotion tasks need, read from a Batch without the free-flyer bookkeeping.
+
+For a model whose root is a free flyer, Batch.q is [base position (3), base quaternion xyzw (4),
+joint positions] and Batch.v is [base linear velocity (3), base angular velocity (3), joint
+velocities], the base velocities in the base frame (Pinocchio's convention). For a fixed root the
+joint parts are all of q and v. Each function returns an (N, k) array; `out` (optional) receives
+it without allocating.
+"""
+import numpy as np
+
+
+def has_free_root(model):
+    """True when the model's first joint is a free flyer (7 q, 6 v)."""
+    return model.info()["joints"][0]["type"] == "free_flyer"
+
+
+def joint_positions(batch, free_root, out=None):
+    """The joints' positions, (N, nq - 7) for a free root, else q itself (N, nq)."""
+    q = batch.q[:, 7:] if free_root else batch.q
+    if out is None:
+        return q.copy()
+    out[...] = q
+    return out
+
+
+def joint_velocities(batch, free_root, out=None):
+    """The joints' velocities, (N, nv - 6) for a free root, else v (N, nv)."""
+    v = batch.v[:, 6:] if free_root else batch.v
+    if out is None:
+        return v.copy()
+    out[...] = v
+    return out
+
+
+def base_linear_velocity(batch, out=None):
+    """The base's linear velocity in the base frame (m/s), (N, 3). Needs a free root."""
+    if out is None:
+        return batch.v[:, 0:3].copy()
+    out[...] = batch.v[:, 0:3]
+    return out
+
+
+def base_angular_velocity(batch, out=None):
+    """The base's angular velocity in the base frame (rad/s), (N, 3). Needs a free root."""
+    if out is None:
+        return batch.v[:, 3:6].copy()
+    out[...] = batch.v[:, 3:6]
+    return out
+
+
+def rotate_into_base(quaternion_xyzw, vector):
+    """R^T vector for unit quaternions (x, y, z, w) of shape (N, 4) and vectors (N, 3) or (3,): a
+    world vector in the base frame."""
+    u, w = -quaternion_xyzw[:, 0:3], quaternion_xyzw[:, 3:4]  # the conjugate rotates world -> base
+    t = 2.0 * np.cross(u, vector)
+    return vector + w * t + np.cross(u, t)
+
+
+def projected_gravity(batch, out=None):
+    """The unit vector of gravity (world -z) in the base frame, (N, 3): (0, 0, -1) when upright.
+    Needs a free root."""
+    g = rotate_into_base(batch.q[:, 3:7].astype(np.float64), np.array([0.0, 0.0, -1.0]))
+    if out is None:
+        return g.astype(batch.q.dtype)
+    out[...] = g
+    return out

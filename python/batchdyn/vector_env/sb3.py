@@ -1,0 +1,122 @@
+"""SB3VecEnv: a batchdyn vector environment behind Stable-Baselines3's VecEnv interface
+(stable_baselines3.common.vec_env.VecEnv), without importing SB3.
+
+    venv = SB3VecEnv(vector_env.make("CartPole", num_envs=64))
+    obs = venv.reset()
+    venv.step_async(actions); obs, rewards, dones, infos = venv.step_wait()
+
+SB3's rules: reset() returns the observations only (seed() and set_options() apply to the next
+reset; reset_infos holds the per-environment reset infos); step_wait() returns (obs, rewards,
+dones, infos) with infos a list of one dict per environment. An environment that is done was
+reset in the same step: its dict has "terminal_observation" (the ended episode's last
+observation), "TimeLimit.truncated" (ended by the time limit, not terminated) and "episode"
+({"r", "l", "t"}, as SB3's Monitor/VecMonitor write it). Spaces are the single environment's;
+with Gymnasium installed they are gymnasium.spaces.Box, as SB3's policies check.
+"""
+import numpy as np
+
+from .base import AutoresetMode
+
+
+class SB3VecEnv:
+    """Stable-Baselines3's VecEnv over a batchdyn VectorEnv in SAME_STEP autoreset mode."""
+
+    metadata = {"render_modes": []}
+    render_mode = None
+
+    def __init__(self, env):
+        if env.autoreset_mode != AutoresetMode.SAME_STEP:
+            raise ValueError(f"SB3VecEnv: SB3 expects same-step autoreset; the env's mode is {env.autoreset_mode}")
+        self.env = env
+        self.num_envs = env.num_envs
+        self.observation_space = _as_gymnasium(env.single_observation_space)
+        self.action_space = _as_gymnasium(env.single_action_space)
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._seeds, self._options, self._actions = None, None, None
+
+    def seed(self, seed=None):
+        """Seeds for the next reset(): environment i gets seed + i (SB3's rule). Returns them."""
+        self._seeds = None if seed is None else [int(seed) + i for i in range(self.num_envs)]
+        return self._seeds if self._seeds is not None else [None] * self.num_envs
+
+    def set_options(self, options=None):
+        """Options for the next reset() (a dict, e.g. {"reset_mask": ...})."""
+        self._options = options
+
+    def reset(self):
+        """Resets every environment (with the seeds and options set before); returns the observations."""
+        obs, _ = self.env.reset(seed=self._seeds, options=self._options)
+        self._seeds, self._options = None, None
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return obs
+
+    def step_async(self, actions):
+        self._actions = actions
+
+    def step_wait(self):
+        """(obs, rewards float32, dones bool, infos: a dict per environment)."""
+        if self._actions is None:
+            raise RuntimeError("step_wait: call step_async(actions) first")
+        obs, reward, terminated, truncated, info = self.env.step(self._actions)
+        self._actions = None
+        dones = terminated | truncated
+        infos = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(dones):
+            infos[i] = {"terminal_observation": info["final_obs"][i],
+                        "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
+                        "episode": {"r": float(info["episode"]["r"][i]), "l": int(info["episode"]["l"][i]),
+                                    "t": float(info["episode"]["t"][i])}}
+        return obs, reward.astype(np.float32), dones, infos
+
+    def step(self, actions):
+        self.step_async(actions)
+        return self.step_wait()
+
+    def close(self):
+        self.env.close()
+
+    def render(self, mode=None):
+        return None
+
+    def get_images(self):
+        return [None] * self.num_envs
+
+    def _indices(self, indices):
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, (int, np.integer)):
+            return [int(indices)]
+        return indices
+
+    def get_attr(self, attr_name, indices=None):
+        """The vector env's attribute, once per requested environment (they share it)."""
+        value = getattr(self.env, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name, value, indices=None):
+        """Sets the vector env's attribute (shared by every environment: indices must be all or None)."""
+        if indices is not None and len(list(self._indices(indices))) != self.num_envs:
+            raise ValueError("set_attr: batchdyn environments share their attributes; set them for all (indices=None)")
+        setattr(self.env, attr_name, value)
+
+    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        """Calls the vector env's method once; returns its result for each requested environment."""
+        result = getattr(self.env, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        return [False for _ in self._indices(indices)]
+
+    @property
+    def unwrapped(self):
+        return self
+
+    def __len__(self):
+        return self.num_envs
+
+
+def _as_gymnasium(space):
+    try:
+        return space.to_gymnasium()
+    except ImportError:
+        return space
