@@ -32,6 +32,7 @@ try:
 except ImportError:  # not installed and no PYTHONPATH: the build tree of ./build.sh demo
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "python"))
     from batchdyn import vector_env
+from distributed import Distributed  # examples/distributed.py, next to this script
 
 
 # PPO's settings; a task's `training` dict (vector_env/*.py) overrides them, the command line
@@ -74,13 +75,18 @@ class ActorCritic(nn.Module):
 
 
 class RunningNorm:
-    """Observation normalisation with running mean and variance (Welford, batched)."""
+    """Observation normalisation with running mean and variance (Welford, batched); with several
+    ranks, over the observations of all of them."""
 
-    def __init__(self, dim):
-        self.mean, self.var, self.count = torch.zeros(dim), torch.ones(dim), 1e-4
+    def __init__(self, dim, group):
+        self.mean, self.var, self.count, self.group = torch.zeros(dim), torch.ones(dim), 1e-4, group
 
     def update(self, x):
-        batch_mean, batch_var, n = x.mean(0), x.var(0, unbiased=False), x.shape[0]
+        dim = x.shape[1]
+        sums = self.group.sum(torch.cat([x.sum(0), (x.double() ** 2).sum(0).float(), torch.tensor([float(x.shape[0])])]))
+        n = sums[-1].item()
+        batch_mean = (sums[:dim] / n).float()
+        batch_var = (sums[dim:2 * dim] / n).float() - batch_mean ** 2
         delta, total = batch_mean - self.mean, self.count + n
         self.mean = self.mean + delta * n / total
         self.var = (self.var * self.count + batch_var * n + delta ** 2 * self.count * n / total) / total
@@ -107,6 +113,11 @@ def main():
     parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
     parser.add_argument("--roughness", type=float, default=0.0,
                         help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="one of several processes launched by torchrun (examples/distributed.py): --envs is the "
+                             "total, split between the ranks; threads default to the machine's cores / its processes")
+    parser.add_argument("--save-parameters", default="",
+                        help="write the final parameters to this path (+ .rank<r> when distributed)")
     args = parser.parse_args()
     try:
         args.task, task = task_settings(args.task)
@@ -116,6 +127,12 @@ def main():
         if getattr(args, key) is None:
             setattr(args, key, task[key])
 
+    group = Distributed(args.distributed)
+    if args.envs % group.world:
+        parser.error(f"--envs {args.envs} does not split evenly between {group.world} processes")
+    if group.enabled and args.threads == 0:
+        args.threads = max(1, (os.cpu_count() or 1) // group.local_world)
+    log = print if group.is_main else (lambda *a, **k: None)  # rank 0 logs and writes the pictures
     torch.manual_seed(args.seed)
     # One thread: faster than two fighting the simulation's threads for 2 cores (measured, also
     # for the quadruped's 3 x 128 networks).
@@ -126,11 +143,13 @@ def main():
             parser.error("--roughness is for the Quadruped tasks")
         options["terrain_roughness"] = args.roughness
     # copy=False: the observations are the env's own buffer, read before the next step
-    env = vector_env.make(args.task, num_envs=args.envs, threads=args.threads, copy=False, **options)
+    env = vector_env.make(args.task, num_envs=args.envs // group.world, threads=args.threads, copy=False, **options)
     n, obs_dim, act_dim, T = env.num_envs, env.obs_dim, env.act_dim, args.steps
     model = ActorCritic(obs_dim, act_dim, task["hidden"], ACTIVATIONS[task["activation"]], task["log_std"])
+    group.broadcast_parameters(model)
+    torch.manual_seed(args.seed + 7919 * group.rank)  # each rank its own exploration noise and minibatches
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
-    norm = RunningNorm(obs_dim)
+    norm = RunningNorm(obs_dim, group)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
     gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, task["epochs"], task["minibatches"]
     entropy_coefficient, desired_kl, lr = task["entropy"], task["desired_kl"], args.lr
@@ -138,12 +157,15 @@ def main():
     obs_buf = torch.zeros(T, n, obs_dim)
     act_buf = torch.zeros(T, n, act_dim)
     logp_buf, rew_buf, done_buf, val_buf = (torch.zeros(T, n) for _ in range(4))
-    obs_np, _ = env.reset(seed=args.seed)
+    # environment i of rank r is environment r n + i of a single process: the same seed
+    obs_np, _ = env.reset(seed=[args.seed + group.rank * n + i for i in range(n)])
     obs = torch.from_numpy(obs_np)  # shares the array env.reset returned
     history = []  # (env steps, mean return, mean length, wall time)
     start, total_steps, limit = time.perf_counter(), 0, env.max_episode_steps
-    print(f"PPO on {args.task}: {n} environments x {T} steps per iteration, threads={env.batch.threads}, "
-          f"episode limit {limit} steps; target mean length {args.target * limit:.0f}")
+    log(f"PPO on {args.task}: {n * group.world} environments"
+        + (f" ({group.world} processes x {n})" if group.enabled else "")
+        + f" x {T} steps per iteration, threads={env.batch.threads}, "
+        f"episode limit {limit} steps; target mean length {args.target * limit:.0f}")
     solved_at = None
     for iteration in range(1, args.iterations + 1):
         iteration_start, sim_time = time.perf_counter(), 0.0
@@ -188,7 +210,10 @@ def main():
         if desired_kl:
             with torch.no_grad():  # the rollout policy's means and std, for the KL of each update
                 b_mean, b_std = model.actor(b_obs), model.log_std.exp()
-        b_adv = (b_adv - b_adv.mean()) / (b_adv.std() + 1e-8)
+        moments = group.sum(torch.stack([b_adv.sum(), (b_adv.double() ** 2).sum(), torch.tensor(float(b_adv.numel()))]))
+        adv_mean = moments[0] / moments[2]
+        adv_std = torch.sqrt((moments[1] - moments[2] * adv_mean ** 2) / (moments[2] - 1))
+        b_adv = (b_adv - adv_mean.float()) / (adv_std.float() + 1e-8)
         size = T * n // minibatches
         for _ in range(epochs):
             order = torch.randperm(T * n)
@@ -200,40 +225,57 @@ def main():
                         old_mean = b_mean[idx]
                         old_std = b_std
                         kl = (torch.log(dist.stddev / old_std) + (old_std ** 2 + (old_mean - dist.mean) ** 2)
-                              / (2 * dist.stddev ** 2) - 0.5).sum(-1).mean().item()
+                              / (2 * dist.stddev ** 2) - 0.5).sum(-1).mean()
+                        kl = (group.sum(kl) / group.world).item()  # the same step size on every rank
                     lr = max(1e-5, lr / 1.5) if kl > 2 * desired_kl else min(1e-2, lr * 1.5) if kl < desired_kl / 2 else lr
-                    for group in optimiser.param_groups:
-                        group["lr"] = lr
+                    for param_group in optimiser.param_groups:
+                        param_group["lr"] = lr
                 ratio = (dist.log_prob(b_act[idx]).sum(-1) - b_logp[idx]).exp()
                 policy_loss = -torch.min(ratio * b_adv[idx], ratio.clamp(1 - clip, 1 + clip) * b_adv[idx]).mean()
                 value_loss = 0.5 * (model.value(b_obs[idx]) - b_ret[idx]).pow(2).mean()
                 loss = policy_loss + 0.5 * value_loss - entropy_coefficient * dist.entropy().sum(-1).mean()
                 optimiser.zero_grad()
                 loss.backward()
+                group.average_gradients(model.parameters())
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimiser.step()
 
-        total_steps += T * n
         wall = time.perf_counter() - start
-        mean_return = float(np.mean(returns)) if returns else float("nan")
-        mean_length = float(np.mean(lengths)) if lengths else float("nan")
-        speed_error = admm_iterations = float("nan")
+        speed_error = admm_iterations = 0.0
         if tracking:  # mean |v_x - v_cmd| and ADMM iterations over the rollout (quadruped)
             speed_error = float(np.mean([np.abs(v - c).mean() for v, c, _ in tracking]))
             admm_iterations = float(np.mean([k for _, _, k in tracking]))
+        # one all-reduce: the episodes of every rank, the rates, and rank 0's clock for --minutes
+        totals = group.sum(torch.tensor([float(np.sum(returns)), float(np.sum(lengths)), float(len(lengths)), T * n / sim_time,
+                                         T * n / (time.perf_counter() - iteration_start), speed_error, admm_iterations,
+                                         wall if group.is_main else 0.0, float(T * n)]))
+        episodes = int(totals[2])
+        mean_return = float(totals[0] / episodes) if episodes else float("nan")
+        mean_length = float(totals[1] / episodes) if episodes else float("nan")
+        sim_rate, loop_rate = float(totals[3]), float(totals[4])
+        speed_error, admm_iterations = float(totals[5]) / group.world, float(totals[6]) / group.world
+        wall, total_steps = float(totals[7]), total_steps + int(totals[8])
+        if not tracking:
+            speed_error = admm_iterations = float("nan")
         history.append((total_steps, mean_return, mean_length, wall, speed_error))
-        loop_rate = T * n / (time.perf_counter() - iteration_start)
-        print(f"iter {iteration:4d}  steps {total_steps:9d}  sim {T * n / sim_time / 1e6:6.2f} M env-steps/s  "
-              f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {len(lengths):5d}  "
+        log(f"iter {iteration:4d}  steps {total_steps:9d}  sim {sim_rate / 1e6:6.2f} M env-steps/s  "
+              f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {episodes:5d}  "
               f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}"
               + (f"  |v_x - v_cmd| {speed_error:5.3f} m/s  ADMM {admm_iterations:4.1f} it" if tracking else "")
               + f"  wall {wall:6.1f} s", flush=True)
         if args.minutes and wall > 60 * args.minutes:
             break
-        if task["solved_length"] and len(lengths) >= 50 and mean_length >= args.target * limit:
+        if task["solved_length"] and episodes >= 50 and mean_length >= args.target * limit:
             solved_at = (iteration, total_steps, wall)
             break
 
+    if args.save_parameters:
+        path = args.save_parameters + (f".rank{group.rank}" if group.enabled else "")
+        torch.save({name: p.detach().clone() for name, p in model.state_dict().items()}, path)
+    log(f"env-steps: {total_steps} over {group.world} process{'es' if group.world > 1 else ''}")
+    group.close()
+    if not group.is_main:
+        return 0
     if solved_at:
         print(f"balanced: mean episode length {history[-1][2]:.1f} >= {args.target * limit:.0f} after "
               f"{solved_at[0]} iterations, {solved_at[1]} env-steps, {solved_at[2]:.1f} s")
@@ -257,7 +299,7 @@ def main():
         else:
             ax.set_ylabel("mean episode return")
         ax.set_xlabel("environment steps (millions)")
-        ax.set_title(f"PPO on batchdyn {args.task}, {n} environments")
+        ax.set_title(f"PPO on batchdyn {args.task}, {n * group.world} environments")
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
         print(f"wrote {args.plot}")
@@ -265,7 +307,7 @@ def main():
         evaluate_walk(model, norm, args)
     if hasattr(env, "scripted_actions"):
         compare_with_scripted(model, norm, args)
-    return 0 if (solved_at or not task["solved_length"]) else 1
+    return 0
 
 
 def compare_with_scripted(model, norm, args, envs=256):
