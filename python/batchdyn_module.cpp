@@ -81,11 +81,36 @@ std::span<T> user_buffer(py::array& a, int rows, int width, const char* name) {
   return {static_cast<T*>(a.mutable_data()), static_cast<size_t>(rows) * static_cast<size_t>(width)};
 }
 
-std::vector<int> env_list(const std::optional<std::vector<int>>& envs, int n) {
-  if (envs) return *envs;
-  std::vector<int> all(static_cast<size_t>(n));
-  for (int e = 0; e < n; ++e) all[static_cast<size_t>(e)] = e;
-  return all;
+// The environments a call lists: None = all n; a NumPy integer array is read in one pass (a
+// per-step reset of the environments that ended should not convert element by element).
+std::vector<int> env_list(const py::object& envs, int n) {
+  if (envs.is_none()) {
+    std::vector<int> all(static_cast<size_t>(n));
+    for (int e = 0; e < n; ++e) all[static_cast<size_t>(e)] = e;
+    return all;
+  }
+  if (py::isinstance<py::array>(envs) && py::array(envs.cast<py::array>()).dtype().kind() == 'i') {
+    const auto a = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(envs);
+    if (a.ndim() != 1) throw Error("envs: expected a 1-D array of environment indices, got " + std::to_string(a.ndim()) + " dimensions");
+    std::vector<int> list(static_cast<size_t>(a.size()));
+    for (py::ssize_t k = 0; k < a.size(); ++k) {  // checked before narrowing: 2^32 must not become 0
+      const long long e = a.data()[k];
+      if (e < 0 || e >= n) throw Error("environment index " + std::to_string(e) + " out of range [0, " + std::to_string(n) + ")");
+      list[static_cast<size_t>(k)] = static_cast<int>(e);
+    }
+    return list;
+  }
+  return envs.cast<std::vector<int>>();
+}
+
+// One seed per listed environment, as unsigned 64-bit integers (a NumPy uint64 array in one pass).
+std::vector<std::uint64_t> seed_list(const py::object& seeds) {
+  if (py::isinstance<py::array>(seeds) && py::array(seeds.cast<py::array>()).dtype().kind() == 'u') {
+    const auto a = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
+    if (a.ndim() != 1) throw Error("seeds: expected a 1-D array, got " + std::to_string(a.ndim()) + " dimensions");
+    return std::vector<std::uint64_t>(a.data(), a.data() + a.size());
+  }
+  return seeds.cast<std::vector<std::uint64_t>>();
 }
 
 std::vector<double> flat(const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
@@ -321,11 +346,11 @@ void bind_batch(py::module_& m, const char* name) {
           "and angular velocity. Also fills contact_observations when set_observed_contacts chose geometries (and returns "
           "them when no frames are chosen).")
       .def("reset",
-           serialised<B>([](B& b, std::optional<std::vector<int>> envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
-              double velocity_noise, std::optional<std::vector<std::uint64_t>> seeds) {
+           serialised<B>([](B& b, const py::object& envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
+              double velocity_noise, const py::object& seeds) {
              const std::vector<int> list = env_list(envs, b.batch.num_envs());
-             if (seed && seeds) throw Error("reset: give seed (one for the call) or seeds (one per environment), not both");
-             if (seeds) b.batch.reset(list, std::span<const std::uint64_t>(*seeds), noise, velocity_noise);
+             if (seed && !seeds.is_none()) throw Error("reset: give seed (one for the call) or seeds (one per environment), not both");
+             if (!seeds.is_none()) b.batch.reset(list, std::span<const std::uint64_t>(seed_list(seeds)), noise, velocity_noise);
              else if (seed) b.batch.reset(list, *seed, noise, velocity_noise);
              else if (noise || velocity_noise != 0) throw Error("reset: noise needs a seed");
              else b.batch.reset(list);

@@ -144,6 +144,22 @@ def test_resets_and_steps_are_bitwise_identical_for_any_thread_count(models_dir)
     np.testing.assert_array_equal(a.q[[5, 70]], b.q[[5, 70]])
 
 
+def test_resets_take_numpy_index_and_seed_arrays_and_check_indices_before_narrowing(models_dir):
+    model = humanoid(models_dir)
+    batch = batchdyn.Batch(model, 4, dtype=np.float64)
+    batch.reset(np.array([0, 2], dtype=np.int64), seeds=np.array([9, 9], dtype=np.uint64), noise=0.1)
+    np.testing.assert_array_equal(batch.q[0], batch.q[2])  # a seed per environment: the same draw
+    batch.reset([1, 3], seeds=[9, 10], noise=0.1)
+    np.testing.assert_array_equal(batch.q[1], batch.q[0])
+    for bad in (np.array([2 ** 32], dtype=np.int64), np.array([-1], dtype=np.int32), np.array([4], dtype=np.int16)):
+        with pytest.raises(batchdyn.Error, match="out of range"):
+            batch.reset(bad, seed=1)
+    with pytest.raises(batchdyn.Error, match="not both"):
+        batch.reset([0], seed=1, seeds=[1])
+    with pytest.raises(batchdyn.Error, match="1 seeds for 2 environments"):
+        batch.reset([0, 1], seeds=np.array([1], dtype=np.uint64))
+
+
 def test_the_gil_is_released_while_the_engine_steps(models_dir):
     batch = batchdyn.Batch(humanoid(models_dir), 4096, dtype=np.float64, threads=1)
     batch.step(1e-3)

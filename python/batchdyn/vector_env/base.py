@@ -38,7 +38,8 @@ A task subclasses VectorEnv and provides:
                                                seeds=keys, noise=...)) and task state; keys are
                                                the episodes' uint64 keys (self.uniform draws more)
     apply_actions(actions)                     (N, act_dim) in [-1, 1] -> Batch inputs
-    observe(out)                               the (N, obs_dim) observations into out
+    observe(out, envs=None)                    the (N, obs_dim) observations into out: every row, or
+                                               (envs given, after resets) at least those rows
     rewards_and_terminations(actions)          -> (reward (N,) float64, terminated (N,) bool)
     step_info()                                optional: a dict of (N,) arrays for info
 and optionally `training`, a dict of suggested PPO settings that examples/train_ppo.py reads.
@@ -116,6 +117,10 @@ class VectorEnv:
         self._seeded = False
         self._np_random, self._np_random_seed = None, None
         self._ended = np.zeros(n, dtype=bool)  # NEXT_STEP: reset at the next step; DISABLED: must be reset
+        self._truncated = np.zeros(n, dtype=bool)
+        self._everywhere = np.ones(n, dtype=bool)  # the mask of info entries every environment has
+        self._everywhere.flags.writeable = False
+        self.physics_seconds = 0.0  # time spent in Batch.step by step(): the rest is the wrapper's
         self.closed = False
 
     # --- Gymnasium's VectorEnv API ---
@@ -145,7 +150,7 @@ class VectorEnv:
         envs = np.arange(self.num_envs, dtype=np.int32) if mask is None else np.flatnonzero(mask).astype(np.int32)
         self._begin_episodes(envs)
         self._ended[envs] = False
-        self.observe(self._obs)
+        self.observe(self._obs, None if mask is None else envs)
         return self._out(self._obs), {}
 
     def step(self, actions):
@@ -163,23 +168,29 @@ class VectorEnv:
                                  "autoreset_mode is DISABLED: reset them with reset(options={'reset_mask': mask})")
             pending = self._ended.copy()  # NEXT_STEP: these are reset instead of stepped
         self.apply_actions(actions)
+        start = time.perf_counter()
         self.batch.step(self.dt, self.substeps)
+        self.physics_seconds += time.perf_counter() - start
         self.observe(self._obs)
         reward, terminated = self.rewards_and_terminations(actions)
-        terminated = terminated | _FAILED_STATUSES[self.batch.status]
+        status = self.batch.status
+        if status.any():  # rare: a failed state ends its episode, a solver's report does not
+            terminated |= _FAILED_STATUSES[status]
         self.episode_length += 1
         self.episode_return += reward
-        truncated = (self.episode_length >= self.max_episode_steps) & ~terminated
+        truncated = np.greater_equal(self.episode_length, self.max_episode_steps, out=self._truncated)
+        if terminated.any():
+            truncated &= ~terminated
         step_info = self.step_info()
         if pending is not None:  # NEXT_STEP: the first observation of the new episode, reward 0
             envs = np.flatnonzero(pending).astype(np.int32)
             self._begin_episodes(envs)
-            self.observe(self._obs)
+            self.observe(self._obs, envs)
             reward[pending], terminated[pending], truncated[pending] = 0.0, False, False
         done = terminated | truncated
         info = {}
         for key, value in step_info.items():
-            info[key], info["_" + key] = value, np.ones(self.num_envs, dtype=bool)
+            info[key], info["_" + key] = value, self._everywhere
         if done.any():
             info["episode"] = {"r": np.where(done, self.episode_return, 0.0),
                                "l": np.where(done, self.episode_length, 0),
@@ -196,12 +207,12 @@ class VectorEnv:
                 info["final_obs"], info["_final_obs"] = final_obs, done
                 info["final_info"], info["_final_info"] = final_info, done
                 self._begin_episodes(envs)
-                self.observe(self._obs)
+                self.observe(self._obs, envs)
             else:
                 self._ended |= done
         if pending is not None:
             self._ended[pending] = False
-        return self._out(self._obs), reward, terminated, truncated, info
+        return self._out(self._obs), reward, terminated, truncated.copy(), info
 
     def close(self, **kwargs):
         """Releases the Batch (its memory); later calls of step() or reset() raise. Idempotent."""
@@ -275,8 +286,10 @@ class VectorEnv:
                 a = a.reshape(self.num_envs, self.act_dim)
             else:
                 raise ValueError(f"step: actions must have shape ({self.num_envs}, {self.act_dim}), got {a.shape}")
-        np.clip(a, -1.0, 1.0, out=self._actions, casting="unsafe")
-        if not np.isfinite(self._actions).all():
+        np.copyto(self._actions, a, casting="unsafe")
+        np.minimum(self._actions, 1.0, out=self._actions)  # clip to the space (np.clip with out= is slower)
+        np.maximum(self._actions, -1.0, out=self._actions)
+        if not np.isfinite(self._actions.sum()):  # clipped to [-1, 1]: only a NaN makes the sum not finite
             bad = np.flatnonzero(~np.isfinite(self._actions).all(axis=1))
             raise ValueError(f"step: actions of environments {bad[:10].tolist()} are not finite")
         return self._actions

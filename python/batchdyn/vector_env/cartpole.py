@@ -36,9 +36,11 @@ class CartPole(VectorEnv):
         np.multiply(actions[:, 0], self.force_scale, out=tau[:, 0])
         tau[:, 1] = 0.0
 
-    def observe(self, out):
-        out[:, 0:2] = self.batch.q
-        out[:, 2:4] = self.batch.v
+    def observe(self, out, envs=None):  # every row (cheap)
+        q, v = self.batch.q, self.batch.v
+        for k in range(2):  # a column at a time: NumPy copies a 2-wide (N, 2) slice row by row, 6x slower
+            out[:, k] = q[:, k]
+            out[:, 2 + k] = v[:, k]
 
     def rewards_and_terminations(self, actions):
         x, theta = self._obs[:, 0], self._obs[:, 1]

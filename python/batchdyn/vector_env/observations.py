@@ -56,11 +56,19 @@ def rotate_into_base(quaternion_xyzw, vector):
     return vector + w * t + np.cross(u, t)
 
 
+def gravity_in_base(quaternion_xyzw, out=None):
+    """R^T (0, 0, -1) for unit quaternions (x, y, z, w), (N, 4) -> (N, 3): minus the third row of
+    R, written out (a column at a time: no (N, 3, 3) temporaries)."""
+    x, y, z, w = (quaternion_xyzw[:, k] for k in range(4))
+    if out is None:
+        out = np.empty((quaternion_xyzw.shape[0], 3), dtype=quaternion_xyzw.dtype)
+    out[:, 0] = 2 * (y * w - x * z)
+    out[:, 1] = -2 * (y * z + x * w)
+    out[:, 2] = 2 * (x * x + y * y) - 1
+    return out
+
+
 def projected_gravity(batch, out=None):
     """The unit vector of gravity (world -z) in the base frame, (N, 3): (0, 0, -1) when upright.
     Needs a free root."""
-    g = rotate_into_base(batch.q[:, 3:7].astype(np.float64), np.array([0.0, 0.0, -1.0]))
-    if out is None:
-        return g.astype(batch.q.dtype)
-    out[...] = g
-    return out
+    return gravity_in_base(batch.q[:, 3:7], out)

@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import load
 from .base import AutoresetMode, VectorEnv
-from .observations import base_angular_velocity, base_linear_velocity, projected_gravity
+from .observations import gravity_in_base
 from .paths import model_path
 
 
@@ -112,16 +112,20 @@ class Quadruped(VectorEnv):
         q, v = self.batch.q[:, 7:], self.batch.v[:, 6:]
         self._tau[:] = np.clip(self.kp * (self.batch.target[:, 6:] - q) - self.kd * v, -self.effort, self.effort)
 
-    def observe(self, out):
-        q, v = self.batch.q, self.batch.v
-        out[:, 0:3] = 2.0 * base_linear_velocity(self.batch)
-        out[:, 3:6] = 0.25 * base_angular_velocity(self.batch)
-        projected_gravity(self.batch, out=out[:, 6:9])
-        out[:, 9] = 2.0 * self.command
-        out[:, 10:22] = q[:, 7:] - self.default_joint_positions
-        out[:, 22:34] = 0.05 * v[:, 6:]
-        out[:, 34:46] = self.last_action
-        out[:, 46:50] = self.batch.contact_forces[:, self.feet, 2] > 1.0
+    def observe(self, out, envs=None):
+        rows = slice(None) if envs is None else envs
+        q, v = self.batch.q[rows], self.batch.v[rows]
+        o = out if envs is None else np.empty((len(envs), self.obs_dim), dtype=out.dtype)
+        np.multiply(v[:, 0:3], 2.0, out=o[:, 0:3])     # base linear velocity, in the base frame (Pinocchio's v)
+        np.multiply(v[:, 3:6], 0.25, out=o[:, 3:6])    # base angular velocity
+        gravity_in_base(q[:, 3:7], out=o[:, 6:9])
+        np.multiply(self.command[rows], 2.0, out=o[:, 9])
+        np.subtract(q[:, 7:], self.default_joint_positions, out=o[:, 10:22])
+        np.multiply(v[:, 6:], 0.05, out=o[:, 22:34])
+        o[:, 34:46] = self.last_action[rows]
+        o[:, 46:50] = self.batch.contact_forces[rows, self.feet, 2] > 1.0
+        if envs is not None:
+            out[envs] = o
 
     def rewards_and_terminations(self, actions):
         v = self.batch.v.astype(np.float64)

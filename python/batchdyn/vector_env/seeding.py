@@ -14,26 +14,25 @@ _MASK = 0xFFFFFFFFFFFFFFFF
 
 
 def _mix(z):
-    """SplitMix64's finaliser on a uint64 array (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+    """SplitMix64's finaliser on a uint64 array (array arithmetic wraps silently)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 def episode_keys(seeds, episodes):
     """key(s_i, k_i) for uint64 arrays of seeds and episode counts: the seed of episode k_i."""
-    with np.errstate(over="ignore"):
-        return _mix(_mix(seeds.astype(np.uint64) + _GOLDEN) ^ (episodes.astype(np.uint64) * _GOLDEN + np.uint64(1)))
+    seeds, episodes = np.atleast_1d(seeds).astype(np.uint64), np.atleast_1d(episodes).astype(np.uint64)
+    return _mix(_mix(seeds + _GOLDEN) ^ (episodes * _GOLDEN + np.uint64(1)))
 
 
 def uniform(keys, stream, count):
     """(len(keys), count) numbers uniform in [0, 1): draw j of stream `stream` under each key,
     53 random bits each. A task gives each of its random quantities its own stream."""
-    keys = np.asarray(keys, dtype=np.uint64)[:, None]
+    keys = np.atleast_1d(np.asarray(keys, dtype=np.uint64))[:, None]
     j = np.arange(count, dtype=np.uint64)[None, :]
-    with np.errstate(over="ignore"):
-        bits = _mix(_mix(keys ^ (np.uint64(stream) * _GOLDEN + np.uint64(2))) ^ (j * _GOLDEN + np.uint64(3)))
+    stream_mix = np.array([stream], dtype=np.uint64) * _GOLDEN + np.uint64(2)  # an array: scalar uint64 overflow warns
+    bits = _mix(_mix(keys ^ stream_mix) ^ (j * _GOLDEN + np.uint64(3)))
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 
