@@ -281,6 +281,7 @@ def main():
               f"{solved_at[0]} iterations, {solved_at[1]} env-steps, {solved_at[2]:.1f} s")
     elif task["solved_length"]:
         print("not balanced within the iteration limit")
+    scripted_return = compare_with_scripted(model, norm, args) if hasattr(env, "scripted_actions") else None
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
@@ -298,6 +299,9 @@ def main():
             ax.legend()
         else:
             ax.set_ylabel("mean episode return")
+        if scripted_return is not None:
+            ax.axhline(scripted_return, color="gray", linestyle="--", label=f"scripted baseline {scripted_return:.1f}")
+            ax.legend()
         ax.set_xlabel("environment steps (millions)")
         ax.set_title(f"PPO on batchdyn {args.task}, {n * group.world} environments")
         fig.tight_layout()
@@ -305,15 +309,13 @@ def main():
         print(f"wrote {args.plot}")
     if args.task.startswith("Quadruped"):
         evaluate_walk(model, norm, args)
-    if hasattr(env, "scripted_actions"):
-        compare_with_scripted(model, norm, args)
     return 0
 
 
 def compare_with_scripted(model, norm, args, envs=256):
     """The trained policy (its mean action) and the task's scripted baseline, each for one episode
     of `envs` fresh environments with the same seeds: mean return, and the final distance where
-    the task reports one."""
+    the task reports one; returns the baseline's mean return."""
     results = {}
     for name in ("PPO", "scripted"):
         env = vector_env.make(args.task, num_envs=envs, threads=args.threads)
@@ -332,6 +334,7 @@ def compare_with_scripted(model, norm, args, envs=256):
     print(f"evaluation against the scripted baseline, {envs} environments, one episode: mean return PPO {ppo:.2f}, "
           f"scripted {scripted:.2f} ({'PPO better' if ppo > scripted else 'scripted better'}); final distance "
           f"PPO {ppo_distance:.3f} m, scripted {scripted_distance:.3f} m")
+    return scripted
 
 
 def evaluate_walk(model, norm, args, envs=64, seconds=5.0):

@@ -32,12 +32,16 @@ if(WITH_PYTHON)
   step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH --unset=BATCHDYN_MODELS PYTHONPATH=${package_dirs}
        /usr/bin/python3 -c "
 import os, batchdyn
-from batchdyn.vector_env import _models_dir
+from batchdyn import vector_env
+from batchdyn.vector_env.paths import models_dir
 prefix = os.path.realpath('${prefix}')
 assert os.path.realpath(batchdyn.__file__).startswith(prefix), batchdyn.__file__
-assert os.path.realpath(_models_dir()).startswith(prefix), _models_dir()
-batch = batchdyn.Batch(batchdyn.load(os.path.join(_models_dir(), 'humanoid.urdf'), root='free'), 8)
+assert os.path.realpath(models_dir()).startswith(prefix), models_dir()
+batch = batchdyn.Batch(batchdyn.load(os.path.join(models_dir(), 'humanoid.urdf'), root='free'), 8)
 batch.step(1e-3)
-print('installed package at', batchdyn.__file__, 'stepped', batch.num_envs, 'humanoids')
+env = vector_env.make('CartPole', num_envs=4, threads=1)
+env.reset(seed=0)
+env.step(env.action_space.sample())
+print('installed package at', batchdyn.__file__, 'stepped', batch.num_envs, 'humanoids and', env.num_envs, 'cart-poles')
 ")
 endif()

@@ -78,3 +78,5 @@ def test_observation_helpers_read_joints_base_velocities_and_gravity_in_the_base
     np.testing.assert_allclose(gravity[1], rotation.T @ [0, 0, -1], atol=1e-6)
     out = np.zeros((2, 3), dtype=np.float32)
     assert observations.projected_gravity(env.batch, out=out) is out
+    general = observations.rotate_into_base(q[:, 3:7].astype(np.float64), np.array([0.0, 0.0, -1.0]))
+    np.testing.assert_allclose(general, gravity, atol=1e-6)  # the written-out formula and the general rotation agree

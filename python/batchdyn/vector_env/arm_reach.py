@@ -27,7 +27,7 @@ class ArmReach(VectorEnv):
     act_dim = 7
     max_episode_steps = 200
     kp, kd = 200.0, 20.0
-    training = dict(envs=2048, steps=16, iterations=200, hidden=(64, 64), activation="tanh", lr=1e-3, epochs=4,
+    training = dict(envs=2048, steps=16, iterations=600, hidden=(64, 64), activation="tanh", lr=1e-3, epochs=4,
                     minibatches=16, reward_scale=0.1, log_std=-1.0, entropy=0.0, desired_kl=0.01)
 
     def __init__(self, num_envs=1024, threads=0, dtype=np.float32, autoreset_mode=AutoresetMode.SAME_STEP, copy=True):
