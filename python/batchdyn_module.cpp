@@ -100,7 +100,12 @@ std::vector<int> env_list(const py::object& envs, int n) {
     }
     return list;
   }
-  return envs.cast<std::vector<int>>();
+  try {
+    return envs.cast<std::vector<int>>();
+  } catch (const py::cast_error&) {
+    throw Error("envs: expected environment indices (a sequence of ints or an integer array), got " +
+                std::string(py::str(envs.get_type().attr("__name__"))));
+  }
 }
 
 // One seed per listed environment, as unsigned 64-bit integers (a NumPy uint64 array in one pass).
@@ -110,7 +115,11 @@ std::vector<std::uint64_t> seed_list(const py::object& seeds) {
     if (a.ndim() != 1) throw Error("seeds: expected a 1-D array, got " + std::to_string(a.ndim()) + " dimensions");
     return std::vector<std::uint64_t>(a.data(), a.data() + a.size());
   }
-  return seeds.cast<std::vector<std::uint64_t>>();
+  try {
+    return seeds.cast<std::vector<std::uint64_t>>();
+  } catch (const py::cast_error&) {
+    throw Error("seeds: expected one integer in [0, 2^64) per environment, got " + std::string(py::str(seeds)).substr(0, 80));
+  }
 }
 
 std::vector<double> flat(const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {

@@ -154,6 +154,10 @@ def test_resets_take_numpy_index_and_seed_arrays_and_check_indices_before_narrow
     for bad in (np.array([2 ** 32], dtype=np.int64), np.array([-1], dtype=np.int32), np.array([4], dtype=np.int16)):
         with pytest.raises(batchdyn.Error, match="out of range"):
             batch.reset(bad, seed=1)
+    with pytest.raises(batchdyn.Error, match="expected environment indices"):
+        batch.reset([0.5], seed=1)
+    with pytest.raises(batchdyn.Error, match=r"seeds: expected one integer in \[0, 2\^64\)"):
+        batch.reset([0], seeds=[-1])
     with pytest.raises(batchdyn.Error, match="not both"):
         batch.reset([0], seed=1, seeds=[1])
     with pytest.raises(batchdyn.Error, match="1 seeds for 2 environments"):
