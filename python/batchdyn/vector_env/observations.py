@@ -14,38 +14,32 @@ def has_free_root(model):
     return model.info()["joints"][0]["type"] == "free_flyer"
 
 
+def _copied(view, out):
+    """view copied into out (allocated when None)."""
+    if out is None:
+        return view.copy()
+    out[...] = view
+    return out
+
+
 def joint_positions(batch, free_root, out=None):
     """The joints' positions, (N, nq - 7) for a free root, else q itself (N, nq)."""
-    q = batch.q[:, 7:] if free_root else batch.q
-    if out is None:
-        return q.copy()
-    out[...] = q
-    return out
+    return _copied(batch.q[:, 7:] if free_root else batch.q, out)
 
 
 def joint_velocities(batch, free_root, out=None):
     """The joints' velocities, (N, nv - 6) for a free root, else v (N, nv)."""
-    v = batch.v[:, 6:] if free_root else batch.v
-    if out is None:
-        return v.copy()
-    out[...] = v
-    return out
+    return _copied(batch.v[:, 6:] if free_root else batch.v, out)
 
 
 def base_linear_velocity(batch, out=None):
     """The base's linear velocity in the base frame (m/s), (N, 3). Needs a free root."""
-    if out is None:
-        return batch.v[:, 0:3].copy()
-    out[...] = batch.v[:, 0:3]
-    return out
+    return _copied(batch.v[:, 0:3], out)
 
 
 def base_angular_velocity(batch, out=None):
     """The base's angular velocity in the base frame (rad/s), (N, 3). Needs a free root."""
-    if out is None:
-        return batch.v[:, 3:6].copy()
-    out[...] = batch.v[:, 3:6]
-    return out
+    return _copied(batch.v[:, 3:6], out)
 
 
 def rotate_into_base(quaternion_xyzw, vector):

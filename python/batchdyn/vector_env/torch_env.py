@@ -32,7 +32,7 @@ class TorchVecEnv:
         self.max_episode_length = env.max_episode_steps
         self.episode_length_buf = torch.from_numpy(env.episode_length)  # shares the env's counters
         self._obs = None
-        self._final_obs = torch.zeros(self.num_envs, self.num_obs, dtype=torch.from_numpy(env.observation_space.low[:0]).dtype)
+        self._final_obs = torch.from_numpy(np.zeros((self.num_envs, self.num_obs), dtype=env.observation_space.dtype))
 
     def _tensor(self, array):
         return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
