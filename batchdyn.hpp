@@ -12,6 +12,7 @@
 #include "kernels/constraints.hpp"
 #include "kernels/contact_step.hpp"
 #include "kernels/crba.hpp"
+#include "kernels/energy.hpp"
 #include "kernels/delassus_operations.hpp"
 #include "kernels/frame_observation.hpp"
 #include "kernels/jacobian.hpp"

@@ -15,7 +15,7 @@
 //   passive forces  batch/passive_forces.hpp      joint damping -d qd (implicit in step)
 //   accelerations   batch/accelerations.hpp       ABA, or the constraint solver (batch/constraint_solving.hpp)
 //   contact         batch/contact_solving.hpp     (step only) ground contact and joint limits: qdd that steps to the post-contact velocity
-//   integrate       batch/integration.hpp         v += h qdd, q = q ⊕ h v
+//   integrate       batch/integration.hpp         v += h qdd, q = q ⊕ h v (or RK4: actuate..accelerations four times)
 //   scatter         batch/block_io.hpp            results back to the rows; a non-finite one marks its environment
 // with the per-environment parameters (batch/env_parameters.hpp), resets (batch/resets.hpp),
 // observations (batch/observations.hpp) and Delassus matrices (batch/delassus_matrices.hpp)
@@ -70,15 +70,21 @@ class BatchEngine {
   using DelassusAlgorithm = Algorithm;  // PvOsimr or PvOsim
   using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-  // N environments of `model` (copied), owning their buffers: neutral q, zero v, tau, qdd.
+  // N environments of `model` (copied), owning their buffers: q at the model's reference
+  // configuration (a constraint file's "reference_q", else neutral), zero v, tau, qdd.
   // threads = 0 uses every core oneTBB sees. Throws Error for N < 1 or a model with singular
   // joints (kernels/singular_joints.hpp).
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(checked(model, num_envs)), n_(num_envs), constants_(model_), io_(model_, n_), actuation_(model_, n_),
         passive_(model_), stabilisation_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
         delassus_(model_, n_), resets_(model_, io_.neutral()), workspaces_([this] { return make_workspace(); }) {
+    if (!model_.reference_configuration.empty()) {
+      const std::vector<T> reference(model_.reference_configuration.begin(), model_.reference_configuration.end());
+      resets_.set_reference_configuration(reference);
+    }
     owned_q_.resize(static_cast<size_t>(n_) * model_.nq);
-    for (int e = 0; e < n_; ++e) std::copy(io_.neutral().begin(), io_.neutral().end(), owned_q_.begin() + static_cast<long>(e) * model_.nq);
+    const std::vector<T>& start = resets_.reference_configuration();
+    for (int e = 0; e < n_; ++e) std::copy(start.begin(), start.end(), owned_q_.begin() + static_cast<long>(e) * model_.nq);
     owned_v_.assign(static_cast<size_t>(n_) * model_.nv, T(0));
     owned_tau_ = owned_qdd_ = owned_v_;
     q_ = owned_q_.data(), v_ = owned_v_.data(), tau_ = owned_tau_.data(), qdd_ = owned_qdd_.data();
@@ -133,16 +139,24 @@ class BatchEngine {
   // accelerations, scatter (see the top of the file). Updates status().
   void forward_dynamics() { run_dynamics(/*integrate=*/false, T(0), 1); }
 
-  // One control step of length dt in `substeps` semi-implicit Euler substeps of h = dt /
-  // substeps (decimation), each: actuate (PD from that substep's q, qd), passive forces
-  // (damping integrated implicitly, batch/passive_forces.hpp), accelerations, integrate. qdd()
-  // holds the last substep's. Environments whose status is not Ok keep their state.
+  // One control step of length dt in `substeps` substeps of h = dt / substeps (decimation),
+  // each: actuate (PD from that substep's q, qd), passive forces (damping integrated
+  // implicitly, batch/passive_forces.hpp), accelerations, contact, integrate — with the
+  // integrator of set_integrator (semi-implicit Euler by default; RK4 evaluates the first three
+  // stages four times). qdd() holds the last substep's (v+ = v + h qdd). Environments whose
+  // status is not Ok keep their state.
   // Throws Error for dt or substeps that check_time_step refuses (dt > 0 finite, h <= 1 s).
   void step(T dt, int substeps = 1) {
     check_time_step("Batch::step", static_cast<double>(dt), substeps);
     stabilisation_.prepare(static_cast<double>(dt) / substeps);
     run_dynamics(/*integrate=*/true, dt, substeps);
   }
+
+  // --- Integration (batch/integration.hpp): semi-implicit Euler (default, one evaluation of the
+  // dynamics per substep) or RK4 (four; keeps a passive, undamped model's energy bounded where
+  // Euler can blow up). forward_dynamics() does not integrate and is unaffected ---
+  void set_integrator(Integrator integrator) { integrator_ = integrator; }
+  Integrator integrator() const { return integrator_; }
 
   // --- Passive forces (batch/passive_forces.hpp): joint damping -d qd, on by default; off, the
   // dynamics as Pinocchio defines it (what the reference functions and `batchdyn eval` compute) ---
@@ -172,10 +186,12 @@ class BatchEngine {
   const ProximalSettings& constraint_settings() const { return constraints_.settings(); }
   static constexpr double kDefaultLcabaPenalty = algorithm_traits(Algorithm::Lcaba).default_mu;
   static constexpr double default_constraint_penalty() { return ConstraintSolving<L>::default_penalty(); }
+  // Per environment, the last call's loop solves (each substep's, each Runge-Kutta stage's):
+  // the most iterations one took and the largest residual.
   const std::vector<int>& constraint_iterations() const { return constraints_.iterations(); }
   const std::vector<T>& constraint_residual() const { return constraints_.residual(); }
-  // Per environment: 1 where the stopping test ended the last solve, 0 where the iteration cap
-  // did (then status() says EnvStatus::ConstraintNotConverged).
+  // Per environment: 1 where the stopping test ended every solve of the last call, 0 where the
+  // iteration cap ended one (then status() says EnvStatus::ConstraintNotConverged).
   const std::vector<std::uint8_t>& constraint_converged() const { return constraints_.converged(); }
   // Loop stabilisation in step() (batch/loop_stabilisation.hpp): Baumgarte gains scaled to the
   // substep for the constraints whose spec gives none (time constant 0.02 s, damping ratio 1 by
@@ -185,8 +201,9 @@ class BatchEngine {
   const LoopStabilisationSettings& loop_stabilisation() const { return stabilisation_.settings(); }
   // The gains (kp, kd) step(dt, substeps) gives those constraints at substep h = dt / substeps.
   std::pair<double, double> loop_stabilisation_gains(double h) const { return stabilisation_.gains(h); }
-  // Per environment, the largest loop position error (m, rad) at the start of the last step
-  // (with the recursive or dense loop solver; 0 when not measured).
+  // Per environment, the largest loop position error (m, rad) at the states the last step solved
+  // at (each substep's start; RK4's stage states too), with the recursive or dense loop solver
+  // (0 when not measured).
   const std::vector<T>& loop_drift() const { return constraints_.drift(); }
   const T* constraint_forces() const { return constraints_.multipliers(); }  // N x m
   const LcabaPlan& lcaba_plan() const { return constraints_.lcaba_plan(); }
@@ -340,7 +357,8 @@ class BatchEngine {
   // --- Resets (batch/resets.hpp): the listed environments get their new state with zero torque,
   // acceleration and multipliers, and the status of that state (Ok unless it is not finite or a
   // quaternion is off); the others are untouched ---
-  // The reference configuration (neutral unless set), at rest.
+  // The reference configuration (the model's reference_configuration, neutral unless the model
+  // or set_reference_configuration gives one), at rest.
   void reset(std::span<const int> envs) {
     for (int e : envs) check_env("Batch::reset", e, n_);
     for (int e : envs) resets_.reference_state(q_row(e), v_row(e)), clear(e);
@@ -433,14 +451,20 @@ class BatchEngine {
       const ModelConstants<L>& c = constraints_.active() ? stabilisation_.apply(with_damping, ws, integrate) : with_damping;  // stabilise
       const bool contact = integrate && contacts_.runs(constraints_.active());  // contacts and / or joint limits
       const bool loops_in_contact = contact && contacts_.solves_loops(constraints_.active());  // the loops as contact rows
-      if (constraints_.active()) constraints_.warm_start(block, ws, valid);
+      if (constraints_.active()) constraints_.warm_start(block, ws, valid), constraints_.begin_report(block, valid);
       if (contact) contacts_.load(block, ws, valid);
-      for (int s = 0; s < substeps; ++s) {
+      const auto evaluate = [&] {
         actuation_.actuate(ws);                                  // actuate
         if (damped) passive_.apply(c, ws);                       // passive forces
         compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact, stabilisation_.model(integrate));  // accelerations
+      };
+      const bool runge_kutta = integrate && integrator_ == Integrator::RungeKutta4;
+      for (int s = 0; s < substeps; ++s) {
+        if (runge_kutta) runge_kutta_evaluations(constants_.tree, ws, h, evaluate);  // four stages of the above
+        else evaluate();
         if (contact) contacts_.solve(c, ws, h, loops_in_contact);  // contact
-        if (integrate) integrate_substep(constants_.tree, ws, h);  // integrate
+        if (runge_kutta) integrate_runge_kutta_substep(constants_.tree, ws, h);  // integrate
+        else if (integrate) integrate_substep(constants_.tree, ws, h);
       }
       if (integrate) {  // a state that overflowed in this step is reported now and not written
         io_.mark_non_finite(block, valid, ws.q.data(), model_.nq);
@@ -491,6 +515,7 @@ class BatchEngine {
   Observations<L> observations_;
   DelassusMatrices<L> delassus_;
   Resets<T> resets_;
+  Integrator integrator_ = Integrator::SemiImplicitEuler;
   int threads_ = 1;
   tbb::task_arena arena_;
   tbb::enumerable_thread_specific<BlockWorkspace<L>> workspaces_;

@@ -56,6 +56,7 @@ struct BlockWorkspace {
                  const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
       : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
         tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)),
+        rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
         observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
         stage_target(stage_v.size()), stage_qdd(stage_v.size()), stage_lambda(size(m.constraint_rows * W)) {
@@ -91,7 +92,9 @@ struct BlockWorkspace {
   std::vector<double> dense_armature;  // its armature (lane 0: the shared parameters)
   Eigen::VectorXd dense_q, dense_v, dense_tau;
   // The block as lanes, one lane per environment
-  LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement, G, factor, lambda, violation, observation_out;
+  LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement;
+  LaneArray<L> rk4_q0, rk4_v0, rk4_velocity, rk4_acceleration;  // a Runge-Kutta substep's start and weighted sums (batch/integration.hpp)
+  LaneArray<L> G, factor, lambda, violation, observation_out;
   // Lane-major scalar staging rows (stage[k * W + l]) for the transposition of env-major rows
   std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd, stage_lambda;
 
@@ -99,7 +102,8 @@ struct BlockWorkspace {
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
            (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
-           (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + G.size() +
+           (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + rk4_q0.size() +
+            rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
   }

@@ -13,6 +13,7 @@
 // solver report.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -79,8 +80,8 @@ class ConstraintSolving {
     return std::is_same_v<T, float> ? 1e2 : algorithm_traits(Algorithm::Lcaba).default_mu;
   }
 
-  // Per environment, from the last constrained call (its last substep): the solver's iterations
-  // and residual ||J qdd + drift - k||_inf; the multipliers N x m (M qdd + b = tau + J^T lambda,
+  // Per environment, from the last constrained call (the worst of its solves: substeps, Runge-Kutta
+  // stages): the solver's iterations and residual ||J qdd + drift - k||_inf; the multipliers N x m (M qdd + b = tau + J^T lambda,
   // rows as the model's constraint rows, in constraint frames), the recursive solvers' next warm
   // start.
   const std::vector<int>& iterations() const { return iterations_; }
@@ -141,20 +142,24 @@ class ConstraintSolving {
         for (int r = 0; r < c.constraints[j].dim; ++r) largest = max(largest, abs(terms[j].position_error[r]));
       Traits::store(largest, drift);
     }
+    for (int l = 0; l < W && block * W + l < n_; ++l)
+      if (valid[l]) record(static_cast<size_t>(block * W + l), static_cast<int>(iterations[l]), residual[l], converged[l] != T(0), drift[l]);
+  }
+
+  // Before a call's solves on a block: its environments' report starts empty; each solve of the
+  // call (substeps, Runge-Kutta stages) then adds to it, so the report is the call's worst.
+  void begin_report(int block, const bool* valid) {
     for (int l = 0; l < W && block * W + l < n_; ++l) {
       if (!valid[l]) continue;
       const size_t e = static_cast<size_t>(block * W + l);
-      iterations_[e] = static_cast<int>(iterations[l]);
-      residual_[e] = residual[l];
-      converged_[e] = converged[l] != T(0);
-      drift_[e] = drift[l];
+      iterations_[e] = 0, residual_[e] = T(0), converged_[e] = 1, drift_[e] = T(0);
     }
   }
 
   // Before a call's blocks run: the drift tolerance of its report() (infinity: not measured).
   void set_drift_check(double tolerance) { drift_tolerance_ = tolerance; }
-  // Per environment, the largest loop position error (m, rad) at the start of the last step;
-  // 0 when drift is not measured (forward_dynamics(), drift tolerance infinite).
+  // Per environment, the largest loop position error (m, rad) at the states the last step
+  // solved at (each substep's start, Runge-Kutta's stage states); 0 when drift is not measured (forward_dynamics(), drift tolerance infinite).
   const std::vector<T>& drift() const { return drift_; }
 
   // The block's environments whose solve hit the iteration cap get
@@ -213,14 +218,21 @@ class ConstraintSolving {
           constrained_forward_dynamics(model, *ws.dense, *ws.dense_constrained, ws.dense_q, ws.dense_v, ws.dense_tau, settings_);
       for (int k = 0; k < nv; ++k) ws.stage_qdd[static_cast<size_t>(k * W) + lane] = static_cast<T>(qdd[k]);
       for (int k = 0; k < m; ++k) ws.stage_lambda[static_cast<size_t>(k * W) + lane] = static_cast<T>(ws.dense_constrained->lambda[k]);
-      const size_t e = static_cast<size_t>(block * W + l);
-      iterations_[e] = ws.dense_constrained->iterations;
-      residual_[e] = static_cast<T>(ws.dense_constrained->residual_norm);
-      converged_[e] = ws.dense_constrained->converged;
-      drift_[e] = std::isfinite(drift_tolerance_) ? static_cast<T>(ws.dense_constrained->constraints.position_error.cwiseAbs().maxCoeff()) : T(0);
+      record(static_cast<size_t>(block * W + l), ws.dense_constrained->iterations, static_cast<T>(ws.dense_constrained->residual_norm),
+             ws.dense_constrained->converged,
+             std::isfinite(drift_tolerance_) ? static_cast<T>(ws.dense_constrained->constraints.position_error.cwiseAbs().maxCoeff()) : T(0));
     }
     for (int k = 0; k < nv; ++k) ws.qdd[static_cast<size_t>(k)] = Traits::load(&ws.stage_qdd[static_cast<size_t>(k * W)]);
     for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] = Traits::load(&ws.stage_lambda[static_cast<size_t>(k * W)]);
+  }
+
+  // One solve's report for environment e, added to the call's (begin_report): the most
+  // iterations, the largest residual and drift, converged only if every solve was.
+  void record(size_t e, int iterations, T residual, bool converged, T drift) {
+    iterations_[e] = std::max(iterations_[e], iterations);
+    residual_[e] = std::max(residual_[e], residual);
+    converged_[e] = converged_[e] && converged;
+    drift_[e] = std::max(drift_[e], drift);
   }
 
   const Model& model_;

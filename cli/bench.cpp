@@ -49,6 +49,7 @@ struct BenchSettings {
   bool step = false;
   double dt = 1e-3;
   int substeps = 1;        // --substeps K: each step in K substeps (decimation)
+  Integrator integrator = Integrator::SemiImplicitEuler;  // --integrator euler|rk4 (--step)
   bool pd = false;         // --pd: PD position control (kp 100, kd 5 per actuated dof) inside every substep
   bool randomize = false;  // --randomize: per-environment parameters (every body's inertia, gravity, damping, armature)
   int iterations = 0;      // --iterations K: exactly K solver iterations (tolerance 0); 0 = the solver's defaults
@@ -77,6 +78,7 @@ std::string mode_name(const BenchSettings& s) {
     return std::string(s.step ? "constrained step" : "constrained forward dynamics") + " by " + traits.title +
            (s.iterations > 0 ? " (" + std::to_string(s.iterations) + " iterations)" : "");
   return std::string(s.step ? "step" : "forward dynamics") + (s.substeps > 1 ? " (" + std::to_string(s.substeps) + " substeps)" : "") +
+         (s.step && s.integrator == Integrator::RungeKutta4 ? " by RK4" : "") +
          (s.pd ? " with PD" : "") + (s.randomize ? " with per-env parameters" : "");
 }
 
@@ -230,6 +232,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
     batch.reset(all, 1, 0.1);
   }
   if (s.step && batch.contacts()) rest_poses_on_ground(batch, model);
+  batch.set_integrator(s.integrator);
   if (s.pd) configure_pd(batch, model);
   if (s.randomize) randomize_parameters(batch, model);
   auto call = [&] {  // (the dense Delassus matrix is timed by run_dense)
@@ -275,7 +278,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   try {
     const Options o = parse_options(
         args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
-                                  "--passive-forces", "--contact-solver", "--admm-linear-solve"}, kModelOptions),
+                                  "--passive-forces", "--contact-solver", "--admm-linear-solve", "--integrator"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -297,6 +300,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.passive_forces = passive_forces_option(o, true);
     s.randomize = o.has_flag("--randomize");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
+    if (const auto integrator = o.get("--integrator")) {
+      if (*integrator != "euler" && *integrator != "rk4") throw Error("--integrator must be euler or rk4, got '" + *integrator + "'");
+      if (!s.step) throw Error("--integrator needs --step");
+      s.integrator = *integrator == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
+    }
     if (const auto solver = o.get("--contact-solver")) {
       if (*solver != "admm" && *solver != "pgs") throw Error("--contact-solver must be admm or pgs, got '" + *solver + "'");
       if (!s.step) throw Error("--contact-solver needs --step");
@@ -328,7 +336,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     // --iterations K and without steps; the dense solvers are not counted: 0).
     // A step with the contact stage is not counted either (its ADMM iterates to convergence).
     const double flops = s.step && (s.algorithm != Algorithm::Aba || r.contact_candidates > 0)
-                             ? 0.0 : algorithm_flops(model, s.algorithm, s.iterations) * s.substeps;
+                             ? 0.0 : algorithm_flops(model, s.algorithm, s.iterations) * s.substeps *
+                                         (s.step ? evaluations_per_substep(s.integrator) : 1);
     const bool dense = s.algorithm == Algorithm::Delassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
@@ -339,6 +348,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["algo"] = algo;
     j["mode"] = delassus_algorithm ? "delassus" : s.step ? "step" : "forward_dynamics";
     j["substeps"] = s.substeps;
+    j["integrator"] = s.integrator == Integrator::RungeKutta4 ? "rk4" : "euler";
     j["pd"] = s.pd;
     j["passive_forces"] = s.passive_forces;
     j["randomized_parameters"] = s.randomize;

@@ -35,7 +35,7 @@ int usage(std::ostream& out) {
          "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|proxbbo|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
          "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--contact-solver admm|pgs]\n"
-         "                 [--admm-linear-solve cholesky|pv-soft] [--json]\n"
+         "                 [--admm-linear-solve cholesky|pv-soft] [--integrator euler|rk4] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
          "  --contacts FILE (JSON: ground plane, collision geometry on links, friction, margin, stiffness, damping; a URDF's <collision>\n"
          "  spheres, boxes and cylinders load by default, and a free-root model gets a ground plane at z = 0),\n"

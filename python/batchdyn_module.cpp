@@ -272,6 +272,16 @@ void bind_batch(py::module_& m, const char* name) {
                       else if (mode == "pd") b.batch.set_control_mode(ControlMode::PositionPD);
                       else throw Error("control_mode must be \"torque\" or \"pd\", got \"" + mode + "\"");
                     }))
+      .def_property("integrator",
+                    serialised<B>([](B& b) { return b.batch.integrator() == Integrator::RungeKutta4 ? "rk4" : "euler"; }),
+                    serialised<B>([](B& b, const std::string& name) {
+                      if (name == "euler") b.batch.set_integrator(Integrator::SemiImplicitEuler);
+                      else if (name == "rk4") b.batch.set_integrator(Integrator::RungeKutta4);
+                      else throw Error("integrator must be \"euler\" or \"rk4\", got \"" + name + "\"");
+                    }),
+                    "step()'s integrator: \"euler\" (semi-implicit, the default: one evaluation of the dynamics per "
+                    "substep) or \"rk4\" (four per substep; keeps a passive, undamped model's energy bounded where Euler "
+                    "can blow up).")
       .def("set_pd_gains", serialised<B>([](B& b, const std::vector<double>& kp, const std::vector<double>& kd) { b.batch.set_pd_gains(kp, kd); }),
            py::arg("kp"), py::arg("kd"))
       .def_property("effort_limits", serialised<B>([](B& b) { return b.batch.effort_limits(); }),

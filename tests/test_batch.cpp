@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "batch_helpers.hpp"
+#include "kernels/energy.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -233,29 +234,17 @@ TEST_CASE("buffer-size mismatches and bad indices are errors naming the buffer")
 }
 
 namespace {
-// Total energy of a fixed-base model: kinetic + gravitational potential.
-double energy(const Model& model, Data<double>& data, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  const double kinetic = 0.5 * v.dot(crba(model, data, q) * v);
-  forward_kinematics(model, data, q);
-  double potential = 0;
-  for (int i = 1; i < model.num_bodies(); ++i) {
-    const Vec3d c = data.world_from_body[i].act_point(model.bodies[i].inertia.com);
-    potential -= model.bodies[i].inertia.mass * dot(model.gravity, c);
-  }
-  return kinetic + potential;
-}
-
 double energy_drift(double dt, int steps) {
   const Model model = load_urdf_file(model_path("double_pendulum.urdf"));
   Batch<double> batch(model, 1);
   batch.q()[0] = 1.0;
   batch.q()[1] = -0.5;
   Data<double> data(model);
-  const double e0 = energy(model, data, row(batch.q(), 0, 2), row(batch.v(), 0, 2));
+  const double e0 = mechanical_energy(model, data, row(batch.q(), 0, 2), row(batch.v(), 0, 2));
   double worst = 0;
   for (int k = 0; k < steps; ++k) {
     batch.step(dt);
-    worst = std::max(worst, std::abs(energy(model, data, row(batch.q(), 0, 2), row(batch.v(), 0, 2)) - e0));
+    worst = std::max(worst, std::abs(mechanical_energy(model, data, row(batch.q(), 0, 2), row(batch.v(), 0, 2)) - e0));
   }
   return worst / std::abs(e0);
 }

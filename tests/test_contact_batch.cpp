@@ -270,8 +270,14 @@ TEST_CASE("step() with contacts: switchable, off by default with loop constraint
   CHECK_FALSE(loops.contacts());
   loops.set_contacts(true);  // the welds become bilateral rows of the contact problem (test_contact_loops.cpp)
   CHECK(loops.contacts());
-  loops.step(1e-3);          // feet welded where they touch the ground: rows redundant with the welds
-  CHECK(loops.status()[0] == EnvStatus::Ok);
+  // The batch starts at the file's reference_q, which welds the feet 4.8 cm into the ground:
+  // the contact rows push them out, the welds hold them, and no impulse meets both. ADMM ends
+  // at its cap there (a report, the environment is stepped) instead of failing it.
+  loops.step(1e-3);
+  CHECK(loops.contact_gaps()[8] < -0.04);  // the first foot's sphere, into the ground
+  CHECK(loops.status()[0] == EnvStatus::ContactNotConverged);
+  CHECK(loops.failed_count() == 2);  // failed_count counts reports too: both environments are reported
+  CHECK(std::isfinite(loops.q()[2]));
 
   Batch<double> batch(quadruped(), 2, 1);
   CHECK(batch.contacts());

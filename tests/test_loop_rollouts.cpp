@@ -269,3 +269,20 @@ TEST_CASE("rollouts from rest of a welded humanoid and of held objects converge 
     check_converges(roll_out_from_rest<float>(c.model, 300));
   }
 }
+
+TEST_CASE("a batch starts and resets at its constraint file's reference_q, where the file's held loops are closed") {
+  // quadruped_feet.json welds the feet where they are at its reference_q (the base 0.32 m up,
+  // legs bent); the neutral pose is 0.5 m off those welds.
+  Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("quadruped_feet.json"));
+  REQUIRE(m.reference_configuration.size() == static_cast<size_t>(m.nq));
+  CHECK(m.reference_configuration[2] == 0.32);
+  Batch<double> batch(m, 3, 1);
+  for (int e = 0; e < 3; ++e) CHECK(loop_error(m, row(batch.q(), e, m.nq)) < 1e-12);  // the constructor's state
+  batch.q()[2] += 0.1;
+  batch.reset(std::vector<int>{0});
+  CHECK(loop_error(m, row(batch.q(), 0, m.nq)) < 1e-12);
+  for (int k = 0; k < 100; ++k) batch.step(1e-3);
+  CHECK(batch.failed_count() == 0);  // no LoopDrift report: the rollout starts on the loops
+  CHECK(humanoid_with_feet().reference_configuration.empty());  // "reference_q": "neutral"
+}

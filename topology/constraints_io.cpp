@@ -116,6 +116,7 @@ void apply_model_json(Model& model, const json& doc, const std::string& source) 
                       "], the quaternion of joint '" + model.bodies[i].joint_name + "', is zero; give a unit quaternion [x, y, z, w]");
       }
       normalize(model, reference_q);
+      model.reference_configuration.assign(reference_q.data(), reference_q.data() + reference_q.size());
     } else {
       throw Error(source + ": reference_q must be \"neutral\" or an array of nq = " + std::to_string(model.nq) + " numbers");
     }

@@ -157,6 +157,10 @@ struct Model {
   // with as Pinocchio does. `batchdyn info` prints them; LoadOptions::strict_inertia refuses
   // them instead, balance_inertia repairs them.
   std::vector<std::string> inertia_warnings;
+  // The configuration a constraint file or scene gives as "reference_q" (nq values, normalised;
+  // empty: the neutral configuration). Its "hold" constraints are closed there, so the batch
+  // engine starts and resets its environments there (Batch::reference_configuration).
+  std::vector<double> reference_configuration;
   // Collision geometry, its contact candidates and the ground (topology/contacts.hpp). The
   // reference dynamics never read it; the engine's contact stage will.
   ContactModel contacts;

@@ -316,6 +316,30 @@ def test_load_options_for_inertias_that_violate_the_triangle_inequality(models_d
         batchdyn.load(cassie, root="free", strict_inertia=True)
 
 
+def test_the_integrator_is_chosen_from_python_and_rk4_follows_a_passive_pendulum_far_closer_than_euler(models_dir):
+    model = batchdyn.load(os.path.join(models_dir, "double_pendulum.urdf"))
+
+    def after_one_second(integrator, dt):
+        batch = batchdyn.Batch(model, 1, dtype=np.float64, threads=1)
+        assert batch.integrator == "euler"  # the default, as MuJoCo's
+        batch.integrator = integrator
+        assert batch.integrator == integrator
+        batch.passive_forces = False
+        batch.joint_limits = False
+        batch.q[0] = [1.0, -0.5]
+        for _ in range(round(1.0 / dt)):
+            batch.step(dt)
+        assert batch.failed_count == 0
+        return np.concatenate([batch.q[0], batch.v[0]])
+
+    exact = after_one_second("rk4", 1.25e-4)
+    assert np.abs(after_one_second("rk4", 4e-3) - exact).max() < 1e-4
+    assert np.abs(after_one_second("euler", 4e-3) - exact).max() > 1e-3
+    batch = batchdyn.Batch(model, 1, dtype=np.float32)
+    with pytest.raises(batchdyn.Error, match='integrator must be "euler" or "rk4"'):
+        batch.integrator = "rk45"
+
+
 def test_loop_stabilisation_settings_and_reports_reach_python(models_dir):
     model = batchdyn.load(os.path.join(models_dir, "humanoid.urdf"), root="free", constraints=os.path.join(models_dir, "humanoid_feet.json"))
     batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)

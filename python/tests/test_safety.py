@@ -156,6 +156,7 @@ DEGENERATE_CALLS = {
     "status": (lambda b, m: b.status, None),
     "status_message": (lambda b, m: b.status_message(0), None),
     "joint_limits": (lambda b, m: setattr(b, "joint_limits", False), None),
+    "integrator": (lambda b, m: setattr(b, "integrator", "midpoint"), 'integrator must be "euler" or "rk4"'),
     "set_friction": (lambda b, m: b.set_friction([0], -1.0), "mu must be finite and >= 0"),
     "set_ground": (lambda b, m: b.set_ground([0], 0.0, [0.0, 0.0, 0.0]), "normal finite and non-zero"),
     "set_terrain": (lambda b, m: b.set_terrain(np.zeros((1, 1)), 0.1), "at least 2 x 2 points"),
