@@ -13,13 +13,15 @@
 //       k_3 = f(q ⊕ h/2 v_2,  v + h/2 a_2),
 //       k_4 = f(q ⊕ h v_3,    v + h a_3),
 //       v+ = v + h/6 (a_1 + 2 a_2 + 2 a_3 + a_4),   q+ = q ⊕ h/6 (v_1 + 2 v_2 + 2 v_3 + v_4).
-//   Four evaluations per substep. The same humanoid keeps its energy within 5 mJ over 10 s at
-//   h = 1 ms (tests/test_integrators.cpp pins the energy bound and the fourth order).
+//   Four evaluations per substep. The same humanoid gains < 0.01 J and loses <= 0.5 J (of
+//   40-110 J) over 10 s at h = 1 ms: RK4's error on motion h does not resolve is dissipative
+//   (tests/test_integrators.cpp pins the energy bound and the fourth order).
 //   What is not smooth stays a velocity-level correction per substep: the contact stage
 //   (contacts, joint limits, and the loops when they are contact rows) turns RK4's mean
 //   acceleration into the post-contact one, v+ = v + h qdd_post as in the Euler step, and the
 //   contact's share a_c = qdd_post - a_RK4 reaches q as a force constant over the substep
-//   (dq += h^2/2 a_c): a resting contact stays exact, an impact closes within the substep. Joint
+//   (dq += h^2/2 a_c): a resting contact stays exact; an impact moves q by the mean of the pre-
+//   and post-impact velocities (half a substep of approach, which Baumgarte removes). Joint
 //   damping stays implicit in every stage (the stage derivative solves (M + h D) a = ... ,
 //   batch/passive_forces.hpp): stable for any d, first-order in the damping term only.
 #pragma once
