@@ -1,7 +1,8 @@
 // Constrained forward dynamics of mechanisms with loops through the batch engine
 // (lcaba-proxbbo §VI-B): batched LCABA and proxBBO with 1 and 3 outer iterations, the dense
-// joint-space proximal solver (the baseline: CRBA, Jacobians, Cholesky, per environment), and
-// batched ABA on the same spanning tree, per model, float and double, N = 1024, one thread.
+// joint-space proximal solver (the baseline: CRBA, Jacobians, Cholesky, per environment), proxLTL
+// (the paper's joint-space baseline, scalar: BM_ProxLtl, 1 and 3 iterations), and batched ABA on
+// the same spanning tree, per model, float and double, N = 1024, one thread.
 // LCABA also on W = 1 lanes (ScalarBatch), for the SIMD speed-up. "Converged" runs iterate to
 // the tolerance inside step() (dt = 1 ms, from rest without torque, warm-started from the
 // previous step's multipliers, as in a rollout); the others time forward_dynamics() with a fixed iteration count. Every solver
@@ -21,6 +22,7 @@
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "kernels/constraint_projection.hpp"
+#include "kernels/prox_ltl.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
 #include "topology/urdf.hpp"
@@ -143,6 +145,49 @@ void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iter
   state.counters["constraint_rows"] = model->constraint_rows;
 }
 
+// proxLTL (kernels/prox_ltl.hpp), the joint-space baseline of lcaba-proxbbo Table II (column
+// LTL; Pinocchio's constraintDynamics): scalar, one environment after another over the same N
+// starting states and torques as BM_Loops, exactly `iterations` proximal iterations, the engine's
+// default mu for T. Each call runs the kinematics, CRBA, RNEA, the sparse KKT factorisation and
+// the iterations' solves. No flops counted (0).
+template <class T>
+void BM_ProxLtl(benchmark::State& state, const Case* c, Algorithm, int iterations, bool) {
+  const Model& model = c->model;
+  const int n = static_cast<int>(state.range(0));
+  const ProxLtlPlan plan = plan_prox_ltl(model);
+  Data<T> data(model);
+  ProxLtlData<T> pd(model);
+  ProximalSettings settings = Batch<T>(model, 1, 1).constraint_settings();
+  settings.max_iterations = iterations, settings.tolerance = 0.0;
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 1);
+  const std::vector<Eigen::VectorXd>& poses = start_poses(*c);
+  std::vector<VectorX<T>> q, tau;
+  for (int e = 0; e < n; ++e) {  // as BM_Loops draws them
+    const Eigen::VectorXd qe = poses.empty() ? random_configuration<double>(model, rng) : poses[static_cast<size_t>(e) % poses.size()];
+    q.push_back(qe.cast<T>());
+    const Eigen::VectorXd tau_e = Eigen::VectorXd::NullaryExpr(model.nv, [&] { return normal(rng); });
+    tau.push_back(tau_e.cast<T>());
+  }
+  const VectorX<T> v = VectorX<T>::Zero(model.nv);
+  int largest = 0;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (auto _ : state)
+      for (int e = 0; e < n; ++e) {
+        benchmark::DoNotOptimize(prox_ltl(model, plan, data, pd, q[static_cast<size_t>(e)], v, tau[static_cast<size_t>(e)], settings).data());
+        largest = std::max(largest, pd.iterations);
+      }
+  } catch (const Error& error) {
+    state.SkipWithError(error.what());
+    return;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * n, 1, 1, 0.0);
+  state.counters["iterations"] = largest;
+  state.counters["constraint_rows"] = model.constraint_rows;
+}
+
 void add(const std::string& name, const Case& c, Algorithm solver, int iterations, auto bm, bool step = false) {
   benchmark::RegisterBenchmark(("Loops/" + name + "/" + c.name).c_str(), bm, &c, solver, iterations, step)
       ->ArgNames({"N"})
@@ -159,6 +204,7 @@ void register_precision(const std::string& p, const Case& c) {
     add("ProxBbo" + std::to_string(k) + p, c, Algorithm::ProxBbo, k, BM_Loops<Batch<T>>);
   }
   add("Lcaba1Scalar" + p, c, Algorithm::Lcaba, 1, BM_Loops<ScalarBatch<T>>);
+  for (int k : {1, 3}) add("ProxLtl" + std::to_string(k) + p, c, Algorithm::Constrained, k, BM_ProxLtl<T>);
 #if XSIMD_WITH_AVX512F
   // Half-width lanes on an AVX-512 build: cores that split 512-bit operations in two (AMD
   // Zen 4) have the same arithmetic throughput at W/2, with half the workspace per block.

@@ -7,7 +7,8 @@
 
 Prints one Markdown row per model and precision: ns per environment of each solver (one
 thread, N = 1024), the largest iteration count of the converged steps, and the ratios the
-targets are stated in (all from the same run): LCABA 1 / ABA, dense / LCABA 1, SIMD vs W = 1
+targets are stated in (all from the same run): LCABA 1 / ABA, dense / LCABA 1, proxLTL / LCABA
+at 1 and 3 iterations (issue 20's "LCABA >= 20x proxLTL"), SIMD vs W = 1
 (and as a fraction of W), the half-width lanes of an AVX-512 build vs W = 1 (where present),
 LCABA 1's flops per environment and its share of the core's peak.
 """
@@ -16,9 +17,10 @@ import re
 import sys
 
 COLUMNS = ["Aba", "Lcaba1", "Lcaba3", "ProxBbo1", "ProxBbo3", "LcabaConvergedStep", "ProxBboConvergedStep",
-           "Lcaba1Scalar", "Dense"]
+           "Lcaba1Scalar", "Dense", "ProxLtl1", "ProxLtl3"]
 HEADER = ("| model | ABA | LCABA 1 | LCABA 3 | proxBBO 1 | proxBBO 3 | LCABA step (it) | proxBBO step (it) "
-          "| LCABA 1, W=1 | dense | LCABA1/ABA | dense/LCABA1 | SIMD/W=1 | half-width/W=1 | LCABA 1 flops, % peak |")
+          "| LCABA 1, W=1 | dense | proxLTL 1 | proxLTL 3 | LCABA1/ABA | dense/LCABA1 | proxLTL1/LCABA1 | proxLTL3/LCABA3 "
+          "| SIMD/W=1 | half-width/W=1 | LCABA 1 flops, % peak |")
 
 
 def main(path):
@@ -67,6 +69,8 @@ def row(key, cols):
     ratio = lambda a, b: f"{a / b:.2f}×" if a and b else ""
     cells.append(ratio(lcaba, aba))
     cells.append(ratio(dense, lcaba))
+    cells.append(ratio(ns(cols.get("ProxLtl1")), lcaba))
+    cells.append(ratio(ns(cols.get("ProxLtl3")), ns(cols.get("Lcaba3"))))
     w = cols["Lcaba1"]["W"] if cols.get("Lcaba1") else 0
     cells.append(f"{scalar / lcaba:.1f}× ({scalar / lcaba / w:.2f} W)" if scalar and lcaba and w else "")
     cells.append(f"{scalar / half:.1f}× ({scalar / half / (w / 2):.2f} W/2)" if scalar and half and w else "")

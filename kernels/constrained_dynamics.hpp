@@ -13,7 +13,9 @@
 // away from its constraint manifold) qdd converges to the least-squares compromise: the
 // residual J qdd + drift - k is the part of the right-hand side outside range(J), and qdd is
 // the M-closest acceleration achieving the rest. lambda then drifts along null(J^T), which
-// does not change qdd; the iteration stops once the residual stagnates.
+// does not change qdd; the iteration stops once the residual stagnates (the stopping test of
+// kernels/proximal_stopping.hpp, shared with proxLTL: kernels/prox_ltl.hpp, the same iteration on
+// the sparse factor of the KKT matrix).
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -21,7 +23,7 @@
 
 #include "kernels/constraints.hpp"
 #include "kernels/crba.hpp"
-#include "kernels/proximal_settings.hpp"
+#include "kernels/proximal_stopping.hpp"
 #include "kernels/rnea.hpp"
 
 namespace batchdyn {
@@ -92,8 +94,7 @@ const VectorX<S>& constrained_forward_dynamics(const Model& model, Data<S>& data
   cd.qdd = cd.qdd_free;
   cd.converged = false;
   cd.iterations = 0;
-  const S rhs_scale = S(1) + (k.k - k.drift).cwiseAbs().maxCoeff();
-  S previous_residual = S(-1);
+  ProximalStoppingTest<S> stop(settings, S(1) + (k.k - k.drift).cwiseAbs().maxCoeff());
   for (int it = 0; it < settings.max_iterations; ++it) {
     cd.rhs = cd.c + rho * cd.lambda;
     cd.G_factor.solveInPlace(cd.rhs);
@@ -104,22 +105,12 @@ const VectorX<S>& constrained_forward_dynamics(const Model& model, Data<S>& data
     cd.iterations = it + 1;
     cd.residual = k.drift - k.k;
     cd.residual.noalias() += k.J * cd.qdd;
-    cd.residual_norm = cd.residual.size() ? cd.residual.cwiseAbs().maxCoeff() : S(0);
-    const S tol = S(settings.tolerance);
-    const S step = cd.qdd.size() ? (cd.qdd - cd.qdd_previous).cwiseAbs().maxCoeff() : S(0);
-    const S qdd_scale = S(1) + (cd.qdd.size() ? cd.qdd.cwiseAbs().maxCoeff() : S(0));
-    const bool met = cd.residual_norm <= tol * rhs_scale;
-    const bool settled = it > 0 && step <= tol * qdd_scale;
-    // Per eigenmode of G the residual shrinks by rho / (sigma + rho) each iteration, so its
-    // 2-norm decreases monotonically until only the inconsistent part is left.
-    const S residual_2norm = cd.residual.norm();
-    const bool stagnant = it > 0 && previous_residual - residual_2norm <= tol * rhs_scale;
-    if (met || settled || stagnant) {
+    if (stop.done(it, cd.residual, cd.qdd, cd.qdd_previous)) {
       cd.converged = true;
       break;
     }
-    previous_residual = residual_2norm;
   }
+  cd.residual_norm = stop.residual_norm();
   return cd.qdd;
 }
 
