@@ -21,6 +21,9 @@
 // sum over the weight; the batchdyn cases also report vs_mujoco, their env-steps/s per core
 // over MuJoCo's elliptic case of the same robot in the same run (run them together:
 // --benchmark_filter=Peer).
+//
+// Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
+// batched ABA on the humanoid.
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 
@@ -31,6 +34,7 @@
 #include <utility>
 #include <cmath>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -325,6 +329,114 @@ const bool registered = [] {
     benchmark::RegisterBenchmark(("PeerBatchdyn<float>/" + name).c_str(), BM_PeerBatchdyn<float>, robot)
         ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   }
+  return true;
+}();
+
+// --- forward dynamics without contact: mj_forward vs batched ABA (issue 20 part 2) --------------
+// The shipped humanoid (free flyer + 30 revolute joints) without collision geometry, at 4096
+// random states (joint positions within their limits, root at rest, random joint velocities and
+// torques). MuJoCo's mj_forward (kinematics, CRB, the factorisation of M, RNE, qacc = M^-1 (qfrc -
+// c); the constraint solver disabled, there is nothing for it) one environment after another,
+// against batchdyn's forward_dynamics() (batched ABA, lanes of W, one thread) on the same states.
+// Counters: env-evaluations/s per core; the batchdyn cases also vs_mujoco (their rate over
+// MuJoCo's in the same run: --benchmark_filter=PeerForward) and max_joint_qdd_difference, the
+// largest |qacc - qdd| over the joints' accelerations of env 0..15 relative to max(1, |qdd|)
+// (the roots' accelerations are in different conventions: MuJoCo's linear part is in the world
+// frame).
+
+struct ForwardStates {
+  Model model = load_urdf_file(bench::model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  std::vector<Eigen::VectorXd> q, v, tau;
+};
+
+const ForwardStates& forward_states(int n) {
+  static std::map<int, ForwardStates> cache;
+  auto [it, inserted] = cache.try_emplace(n);
+  if (!inserted) return it->second;
+  ForwardStates& s = it->second;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  for (int e = 0; e < n; ++e) {
+    s.q.push_back(random_configuration<double>(s.model, rng));
+    Eigen::VectorXd v = Eigen::VectorXd::NullaryExpr(s.model.nv, [&] { return normal(rng); }), tau = v;
+    v.head(6).setZero();
+    for (int k = 0; k < s.model.nv; ++k) tau[k] = k < 6 ? 0.0 : 5.0 * normal(rng);
+    s.v.push_back(v);
+    s.tau.push_back(tau);
+  }
+  return s;
+}
+
+std::map<std::string, double> mujoco_forward_rate;           // env-evaluations/s of MuJoCo's case
+std::vector<std::vector<double>> mujoco_forward_joint_qacc;  // env 0..15, the joints' qacc
+
+void BM_PeerMujocoForward(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const ForwardStates& s = forward_states(n);
+  std::unique_ptr<mjModel, void (*)(mjModel*)> model(load_mjcf(mjcf_of(s.model, "elliptic")), mj_deleteModel);
+  model->opt.disableflags |= mjDSBL_CONSTRAINT;
+  std::vector<std::unique_ptr<mjData, void (*)(mjData*)>> data;
+  for (int e = 0; e < n; ++e) {
+    mjData* d = mj_makeData(model.get());
+    const Eigen::VectorXd& q = s.q[static_cast<size_t>(e)];
+    const double root[7] = {q[0], q[1], q[2], q[6], q[3], q[4], q[5]};  // MuJoCo: quaternion w x y z
+    std::copy(root, root + 7, d->qpos);
+    std::copy(q.data() + 7, q.data() + q.size(), d->qpos + 7);
+    std::copy(s.v[static_cast<size_t>(e)].data(), s.v[static_cast<size_t>(e)].data() + s.model.nv, d->qvel);
+    std::copy(s.tau[static_cast<size_t>(e)].data(), s.tau[static_cast<size_t>(e)].data() + s.model.nv, d->qfrc_applied);
+    data.emplace_back(d, mj_deleteData);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state)
+    for (auto& d : data) mj_forward(model.get(), d.get());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double evaluations = static_cast<double>(state.iterations()) * n;
+  bench::report_throughput<double>(state, seconds, evaluations, 1, 1, 0.0);
+  mujoco_forward_rate["humanoid"] = evaluations / seconds;
+  mujoco_forward_joint_qacc.clear();
+  for (int e = 0; e < std::min(n, 16); ++e)
+    mujoco_forward_joint_qacc.emplace_back(data[static_cast<size_t>(e)]->qacc + 6, data[static_cast<size_t>(e)]->qacc + s.model.nv);
+}
+
+template <class T>
+void BM_PeerBatchdynForward(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const ForwardStates& s = forward_states(n);
+  const Model& m = s.model;
+  Batch<T> batch(m, n, 1);
+  for (int e = 0; e < n; ++e) {
+    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(s.q[static_cast<size_t>(e)][k]);
+    for (int k = 0; k < m.nv; ++k) {
+      batch.v()[e * m.nv + k] = static_cast<T>(s.v[static_cast<size_t>(e)][k]);
+      batch.tau()[e * m.nv + k] = static_cast<T>(s.tau[static_cast<size_t>(e)][k]);
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.forward_dynamics();
+    benchmark::DoNotOptimize(batch.qdd());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  const double evaluations = static_cast<double>(state.iterations()) * n;
+  bench::report_throughput<T>(state, seconds, evaluations, 1, Batch<T>::W, algorithm_flops(m, Algorithm::Aba, 0));
+  if (mujoco_forward_rate.count("humanoid")) state.counters["vs_mujoco"] = evaluations / seconds / mujoco_forward_rate["humanoid"];
+  double difference = 0;
+  for (size_t e = 0; e < mujoco_forward_joint_qacc.size(); ++e)
+    for (int k = 6; k < m.nv; ++k) {
+      const double qdd = static_cast<double>(batch.qdd()[static_cast<long>(e) * m.nv + k]);
+      difference = std::max(difference, std::abs(mujoco_forward_joint_qacc[e][static_cast<size_t>(k - 6)] - qdd) / std::max(1.0, std::abs(qdd)));
+    }
+  if (!mujoco_forward_joint_qacc.empty()) state.counters["max_joint_qdd_difference"] = difference;
+}
+
+const bool forward_registered = [] {
+  benchmark::RegisterBenchmark("PeerForwardMujoco<double>/humanoid", BM_PeerMujocoForward)
+      ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  benchmark::RegisterBenchmark("PeerForwardBatchdyn<double>/humanoid", BM_PeerBatchdynForward<double>)
+      ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+  benchmark::RegisterBenchmark("PeerForwardBatchdyn<float>/humanoid", BM_PeerBatchdynForward<float>)
+      ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   return true;
 }();
 
