@@ -11,6 +11,12 @@ targets are stated in (all from the same run): LCABA 1 / ABA, dense / LCABA 1, p
 at 1 and 3 iterations (issue 20's "LCABA >= 20x proxLTL"), SIMD vs W = 1
 (and as a fraction of W), the half-width lanes of an AVX-512 build vs W = 1 (where present),
 LCABA 1's flops per environment and its share of the core's peak.
+
+    /usr/bin/python3 bench/loop_table.py loops.json --prox-ltl
+
+prints instead the proxLTL comparison (README, "proxLTL, the joint-space baseline"): ns per
+environment of ABA, LCABA 1 / 3, proxLTL 1 / 3 and the dense solver, proxLTL / LCABA at 1 and 3
+iterations, and the paper's LTL / LCABA ratio (lcaba-proxbbo Table II) where it has the model.
 """
 import json
 import re
@@ -23,7 +29,33 @@ HEADER = ("| model | ABA | LCABA 1 | LCABA 3 | proxBBO 1 | proxBBO 3 | LCABA ste
           "| SIMD/W=1 | half-width/W=1 | LCABA 1 flops, % peak |")
 
 
-def main(path):
+# lcaba-proxbbo Table II, LTL / LCABA at 1 and 3 iterations (scalar Pinocchio, one robot).
+PAPER_LTL_OVER_LCABA = {
+    "hand_cube": (3.96 / 4.91, 5.21 / 6.28),
+    "two_hands_cube": (9.37 / 7.87, 12.4 / 9.7),
+    "humanoid_hands_cube": (21.4 / 14.6, 24.9 / 16.6),
+    "humanoid_hands_cube_feet": (29.0 / 15.6, 33.5 / 18.2),
+    "digit_feet": (23.1 / 9.96, 28.4 / 12.4),
+    "two_digits_box": (142.6 / 23.5, 168 / 31.0),
+}
+PROX_LTL_HEADER = ("| model | ABA | LCABA 1 | LCABA 3 | proxLTL 1 | proxLTL 3 | dense | proxLTL1/LCABA1 | proxLTL3/LCABA3 "
+                   "| paper LTL/LCABA 1, 3 |")
+
+
+def prox_ltl_row(key, cols):
+    cells = [f"{key[0]} {key[1]}"]
+    for c in ("Aba", "Lcaba1", "Lcaba3", "ProxLtl1", "ProxLtl3", "Dense"):
+        t = ns(cols.get(c))
+        cells.append(f"{t:.0f}" if t else "")
+    ratio = lambda a, b: f"{a / b:.1f}×" if a and b else ""
+    cells.append(ratio(ns(cols.get("ProxLtl1")), ns(cols.get("Lcaba1"))))
+    cells.append(ratio(ns(cols.get("ProxLtl3")), ns(cols.get("Lcaba3"))))
+    paper = PAPER_LTL_OVER_LCABA.get(key[0])
+    cells.append(f"{paper[0]:.1f}×, {paper[1]:.1f}×" if paper else "")
+    return "| " + " | ".join(cells) + " |"
+
+
+def main(path, prox_ltl=False):
     runs = json.load(open(path))["benchmarks"]
     pattern = re.compile(r"Loops/(\w+)<(\w+)>(Avx2)?/(\w+)/N:")
     rows, order = {}, []
@@ -42,11 +74,12 @@ def main(path):
         if key not in rows or not rows[key]:
             order.append(key)
         rows.setdefault(key, {})[kind + ("Avx2" if half else "")] = r
-    print(HEADER)
-    print("|" + "---|" * (HEADER.count("|") - 1))
+    header, make_row = (PROX_LTL_HEADER, prox_ltl_row) if prox_ltl else (HEADER, row)
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
     for precision in ("double", "float"):
         for key in [k for k in order if k[1] == precision]:
-            print(row(key, rows[key]))
+            print(make_row(key, rows[key]))
 
 
 def ns(r):
@@ -80,4 +113,4 @@ def row(key, cols):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--prox-ltl" in sys.argv[2:])
