@@ -58,6 +58,9 @@ TEST_CASE("reference kernels do not allocate once their workspace exists") {
     CHECK(allocations_in([&] { crba(m.model, data, s.q); }) == 0);
     CHECK(allocations_in([&] { constraint_kinematics(m.model, data, cd.constraints, s.q, s.v); }) == 0);
     CHECK(allocations_in([&] { constrained_forward_dynamics(m.model, data, cd, s.q, s.v, s.tau); }) == 0);
+    const ProxLtlPlan prox_ltl_plan = plan_prox_ltl(m.model);
+    ProxLtlData<double> prox_ltl_data(m.model);
+    CHECK(allocations_in([&] { prox_ltl(m.model, prox_ltl_plan, data, prox_ltl_data, s.q, s.v, s.tau); }) == 0);
     LcabaData<double> lcaba_data(m.model);
     ProxBboData<double> proxbbo_data(m.model);
     CHECK(allocations_in([&] { lcaba(m.model, lcaba_data, s.q, s.v, s.tau); }) == 0);
