@@ -91,6 +91,27 @@ const std::vector<Eigen::VectorXd>& start_poses(const Case& c) {
   return it->second;
 }
 
+// The N states a case's benchmarks start from, drawn in one order so that every solver of the
+// case (BM_Loops, BM_ProxLtl) times the same ones: configurations from start_poses (repeated),
+// else random; random torques for the one-call timings, none for the rollouts (random torques
+// on the hand's 10-gram finger links blow a 1 ms step up within a few steps).
+struct StartingStates {
+  std::vector<Eigen::VectorXd> q, tau;
+};
+StartingStates starting_states(const Case& c, int n, bool with_torques) {
+  const Model& model = c.model;
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 1);
+  const std::vector<Eigen::VectorXd>& poses = start_poses(c);
+  StartingStates s;
+  for (int e = 0; e < n; ++e) {
+    s.q.push_back(poses.empty() ? random_configuration<double>(model, rng) : poses[static_cast<size_t>(e) % poses.size()]);
+    s.tau.push_back(with_torques ? Eigen::VectorXd::NullaryExpr(model.nv, [&] { return normal(rng); }).eval()
+                                 : Eigen::VectorXd::Zero(model.nv).eval());
+  }
+  return s;
+}
+
 template <class Engine>
 void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iterations, bool step) {
   const Model* model = &c->model;
@@ -102,15 +123,10 @@ void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iter
   ProximalSettings settings = batch.constraint_settings();
   if (iterations > 0) settings.max_iterations = iterations, settings.tolerance = 0.0;  // exactly `iterations` sweeps
   batch.set_constraint_settings(settings);
-  std::mt19937 rng(5);
-  std::normal_distribution<double> normal(0, 1);
-  const std::vector<Eigen::VectorXd>& poses = start_poses(*c);
+  const StartingStates start_states = starting_states(*c, n, /*with_torques=*/!step);
   for (int e = 0; e < n; ++e) {
-    const Eigen::VectorXd q = poses.empty() ? random_configuration<double>(*model, rng) : poses[static_cast<size_t>(e) % poses.size()];
-    for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(q[k]);
-    // Random torques for the one-call timings; the rollouts start at rest without torque (random
-    // torques on the hand's 10-gram finger links blow a 1 ms step up within a few steps).
-    for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = step ? T(0) : static_cast<T>(normal(rng));
+    for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(start_states.q[static_cast<size_t>(e)][k]);
+    for (int k = 0; k < model->nv; ++k) batch.tau()[e * model->nv + k] = static_cast<T>(start_states.tau[static_cast<size_t>(e)][k]);
   }
   const std::vector<T> q0(batch.q(), batch.q() + static_cast<long>(n) * model->nq);
   long calls = 0;
@@ -156,7 +172,8 @@ void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iter
 // LTL; Pinocchio's constraintDynamics): scalar, one environment after another over the same N
 // starting states and torques as BM_Loops, exactly `iterations` proximal iterations, the engine's
 // default mu for T. Each call runs the kinematics, CRBA, RNEA, the sparse KKT factorisation and
-// the iterations' solves. No flops counted (0).
+// the iterations' solves. No flops counted (0). Registered through add(), whose solver argument it
+// does not read (proxLTL is a reference function, not an engine solver of the registry).
 template <class T>
 void BM_ProxLtl(benchmark::State& state, const Case* c, Algorithm, int iterations, bool) {
   const Model& model = c->model;
@@ -166,15 +183,11 @@ void BM_ProxLtl(benchmark::State& state, const Case* c, Algorithm, int iteration
   ProxLtlData<T> pd(model);
   ProximalSettings settings = Batch<T>(model, 1, 1).constraint_settings();
   settings.max_iterations = iterations, settings.tolerance = 0.0;
-  std::mt19937 rng(5);
-  std::normal_distribution<double> normal(0, 1);
-  const std::vector<Eigen::VectorXd>& poses = start_poses(*c);
+  const StartingStates start_states = starting_states(*c, n, /*with_torques=*/true);
   std::vector<VectorX<T>> q, tau;
-  for (int e = 0; e < n; ++e) {  // as BM_Loops draws them
-    const Eigen::VectorXd qe = poses.empty() ? random_configuration<double>(model, rng) : poses[static_cast<size_t>(e) % poses.size()];
-    q.push_back(qe.cast<T>());
-    const Eigen::VectorXd tau_e = Eigen::VectorXd::NullaryExpr(model.nv, [&] { return normal(rng); });
-    tau.push_back(tau_e.cast<T>());
+  for (int e = 0; e < n; ++e) {
+    q.push_back(start_states.q[static_cast<size_t>(e)].cast<T>());
+    tau.push_back(start_states.tau[static_cast<size_t>(e)].cast<T>());
   }
   const VectorX<T> v = VectorX<T>::Zero(model.nv);
   int largest = 0;
