@@ -1,0 +1,43 @@
+// The kernels' flop counts on the shipped humanoid and quadruped, pinned (issue 20: "CountingLane
+// makes this a test: pin the counts"). Counted on CountingLane (layout/counting_lane.hpp, through
+// batch/throughput.hpp): one evaluation runs a kernel's arithmetic once, and since the kernels
+// never branch on the state, that count is the cost of every call. A change that adds arithmetic
+// fails here and shows by how much; one that removes arithmetic updates these pins, and the
+// README's numbers, on purpose.
+#include "helpers.hpp"
+
+using namespace batchdyn;
+using namespace batchdyn::test;
+
+namespace {
+
+Model humanoid() { return load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer); }
+Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
+Model with_constraints(Model m, const std::string& file) {
+  add_constraints_from_json_file(m, model_path(file));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("ABA costs 29,035 flops on the 36-dof humanoid and 12,205 on the 18-dof quadruped") {
+  const Model h = humanoid(), q = quadruped();
+  REQUIRE(h.nv == 36);
+  REQUIRE(q.nv == 18);
+  CHECK(aba_flops(h).total() == 29035);  // 807 per dof; the issue's target is <= 500
+  CHECK(aba_flops(q).total() == 12205);  // 678 per dof
+}
+
+TEST_CASE("PV-OSIMr costs 40,237 flops on the humanoid with feet and hands and 13,843 on the quadruped with feet") {
+  const Model h = with_constraints(humanoid(), "humanoid_feet_hands.json");
+  const Model q = with_constraints(quadruped(), "quadruped_feet.json");
+  REQUIRE(h.constraint_rows == 24);
+  REQUIRE(q.constraint_rows == 12);
+  CHECK(delassus_flops(h).total() == 40237);
+  CHECK(delassus_flops(q).total() == 13843);
+}
+
+TEST_CASE("LCABA's first pass costs 38,862 flops on the humanoid with feet and hands and 17,892 on the quadruped with feet") {
+  CHECK(loop_dynamics_flops(with_constraints(humanoid(), "humanoid_feet_hands.json"), 1).total() == 38862);
+  CHECK(loop_dynamics_flops(with_constraints(quadruped(), "quadruped_feet.json"), 1).total() == 17892);
+}
