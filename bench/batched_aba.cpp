@@ -6,7 +6,8 @@
 //   ns_per_env           wall time per environment (1 / items_per_second, in ns)
 //   flops_per_env        from the counting lane type (layout/counting_lane.hpp)
 //   GFLOPs, pct_peak     achieved rate and its share of threads x the core's peak
-// Every shipped model over N in {1, 64, 1024, 4096, 16384}; step() on the humanoid.
+// Every shipped model over N in {1, 64, 1024, 4096, 16384}; step() on the humanoid; AbaKernel:
+// the kernel alone on the same states (N = 1024, one thread), what the engine adds around it.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -90,6 +91,43 @@ void BM_Batch(benchmark::State& state, const Model* model, bool step) {
   state.counters["bytes_per_env"] = batch.workspace_bytes_per_env();
 }
 
+// The ABA kernel alone on SIMD lanes (kernels/aba.hpp), without the engine around it: N
+// environments as N / W lane blocks already in lane layout, one workspace, one thread; no gather,
+// validation, actuation, damping or scatter. Set next to AbaSimd (same model, N, random states)
+// it shows what the engine's stages cost per environment, and how close the kernel itself comes
+// to the core's peak (issue 20).
+template <class T>
+void BM_AbaKernel(benchmark::State& state, const Model* model, bool) {
+  using L = SimdLane<T>;
+  constexpr int W = lane_width<L>;
+  const int n = static_cast<int>(state.range(0)), blocks = (n + W - 1) / W;
+  const ModelConstants<L> constants(*model);
+  AbaWorkspace<L> workspace(*model);
+  Batch<T> batch(*model, blocks * W, 1);  // only to draw the states as AbaSimd does
+  fill_random(batch);
+  const int nq = model->nq, nv = model->nv;
+  std::vector<L> q(static_cast<size_t>(blocks * nq)), v(static_cast<size_t>(blocks * nv)), tau(v.size()), qdd(v.size());
+  alignas(64) T lanes[W];
+  const auto to_lanes = [&](const T* rows, int width, std::vector<L>& out) {
+    for (int b = 0; b < blocks; ++b)
+      for (int k = 0; k < width; ++k) {
+        for (int l = 0; l < W; ++l) lanes[l] = rows[static_cast<long>(b * W + l) * width + k];
+        out[static_cast<size_t>(b * width + k)] = LaneTraits<L>::load(lanes);
+      }
+  };
+  to_lanes(batch.q(), nq, q), to_lanes(batch.v(), nv, v), to_lanes(batch.tau(), nv, tau);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int b = 0; b < blocks; ++b)
+      aba_kernel(constants, workspace, &q[static_cast<size_t>(b * nq)], &v[static_cast<size_t>(b * nv)],
+                 &tau[static_cast<size_t>(b * nv)], &qdd[static_cast<size_t>(b * nv)]);
+    benchmark::DoNotOptimize(qdd.data());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * blocks * W, 1, W,
+                              static_cast<double>(aba_flops(*model).total()));
+}
+
 void register_engine(const std::string& prefix, const Case& c, bool step, auto bm) {
   auto* b = benchmark::RegisterBenchmark((prefix + "/" + c.name).c_str(), bm, &c.model, step);
   b->ArgNames({"N", "threads"})->UseRealTime()->MinTime(0.3);
@@ -103,6 +141,11 @@ const bool registered = [] {
     register_engine("AbaScalar<double>", c, false, BM_Batch<ScalarBatch<double>>);
     register_engine("AbaSimd<float>", c, false, BM_Batch<Batch<float>>);
     register_engine("AbaScalar<float>", c, false, BM_Batch<ScalarBatch<float>>);
+    for (const char* precision : {"double", "float"}) {
+      auto* b = benchmark::RegisterBenchmark((std::string("AbaKernel<") + precision + ">/" + c.name).c_str(),
+                                             precision[0] == 'd' ? BM_AbaKernel<double> : BM_AbaKernel<float>, &c.model, false);
+      b->ArgNames({"N"})->UseRealTime()->MinTime(0.3)->Arg(1024);
+    }
     if (c.name == "humanoid") {
       register_engine("StepSimd<double>", c, true, BM_Batch<Batch<double>>);
       register_engine("StepSimd<float>", c, true, BM_Batch<Batch<float>>);
