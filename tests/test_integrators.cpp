@@ -63,17 +63,31 @@ EnergyChange energy_change(Engine& batch, double dt, int steps, int every) {
   return change;
 }
 
-// The energy change of the fixed-root humanoid, passive, from random poses at rest (40-110 J),
+// The energy change of the fixed-root humanoid, passive, from random poses at rest (6-120 J),
 // over 10 s at 1 ms: its limbs whirl at up to 460 rad/s, the case the Euler step blows up on.
+// The worst over the reset seeds given (W environments each).
 template <class T>
-EnergyChange humanoid_energy_change(Integrator integrator) {
+EnergyChange humanoid_energy_change(Integrator integrator, std::initializer_list<unsigned> seeds = {7}) {
   const Model m = load_urdf_file(model_path("humanoid.urdf"));
-  Batch<T> batch(m, Batch<T>::W, 1);
-  make_passive(batch);
-  batch.set_integrator(integrator);
-  batch.reset(all_envs(batch.num_envs()), 7);
-  return energy_change(batch, 1e-3, 10000, 100);
+  EnergyChange worst;
+  for (unsigned seed : seeds) {
+    Batch<T> batch(m, Batch<T>::W, 1);
+    make_passive(batch);
+    batch.set_integrator(integrator);
+    batch.reset(all_envs(batch.num_envs()), seed);
+    const EnergyChange change = energy_change(batch, 1e-3, 10000, 100);
+    worst.gain = std::max(worst.gain, change.gain), worst.loss = std::max(worst.loss, change.loss);
+  }
+  return worst;
 }
+
+// RK4's energy error on these whirling limbs depends on the starting poses and moves with the
+// last bits of the kernels' rounding, so its bounds are set from a spread, not from one run:
+// over reset seeds 1-12 (8 environments each, this engine, 2026-11), double gained at most
+// 0.013 J and lost at most 1.2 J, float (16 environments) at most 0.036 J and 2.1 J. The bounds
+// below are about twice those, checked over four of the worst seeds; Euler gains over 100 J on
+// the same poses.
+constexpr std::initializer_list<unsigned> kEnergySeeds = {7, 1, 3, 4};
 
 }  // namespace
 
@@ -102,11 +116,12 @@ TEST_CASE("the mechanical energy's rate is the power of the joint torques (dE/dt
   }
 }
 
-TEST_CASE("rk4 keeps the passive, undamped humanoid's energy bounded over 10 s at 1 ms: no gain, under 1 J lost, in double") {
-  // RK4's error on oscillations is dissipative: it loses a little (0.5 J of 110 J), never gains.
-  const EnergyChange change = humanoid_energy_change<double>(Integrator::RungeKutta4);
-  CHECK(change.gain < 1e-2);
-  CHECK(change.loss < 1.0);
+TEST_CASE("rk4 keeps the passive, undamped humanoid's energy bounded over 10 s at 1 ms: no gain, a few J lost, in double") {
+  // RK4's error on oscillations is dissipative: it loses a little (about 1 J of 6-120 J) and
+  // gains nothing beyond sampling noise.
+  const EnergyChange change = humanoid_energy_change<double>(Integrator::RungeKutta4, kEnergySeeds);
+  CHECK(change.gain < 0.03);
+  CHECK(change.loss < 2.5);
 }
 
 TEST_CASE("semi-implicit euler does not: the same humanoid gains energy without bound at 1 ms") {
@@ -114,9 +129,9 @@ TEST_CASE("semi-implicit euler does not: the same humanoid gains energy without 
 }
 
 TEST_CASE("rk4 keeps the passive float humanoid's energy bounded over 10 s at 1 ms") {
-  const EnergyChange change = humanoid_energy_change<float>(Integrator::RungeKutta4);
+  const EnergyChange change = humanoid_energy_change<float>(Integrator::RungeKutta4, kEnergySeeds);
   CHECK(change.gain < 0.1);
-  CHECK(change.loss < 1.0);
+  CHECK(change.loss < 5.0);
 }
 
 TEST_CASE("rk4 is fourth order: halving the step divides a pendulum's error after 1 s by about 16") {

@@ -136,7 +136,11 @@ TEST_CASE("terrain: SIMD lanes equal W = 1 on rolling hills with heights per env
   run(lanes), run(scalar);
   for (int e = 0; e < N; ++e) {
     CAPTURE(e);
-    CHECK(lanes.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
+    // Stepped in both (a contact report such as ContactNotConverged may come and go with the
+    // last bits of rounding, but it must come in both), and stepped alike.
+    const EnvStatus status = lanes.status()[static_cast<size_t>(e)];
+    CHECK((status == EnvStatus::Ok || is_report(status)));
+    CHECK(status == scalar.status()[static_cast<size_t>(e)]);
     CHECK((row(lanes.q(), e, m.nq) - row(scalar.q(), e, m.nq)).cwiseAbs().maxCoeff() < 1e-12);
     CHECK((row(lanes.v(), e, m.nv) - row(scalar.v(), e, m.nv)).cwiseAbs().maxCoeff() < 1e-12);
   }
