@@ -1,0 +1,115 @@
+// The rollout probe of issue 20, part 1, as a table: every shipped loop model stepped from rest
+// (Batch::reset without noise: the model's reference_q, or neutral pose projected onto the
+// loops), zero torque, dt = 1 ms, 1000 steps, in double and float, with the default loop
+// stabilisation gains and without them (time constant 0). Per row: the loop solver's iterations
+// per step (mean, largest and the step it came at), the steps whose status was not Ok (reports:
+// ConstraintNotConverged = the cap, LoopDrift; the drift check is off without gains) and whether
+// the rollout failed (a non-finite state; the row stops there). The targets: mean <= 5, largest
+// <= 20, no failure. One environment per row: without noise every environment of a batch
+// follows the same trajectory.
+//
+//   ./build/dev/bench/batchdyn_loop_rollouts [--steps N] [--solver lcaba|proxbbo] [--integrator euler|rk4] [MODEL ...]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "batch/batch.hpp"
+#include "topology/constraints_io.hpp"
+#include "topology/scene.hpp"
+#include "topology/sdf.hpp"
+#include "topology/urdf.hpp"
+
+namespace {
+using namespace batchdyn;
+std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
+
+struct Named {
+  std::string name;
+  Model model;
+};
+
+Model urdf_with(const char* urdf, const char* constraints) {
+  Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path(constraints));
+  return m;
+}
+
+// The loop models of bench/batched_loops.cpp.
+std::vector<Named> loop_models() {
+  std::vector<Named> c;
+  c.push_back({"hand_cube", load_scene_file(model_path("scenes/hand_cube.json"))});
+  c.push_back({"two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
+  c.push_back({"humanoid_feet", urdf_with("humanoid.urdf", "humanoid_feet.json")});
+  c.push_back({"humanoid_feet_hands", urdf_with("humanoid.urdf", "humanoid_feet_hands.json")});
+  c.push_back({"biped_fourbar_feet", urdf_with("biped_fourbar.urdf", "biped_fourbar_feet.json")});
+  c.push_back({"quadruped_feet", urdf_with("quadruped.urdf", "quadruped_feet.json")});
+  c.push_back({"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)});
+  c.push_back({"cassie_v2_cut", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint)});
+  c.push_back({"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json"))});
+  c.push_back({"humanoid_hands_cube", load_scene_file(model_path("scenes/humanoid_hands_cube.json"))});
+  c.push_back({"humanoid_hands_cube_feet", load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"))});
+  c.push_back({"digit_feet", urdf_with("digit.urdf", "digit_feet.json")});
+  c.push_back({"two_digits_box", load_scene_file(model_path("scenes/two_digits_box.json"))});
+  return c;
+}
+
+struct Options {
+  int steps = 1000;
+  ConstraintSolver solver = ConstraintSolver::Lcaba;
+  Integrator integrator = Integrator::SemiImplicitEuler;
+  std::vector<std::string> only;
+};
+
+template <class T>
+void roll_out(const Named& c, const Options& o, bool gains) {
+  Batch<T> batch(c.model, 1, 1);
+  batch.set_constraint_solver(o.solver);
+  batch.set_integrator(o.integrator);
+  if (!gains) {
+    LoopStabilisationSettings s = batch.loop_stabilisation();
+    s.time_constant = 0;
+    batch.set_loop_stabilisation(s);
+  }
+  batch.reset(std::vector<int>{0});
+  long total = 0;
+  int largest = 0, largest_at = -1, not_ok = 0, steps = 0;
+  bool failed = false;
+  for (; steps < o.steps && !failed; ++steps) {
+    batch.step(T(1e-3));
+    const int it = batch.constraint_iterations()[0];
+    total += it;
+    if (it > largest) largest = it, largest_at = steps;
+    const EnvStatus s = batch.status()[0];
+    not_ok += s != EnvStatus::Ok;
+    failed = s != EnvStatus::Ok && !is_report(s);
+  }
+  std::printf("| %s | %s | %s | %.2f | %d (step %d) | %d | %s |\n", c.name.c_str(), sizeof(T) == 8 ? "double" : "float",
+              gains ? "default" : "off", static_cast<double>(total) / steps, largest, largest_at, not_ok,
+              failed ? ("at step " + std::to_string(steps - 1)).c_str() : "no");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int a = 1; a < argc; ++a) {
+    const auto value = [&] { return a + 1 < argc ? std::string(argv[++a]) : std::string(); };
+    if (!std::strcmp(argv[a], "--steps")) o.steps = std::max(1, std::atoi(value().c_str()));
+    else if (!std::strcmp(argv[a], "--solver")) o.solver = value() == "proxbbo" ? ConstraintSolver::ProxBbo : ConstraintSolver::Lcaba;
+    else if (!std::strcmp(argv[a], "--integrator")) o.integrator = value() == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
+    else o.only.emplace_back(argv[a]);
+  }
+  try {
+    std::printf("| model | precision | gains | iterations per step, mean | largest | steps not ok | failed |\n|---|---|---|---|---|---|---|\n");
+    for (const Named& c : loop_models()) {
+      if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), c.name) == o.only.end()) continue;
+      for (const bool gains : {true, false}) roll_out<double>(c, o, gains), roll_out<float>(c, o, gains);
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "batchdyn_loop_rollouts: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
