@@ -20,57 +20,13 @@
 
 #include "batch/batch.hpp"
 #include "bench/bench_common.hpp"
-#include "topology/generators.hpp"
-#include "topology/constraints_io.hpp"
 #include "kernels/constraint_projection.hpp"
 #include "kernels/prox_ltl.hpp"
-#include "topology/scene.hpp"
-#include "topology/sdf.hpp"
-#include "topology/urdf.hpp"
 
 namespace {
 using namespace batchdyn;
 using bench::Case;
-using bench::model_path;
-
-const std::vector<Case>& loop_models() {
-  static const std::vector<Case> all = [] {
-    std::vector<Case> c;
-    c.push_back({"hand_cube", load_scene_file(model_path("scenes/hand_cube.json")), true});
-    c.push_back({"two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
-    Model humanoid = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(humanoid, model_path("humanoid_feet.json"));
-    c.push_back({"humanoid_feet", humanoid});
-    Model humanoid_hands = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(humanoid_hands, model_path("humanoid_feet_hands.json"));
-    c.push_back({"humanoid_feet_hands", humanoid_hands});
-    Model biped = load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(biped, model_path("biped_fourbar_feet.json"));
-    c.push_back({"biped_fourbar_feet", biped});
-    Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(quadruped, model_path("quadruped_feet.json"));
-    // On its loops: at a random configuration its welded feet are far from where they are held
-    // (the neutral pose alone is 0.5 m off), and the converged-step rollouts failed within 200 steps.
-    c.push_back({"quadruped_feet", quadruped, true});
-    c.push_back({"loop_chain_4x4", build_generated(generate_from_spec("loop_chain:4:4"))});
-    c.push_back({"ladder_8", build_generated(generate_from_spec("ladder:8"))});
-    // A real robot file: Pinocchio's model (ball joints, duplicate links, 24 redundant weld
-    // rows) and the cut-joint model (12 connect rows).
-    c.push_back({"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer), true});
-    c.push_back({"cassie_v2_cut", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint), true});
-    // Shaped like lcaba-proxbbo Table II (models/make_models.py).
-    c.push_back({"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json")), true});
-    c.push_back({"humanoid_hands_cube", load_scene_file(model_path("scenes/humanoid_hands_cube.json")), true});
-    c.push_back({"humanoid_hands_cube_feet", load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json")), true});
-    Model digit = load_urdf_file(model_path("digit.urdf"), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(digit, model_path("digit_feet.json"));
-    c.push_back({"digit_feet", digit, true});
-    c.push_back({"two_digits_box", load_scene_file(model_path("scenes/two_digits_box.json")), true});
-    return c;
-  }();
-  return all;
-}
-
+using bench::loop_models;
 
 // Where a case's environments start (Case::start_on_loops): 16 poses near the neutral one,
 // projected onto the loops, repeated; empty for the others (random configurations). Computed

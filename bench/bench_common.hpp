@@ -1,5 +1,5 @@
-// What the benchmark files share: the shipped models' folder, a named model, and the counters
-// every batched benchmark reports (see bench/batched_aba.cpp for their meaning).
+// What the benchmark files share: the models of bench/bench_models.hpp and the counters every
+// batched benchmark reports (see bench/batched_aba.cpp for their meaning).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -7,20 +7,9 @@
 #include <string>
 
 #include "batch/throughput.hpp"
-#include "topology/model.hpp"
+#include "bench/bench_models.hpp"
 
 namespace batchdyn::bench {
-
-inline std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
-
-struct Case {
-  std::string name;
-  Model model;
-  // Start the environments on the model's loops (near the neutral pose, projected) rather than
-  // at random configurations: for rows consistent only where the loops close, or objects held
-  // where they are at the neutral pose.
-  bool start_on_loops = false;
-};
 
 // items_per_second, W, threads, env_per_s_per_core, ns_per_env, flops_per_env, GFLOPs and
 // pct_peak (of threads x the core's peak for lanes of T; 0 when flops are not counted).

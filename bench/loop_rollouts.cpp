@@ -1,4 +1,5 @@
-// The rollout probe of issue 20, part 1, as a table: every shipped loop model stepped from rest
+// The rollout probe of issue 20, part 1, as a table: every loop model of bench/bench_models.hpp
+// (those bench/batched_loops.cpp times) stepped from rest
 // (Batch::reset without noise: the model's reference_q, or neutral pose projected onto the
 // loops), zero torque, dt = 1 ms, 1000 steps, in double and float, with the default loop
 // stabilisation gains and without them (time constant 0). Per row: the loop solver's iterations
@@ -16,44 +17,12 @@
 #include <vector>
 
 #include "batch/batch.hpp"
-#include "topology/constraints_io.hpp"
-#include "topology/scene.hpp"
-#include "topology/sdf.hpp"
-#include "topology/urdf.hpp"
+#include "bench/bench_models.hpp"
 
 namespace {
 using namespace batchdyn;
-std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
-
-struct Named {
-  std::string name;
-  Model model;
-};
-
-Model urdf_with(const char* urdf, const char* constraints) {
-  Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(m, model_path(constraints));
-  return m;
-}
-
-// The loop models of bench/batched_loops.cpp.
-std::vector<Named> loop_models() {
-  std::vector<Named> c;
-  c.push_back({"hand_cube", load_scene_file(model_path("scenes/hand_cube.json"))});
-  c.push_back({"two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
-  c.push_back({"humanoid_feet", urdf_with("humanoid.urdf", "humanoid_feet.json")});
-  c.push_back({"humanoid_feet_hands", urdf_with("humanoid.urdf", "humanoid_feet_hands.json")});
-  c.push_back({"biped_fourbar_feet", urdf_with("biped_fourbar.urdf", "biped_fourbar_feet.json")});
-  c.push_back({"quadruped_feet", urdf_with("quadruped.urdf", "quadruped_feet.json")});
-  c.push_back({"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)});
-  c.push_back({"cassie_v2_cut", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::CutJoint)});
-  c.push_back({"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json"))});
-  c.push_back({"humanoid_hands_cube", load_scene_file(model_path("scenes/humanoid_hands_cube.json"))});
-  c.push_back({"humanoid_hands_cube_feet", load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"))});
-  c.push_back({"digit_feet", urdf_with("digit.urdf", "digit_feet.json")});
-  c.push_back({"two_digits_box", load_scene_file(model_path("scenes/two_digits_box.json"))});
-  return c;
-}
+using bench::Case;
+using bench::loop_models;
 
 struct Options {
   int steps = 1000;
@@ -63,7 +32,7 @@ struct Options {
 };
 
 template <class T>
-void roll_out(const Named& c, const Options& o, bool gains) {
+void roll_out(const Case& c, const Options& o, bool gains) {
   Batch<T> batch(c.model, 1, 1);
   batch.set_constraint_solver(o.solver);
   batch.set_integrator(o.integrator);
@@ -103,7 +72,7 @@ int main(int argc, char** argv) {
   }
   try {
     std::printf("| model | precision | gains | iterations per step, mean | largest | steps not ok | failed |\n|---|---|---|---|---|---|---|\n");
-    for (const Named& c : loop_models()) {
+    for (const Case& c : loop_models()) {
       if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), c.name) == o.only.end()) continue;
       for (const bool gains : {true, false}) roll_out<double>(c, o, gains), roll_out<float>(c, o, gains);
     }

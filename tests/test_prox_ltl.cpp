@@ -66,6 +66,22 @@ Eigen::MatrixXd sparse_factor(const Model& model, const ProxLtlPlan& plan, const
   return factor;
 }
 
+// proxLTL and the dense proximal solver, each with its own data, on one model: solve(s) runs
+// both on state s (the default settings), leaving their results in pd / cd and the returned qdd.
+struct ProxLtlAndDense {
+  explicit ProxLtlAndDense(const Model& m) : model(m), plan(plan_prox_ltl(m)), data(m), dense_data(m), pd(m), cd(m) {}
+  void solve(const State& s) {
+    qdd = prox_ltl(model, plan, data, pd, s.q, s.v, s.tau);
+    dense = constrained_forward_dynamics(model, dense_data, cd, s.q, s.v, s.tau);
+  }
+  const Model& model;
+  ProxLtlPlan plan;
+  Data<double> data, dense_data;
+  ProxLtlData<double> pd;
+  ConstrainedData<double> cd;
+  Eigen::VectorXd qdd, dense;
+};
+
 }  // namespace
 
 TEST_CASE("the proxLTL plan: each dof's parent is the dof before it on the path to the root") {
@@ -150,23 +166,21 @@ TEST_CASE("proxLTL gives the dense proximal solver's qdd, multipliers and iterat
   std::mt19937 rng(94);
   for (const NamedModel& m : models_with_constraints()) {
     CAPTURE(m.name);
-    const ProxLtlPlan plan = plan_prox_ltl(m.model);
-    Data<double> data(m.model), dense_data(m.model);
-    ProxLtlData<double> pd(m.model);
-    ConstrainedData<double> cd(m.model);
+    ProxLtlAndDense both(m.model);
+    const ProxLtlData<double>& pd = both.pd;
+    const ConstrainedData<double>& cd = both.cd;
     for (int trial = 0; trial < 4; ++trial) {
       const State s = random_state(m.model, rng);
-      const Eigen::VectorXd qdd = prox_ltl(m.model, plan, data, pd, s.q, s.v, s.tau);
-      const Eigen::VectorXd dense = constrained_forward_dynamics(m.model, dense_data, cd, s.q, s.v, s.tau);
+      both.solve(s);
       CHECK(pd.converged == cd.converged);
       CHECK(std::abs(pd.iterations - cd.iterations) <= 1);  // the same iteration; rounding may move the stop by one
-      CHECK(relative_error(qdd, dense) < 1e-8);
+      CHECK(relative_error(both.qdd, both.dense) < 1e-8);
       CHECK(relative_error(pd.lambda, cd.lambda) < 1e-6 * std::max(1.0, cd.lambda.cwiseAbs().maxCoeff()));
       CHECK(std::abs(pd.residual_norm - cd.residual_norm) <= 1e-8 * (1 + cd.residual_norm));
       // The equations of motion hold with these multipliers.
-      const Eigen::MatrixXd M = crba(m.model, dense_data, s.q);
-      const Eigen::VectorXd b = nonlinear_effects(m.model, dense_data, s.q, s.v);
-      CHECK(relative_error(M * qdd + b, s.tau + pd.constraints.J.transpose() * pd.lambda) < 1e-8);
+      const Eigen::MatrixXd M = crba(m.model, both.dense_data, s.q);
+      const Eigen::VectorXd b = nonlinear_effects(m.model, both.dense_data, s.q, s.v);
+      CHECK(relative_error(M * both.qdd + b, s.tau + pd.constraints.J.transpose() * pd.lambda) < 1e-8);
     }
   }
 }
@@ -195,18 +209,13 @@ TEST_CASE("proxLTL on inconsistent rows ends at the dense solver's least-squares
   // Three branches of two links welded tip to tip: at a random q the rows' right-hand side is
   // outside range(J) (tests/test_constrained.cpp proves the dense solver's answer is the least-squares one).
   const Model model = build_generated(generate_branching_node(3, 2));
-  const ProxLtlPlan plan = plan_prox_ltl(model);
   std::mt19937 rng(96);
-  Data<double> data(model), dense_data(model);
-  ProxLtlData<double> pd(model);
-  ConstrainedData<double> cd(model);
+  ProxLtlAndDense both(model);
   for (int trial = 0; trial < 4; ++trial) {
-    const State s = random_state(model, rng);
-    const Eigen::VectorXd qdd = prox_ltl(model, plan, data, pd, s.q, s.v, s.tau);
-    const Eigen::VectorXd dense = constrained_forward_dynamics(model, dense_data, cd, s.q, s.v, s.tau);
-    CHECK(pd.converged);
-    CHECK(pd.residual_norm > 1e-3);  // really inconsistent
-    CHECK(relative_error(qdd, dense) < 1e-6);
+    both.solve(random_state(model, rng));
+    CHECK(both.pd.converged);
+    CHECK(both.pd.residual_norm > 1e-3);  // really inconsistent
+    CHECK(relative_error(both.qdd, both.dense) < 1e-6);
   }
 }
 
