@@ -198,19 +198,16 @@ void roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<
   }
 }
 
-// ---- Multiplier update lambda^{k+1} = lambda^k + mu (K a - kappa) (eq. 33; dense convention:
-// minus), zero in frozen lanes, and the force change it makes, Δp_t = K^t^T Δlambda_ALM
-// (Alg. 3 lines 4-7).
-template <class S, class Mask>
-void update_multipliers(const ModelConstants<S>& c, LcabaWorkspace<S>& ws, const S& mu, const Mask& active, const S* violation,
-                        S* lambda) {
+// ---- The force change a change of the multipliers makes, Δp_t = -K^t^T Δlambda (Alg. 3 lines
+// 4-7 with Δlambda given: p = -f, and lambda in the dense convention), into ws.delta_bias.
+template <class S>
+void load_multiplier_change(const ModelConstants<S>& c, LcabaWorkspace<S>& ws, const S* delta_lambda) {
   for (size_t i = 0; i < ws.delta_bias.size(); ++i) ws.delta_bias[i] = Force<S>::zero();
   for (size_t j = 0; j < c.constraints.size(); ++j) {
     const ConstraintConstants<S>& k = c.constraints[j];
     const LoopConstraintTerms<S>& t = ws.terms[j];
     for (int r = 0; r < k.dim; ++r) {
-      const S change = select(active, mu * violation[k.row + r], S(0));
-      lambda[k.row + r] -= change;
+      const S change = -delta_lambda[k.row + r];
       if (k.body1 != 0) ws.delta_bias[static_cast<size_t>(k.body1)] += t.columns[0][r] * change;
       if (k.body2 != 0) ws.delta_bias[static_cast<size_t>(k.body2)] += t.columns[1][r] * change;
     }
@@ -242,29 +239,31 @@ void reduced_backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, L
   }
 }
 
-// ---- Reduced roll-out (Alg. 2 lines 7-12): the changes of a and qdd; returns the largest
-// change of qdd per lane.
+// ---- Reduced roll-out (Alg. 2 lines 7-12): the changes of a and qdd that ws.delta_bias makes,
+// into ws.delta_acceleration and ws.delta_qdd.
 template <class S>
-S reduced_roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, S* qdd) {
-  using std::abs;
-  using std::max;
-  S step(0);
+void reduced_roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws) {
   for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
     const int i = *it;
     const BodyPlan& body = c.tree[i];
     const Motion<S> da = ws.parent_from_body[i].act_inv(ws.delta_acceleration[body.parent]);
-    S x[6];
     ws.delta_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)],
-                                              da, ws.delta_u.data() + body.idx_v, x, [&](S* rhs) {
+                                              da, ws.delta_u.data() + body.idx_v, ws.delta_qdd.data() + body.idx_v, [&](S* rhs) {
                                                 subtract_neighbours(plan, ws, i, body.nv, ws.delta_acceleration.data(), rhs);
                                               });
-    for (int r = 0; r < body.nv; ++r) {
-      qdd[body.idx_v + r] += x[r];
-      step = max(step, abs(x[r]));
-    }
-    ws.acceleration[i] += ws.delta_acceleration[i];
   }
-  return step;
+}
+
+// ---- One product with the multiplier map A (kernels/conjugate_residual.hpp): the reduced sweeps
+// (Alg. 2) for a change Δlambda, leaving Δa in ws.delta_acceleration, Δqdd in ws.delta_qdd and
+// A Δlambda = mu K Δa in `image`.
+template <class S>
+void apply_multiplier_map(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S& mu,
+                          const S* delta_lambda, S* image) {
+  load_multiplier_change(c, ws, delta_lambda);
+  reduced_backward_sweep(c, plan, ws);
+  reduced_roll_out(c, plan, ws);
+  loop_rows_times(c, ws, ws.delta_acceleration, mu, image);
 }
 
 }  // namespace lcaba_detail
@@ -279,6 +278,8 @@ template <class S>
 LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S* q,
                                    const S* v, const S* tau, const ProximalSettings& settings, S* qdd, S* lambda, S* violation) {
   using namespace lcaba_detail;
+  using std::abs;
+  using std::max;
   const S mu(static_cast<lane_scalar<S>>(settings.mu));
 
   // The first pass (Alg. 1): the first forward sweep with the loops' rows and right-hand sides
@@ -290,16 +291,38 @@ LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& 
   backward_sweep(c, plan, ws, tau);
   roll_out(c, plan, ws, qdd);
 
-  // Augmented-Lagrangian iterations (Alg. 3), each a multiplier update and the reduced two
-  // sweeps (Alg. 2).
+  // The outer iterations (Alg. 3), each one application of the reduced sweeps (Alg. 2), the
+  // multiplier steps chosen by the conjugate residual method (kernels/conjugate_residual.hpp).
   LoopConvergence<S> convergence(settings);
-  S step(0), magnitude(0);
+  ConjugateResidualWorkspace<S>& w = ws.search;
+  ConjugateResidual<S> search(w);
+  const size_t m = w.increment.size(), nv = ws.u.size();
+  S step(0), magnitude(0), squared_norm(0);
   for (int it = 1;; ++it) {
-    const S residual = loop_constraint_violation(c, ws, violation, &magnitude);
-    if (!convergence.go_on(it, residual, magnitude, step, qdd, ws.u.size())) break;
-    update_multipliers(c, ws, mu, convergence.active(), violation, lambda);
-    reduced_backward_sweep(c, plan, ws);
-    step = reduced_roll_out(c, plan, ws, qdd);
+    const S residual = loop_constraint_violation(c, ws, violation, &magnitude, &squared_norm);
+    if (!convergence.go_on(it, residual, squared_norm, magnitude, step, qdd, nv)) break;
+    // r = -mu (K a - kappa): the plain ALM step (eq. 33), zero in frozen lanes; then A r and
+    // the changes of a and qdd it makes.
+    for (size_t k = 0; k < m; ++k) w.increment[k] = select(convergence.active(), -mu * violation[k], S(0));
+    apply_multiplier_map(c, plan, ws, mu, w.increment.data(), w.increment_image.data());
+    // Where only A's numerical null space is left in r, one plain step (p = r, alpha = 1: it
+    // cannot amplify those modes) ends the lane at its least-squares solution
+    // (kernels/conjugate_residual.hpp).
+    const auto null_left = search.only_null_space_left(w);
+    convergence.stop(null_left);
+    const S beta = search.next_direction(w, convergence.stalled() || null_left);
+    follow_direction(w.direction_acceleration, ws.delta_acceleration, beta, 1);
+    follow_direction(w.direction_qdd, ws.delta_qdd, beta);
+    // lambda, a and qdd step along p.
+    const S alpha = select(null_left, S(1), search.step_length(w));
+    for (size_t k = 0; k < m; ++k) lambda[k] += alpha * w.direction[k];
+    for (size_t i = 1; i < ws.acceleration.size(); ++i) ws.acceleration[i] += w.direction_acceleration[i] * alpha;
+    step = S(0);
+    for (size_t k = 0; k < nv; ++k) {
+      const S change = alpha * w.direction_qdd[k];
+      qdd[k] += change;
+      step = max(step, abs(change));
+    }
   }
   return {convergence.iterations(), loop_constraint_violation(c, ws, violation), convergence.converged()};
 }

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "kernels/conjugate_residual.hpp"
 #include "kernels/joint_elimination.hpp"
 #include "kernels/loop_constraints.hpp"
 #include "layout/coupling_block.hpp"
@@ -21,7 +22,8 @@ struct LcabaWorkspace {
         delta_acceleration(parent_from_body.size()), inertia(parent_from_body.size()), bias(parent_from_body.size()),
         delta_bias(parent_from_body.size()), coupling(size(plan.num_slots())), U(size(model.nv)), U_Dinv(U.size()),
         u(U.size()), delta_u(U.size()), coupling_columns(size(plan.coupling_columns)), terms(model.constraints.size()),
-        rhs(model.constraints.size() * 6) {
+        rhs(model.constraints.size() * 6), delta_qdd(U.size()),
+        search(model.constraint_rows, model.num_bodies(), model.nv, /*with_multipliers=*/false) {
     Dinv.resize(size(pool_joint_blocks(model, Dinv_offset)));
   }
   static size_t size(int n) { return static_cast<size_t>(n); }
@@ -40,13 +42,16 @@ struct LcabaWorkspace {
   std::vector<Force<S>> coupling_columns;                        // H_{j,i} S_i per (i, j in N_i) (plan)
   std::vector<LoopConstraintTerms<S>> terms;                     // per constraint
   std::vector<S> rhs;                                            // kappa minus the world sides' K a_0, 6 per constraint
+  std::vector<S> delta_qdd;                                      // Δqdd of a reduced sweep (idx_v)
+  ConjugateResidualWorkspace<S> search;                          // of the outer iterations (kernels/conjugate_residual.hpp)
 
   size_t bytes() const {
     return (parent_from_body.size() + world_from_body.size()) * sizeof(Transform<S>) +
            (velocity.size() + bias_acceleration.size() + acceleration.size() + delta_acceleration.size()) * sizeof(Motion<S>) +
            inertia.size() * sizeof(ArticulatedInertia<S>) + coupling.size() * sizeof(CouplingBlock<S>) +
            (bias.size() + delta_bias.size() + U.size() + U_Dinv.size() + coupling_columns.size()) * sizeof(Force<S>) +
-           (u.size() + delta_u.size() + Dinv.size() + rhs.size()) * sizeof(S) + terms.size() * sizeof(LoopConstraintTerms<S>);
+           (u.size() + delta_u.size() + Dinv.size() + rhs.size()) * sizeof(S) + terms.size() * sizeof(LoopConstraintTerms<S>) +
+           delta_qdd.size() * sizeof(S) + search.bytes();
   }
 };
 

@@ -97,12 +97,13 @@ void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S
 // The rows' violation K a - kappa per constraint row (m values, at the constraint's row), and
 // its largest magnitude per lane. With `magnitude`, also the largest |kappa| + |K^1 a_1| +
 // |K^2 a_2| over the rows: the size of the terms the violation is the difference of, which sets
-// the violation's rounding floor (LoopConvergence).
+// the violation's rounding floor (LoopConvergence). With `squared_norm`, also |K a - kappa|_2^2.
 template <class S, class Workspace>
-S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* violation, S* magnitude = nullptr) {
+S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* violation, S* magnitude = nullptr,
+                            S* squared_norm = nullptr) {
   using std::abs;
   using std::max;
-  S largest(0), terms(0);
+  S largest(0), terms(0), squares(0);
   for (size_t j = 0; j < c.constraints.size(); ++j) {
     const ConstraintConstants<S>& k = c.constraints[j];
     const LoopConstraintTerms<S>& t = ws.terms[j];
@@ -114,10 +115,29 @@ S loop_constraint_violation(const ModelConstants<S>& c, const Workspace& ws, S* 
       violation[k.row + r] = value;
       largest = max(largest, abs(value));
       if (magnitude) terms = max(terms, abs(kappa) + abs(side1) + abs(side2));
+      if (squared_norm) squares += value * value;
     }
   }
   if (magnitude) *magnitude = terms;
+  if (squared_norm) *squared_norm = squares;
   return largest;
+}
+
+// out = scale K Δa per constraint row (m values, at the constraint's row): the rows applied to
+// changes of the accelerations `delta_acceleration` (the world's side is fixed: Δa_0 = 0). The
+// conjugate residual method's products with A (kernels/conjugate_residual.hpp).
+template <class S, class Workspace>
+void loop_rows_times(const ModelConstants<S>& c, const Workspace& ws, const std::vector<Motion<S>>& delta_acceleration, const S& scale,
+                     S* out) {
+  for (size_t j = 0; j < c.constraints.size(); ++j) {
+    const ConstraintConstants<S>& k = c.constraints[j];
+    const LoopConstraintTerms<S>& t = ws.terms[j];
+    for (int r = 0; r < k.dim; ++r) {
+      const S side1 = k.body1 != 0 ? dot(t.columns[0][r], delta_acceleration[static_cast<size_t>(k.body1)]) : S(0);
+      const S side2 = k.body2 != 0 ? dot(t.columns[1][r], delta_acceleration[static_cast<size_t>(k.body2)]) : S(0);
+      out[k.row + r] = scale * (side1 + side2);
+    }
+  }
 }
 
 // What the reference entry points of the loop kernels (lcaba(), proxbbo()) keep for one
@@ -161,16 +181,22 @@ const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& da
 //             accelerations of 10 m/s^2 to get 0, and float cannot resolve that below ~1e-6;
 //   settled:  after the first correction, the last change of qdd is within
 //             tolerance * (1 + max |qdd|);
-//   stalled:  the change of qdd shrank by less than kStallRatio over two corrections in a
-//             row (judged from the fourth test on). The corrections converge linearly (each eigenmode of G by
-//             1 / (1 + mu sigma), lcaba-proxbbo §VI), so a change that stops shrinking is not
-//             convergence: it is rounding, or multipliers creeping along (nearly) null(K^T)
-//             because (nearly) redundant rows are inconsistent: a rollout that drifted off its
-//             loops, a grip (measured: a constant 1e-5 per correction on the float humanoid
-//             with feet and hands welded, 4e-4 on two hands holding a cube in double). qdd is
-//             then the proximally regularised least-squares solution; iterating on only moves
-//             it along the creep, towards multipliers without bound.
-// All three count as converged. A lane still going at the iteration cap is not. A lane that
+//   stalled:  the violation's 2-norm did not fall at the last correction. Both iterations
+//             minimise it: LCABA's conjugate residual method (kernels/conjugate_residual.hpp)
+//             monotonically over its Krylov space, proxBBO's proximal point iteration per
+//             eigenmode of G. Where it rises, rounding has taken over: in an ill-conditioned
+//             grip the floor sits above the tolerance (measured on hand_cube: 1e-11 against
+//             terms of 20 m/s^2), and for inconsistent rows (a rollout that drifted off its loops
+//             with redundant rows) only the part outside range(K) is left once the rest has
+//             converged; qdd is then the least-squares solution to rounding. Judged on any rise,
+//             not on a relative fall over a window: the inconsistent part can dominate the norm
+//             while the rest still converges (measured: a window rule stopped 4 % away from the
+//             least-squares qdd on a loop closed twice, 1 mm apart), and on the change of qdd,
+//             which does not shrink monotonically in the conjugate residual method (hand_cube:
+//             5e-7, then 4e-5 and 1.6e-3 while q̈ was still 2e-3 off).
+// and, judged by the multiplier iteration after its product with A, when only A's numerical null
+// space is left in the residual (ConjugateResidual::only_null_space_left, LoopConvergence::stop).
+// All of these count as converged. A lane still going at the iteration cap is not. A lane that
 // stops stays stopped (frozen, so its result does not depend on its block mates). The
 // tolerance is raised to kEpsilons epsilon of the lane's scalar. Tolerance 0 turns the test
 // off: every iteration runs (flop counts, studies).
@@ -178,12 +204,6 @@ template <class S>
 class LoopConvergence {
  public:
   using Mask = decltype(S(0) == S(0));
-  // A rate this close to 1 is not linear convergence worth waiting for: ALM's rate reaches it
-  // only when mu sigma_min(G) < 0.02 (nearly redundant rows), and then the cap comes first. A
-  // creep's changes wander around a constant (measured: ratios 0.8..1.2 from one correction to
-  // the next).
-  static constexpr double kStallRatio = 0.98;
-
   // The smallest tolerance a lane's scalar resolves: the violation is a difference of
   // accelerations that went through the tree's sweeps, and in float its rounding reaches ~50
   // epsilon of the terms on a held cube (measured: 4e-5 against terms of 20 m/s^2).
@@ -192,12 +212,12 @@ class LoopConvergence {
   explicit LoopConvergence(const ProximalSettings& settings)
       : LoopConvergence(settings, std::max(settings.tolerance, kEpsilons * std::numeric_limits<lane_scalar<S>>::epsilon())) {}
 
-  // Before correction `it` (1, 2, ...), with the rows' violation and the size of its terms
-  // (loop_constraint_violation) and the last correction's largest change of qdd: stops the
-  // lanes that have converged; counts the correction in the others. Returns whether any lane
-  // goes on: false once all have stopped, or at it = max_iterations (after the test, so the
-  // last correction is judged too).
-  bool go_on(int it, const S& residual, const S& magnitude, const S& step, const S* qdd, size_t nv) {
+  // Before correction `it` (1, 2, ...), with the rows' violation (largest and squared 2-norm)
+  // and the size of its terms (loop_constraint_violation) and the last correction's largest
+  // change of qdd: stops the lanes that have converged; counts the correction in the others.
+  // Returns whether any lane goes on: false once all have stopped, or at it = max_iterations
+  // (after the test, so the last correction is judged too).
+  bool go_on(int it, const S& residual, const S& squared_norm, const S& magnitude, const S& step, const S* qdd, size_t nv) {
     using std::abs;
     using std::max;
     S qdd_scale(1);
@@ -209,18 +229,25 @@ class LoopConvergence {
       const auto settled = step <= tolerance_ * qdd_scale;
       done = done || settled;
     }
-    if (it > 2) {
-      const auto not_shrinking = step >= S(static_cast<lane_scalar<S>>(kStallRatio)) * previous_step_;
-      done = done || (not_shrinking && previous_not_shrinking_);
-      previous_not_shrinking_ = not_shrinking;
+    if (it > 1) {
+      stalled_ = squared_norm >= previous_squared_norm_;
+      done = done || stalled_;
     }
-    previous_step_ = step;
+    previous_squared_norm_ = squared_norm;
     if (stops_) active_ = active_ && !done;
     if (!any_lane(active_) || it >= max_iterations_) return false;
     iterations_ += select(active_, S(1), S(0));
     return true;
   }
   const Mask& active() const { return active_; }
+  // Stops the lanes of `done` (converged: the multiplier iteration found nothing left it can
+  // resolve, ConjugateResidual::only_null_space_left) unless the test is off.
+  void stop(const Mask& done) {
+    if (stops_) active_ = active_ && !done;
+  }
+  // The lanes whose violation did not fall at the last test (ConjugateResidual restarts them
+  // when the test is off).
+  const Mask& stalled() const { return stalled_; }
   const S& iterations() const { return iterations_; }  // sweeps run: 1 + the corrections
   // 1 where the lane stopped on the test, 0 where it is still going (the cap ended it).
   S converged() const { return select(active_, S(0), S(1)); }
@@ -232,8 +259,8 @@ class LoopConvergence {
   S tolerance_;
   int max_iterations_;
   bool stops_;  // tolerance > 0
-  S previous_step_ = S(0);
-  Mask previous_not_shrinking_ = S(0) != S(0);
+  S previous_squared_norm_ = S(0);  // |K a - kappa|_2^2 at the last test
+  Mask stalled_ = S(0) != S(0);
   Mask active_ = S(0) == S(0);
   S iterations_ = S(1);
 };

@@ -349,7 +349,7 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
   using namespace proxbbo_detail;
   using std::abs;
   using std::max;
-  const S inverse_mu(static_cast<lane_scalar<S>>(1.0 / settings.mu));
+  const S inverse_mu(static_cast<lane_scalar<S>>(1.0 / settings.mu)), mu(static_cast<lane_scalar<S>>(settings.mu));
   const int m = static_cast<int>(ws.e.size());
 
   // The first pass (Alg. 4): the first forward sweep with the loops' rows, the dual terms, the
@@ -361,30 +361,54 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
   for (int k = 0; k < m; ++k) ws.lambda_previous[static_cast<size_t>(k)] = ws.lambda[static_cast<size_t>(k)];
   roll_out(c, plan, ws, ws.e, ws.lambda, ws.acceleration, ws.u, qdd, false);
 
-  // Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes.
+  // Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes. The centre
+  // lambda^k (ws.lambda_previous) moves by the conjugate residual method
+  // (kernels/conjugate_residual.hpp), and lambda^+ (ws.lambda), a and qdd follow it.
   LoopConvergence<S> convergence(settings);
-  S step(0), magnitude(0);
+  ConjugateResidualWorkspace<S>& w = ws.search;
+  ConjugateResidual<S> search(w);
+  S step(0), magnitude(0), squared_norm(0);
   for (int it = 1;; ++it) {
-    const S residual = loop_constraint_violation(c, ws, violation, &magnitude);
-    if (!convergence.go_on(it, residual, magnitude, step, qdd, ws.u.size())) break;
-    // Δe_j = (lambda^k - lambda^{k-1}) / mu (eq. 42c), zero in frozen lanes.
+    const S residual = loop_constraint_violation(c, ws, violation, &magnitude, &squared_norm);
+    if (!convergence.go_on(it, residual, squared_norm, magnitude, step, qdd, ws.u.size())) break;
+    // r = lambda^+ - lambda^k = mu (K a - kappa): the plain proximal step (the subproblem's
+    // optimality), zero in frozen lanes. A change r of the centre is Δe = r / mu (eq. 42c); it
+    // changes lambda^+ by r - A r, so A r = -mu K Δa, taken from Δa rather than as that
+    // difference, which cancels where r is large along null(K^T) (inconsistent rows).
     for (int k = 0; k < m; ++k) {
       const size_t row = static_cast<size_t>(k);
-      ws.delta_e[row] = select(convergence.active(), (ws.lambda[row] - ws.lambda_previous[row]) * inverse_mu, S(0));
-      ws.lambda_previous[row] = ws.lambda[row];
+      w.increment[row] = select(convergence.active(), mu * violation[row], S(0));
+      ws.delta_e[row] = w.increment[row] * inverse_mu;
     }
     reduced_backward_sweep(c, plan, ws);
-    // Reduced roll-out: the changes of lambda, a and qdd. It reads body i's Δu before writing
+    // Reduced roll-out: the changes of lambda^+, a and qdd. It reads body i's Δu before writing
     // its Δqdd over it, so one array serves both.
     ws.delta_acceleration[0] = Motion<S>::zero();
     roll_out(c, plan, ws, ws.delta_e, ws.delta_lambda, ws.delta_acceleration, ws.delta_u, ws.delta_u.data(), true);
+    loop_rows_times(c, ws, ws.delta_acceleration, -mu, w.increment_image.data());
+    // Where only A's numerical null space is left in r, one plain step (p = r, alpha = 1: it
+    // cannot amplify those modes) ends the lane at its least-squares solution
+    // (kernels/conjugate_residual.hpp).
+    const auto null_left = search.only_null_space_left(w);
+    convergence.stop(null_left);
+    const S beta = search.next_direction(w, convergence.stalled() || null_left);
+    follow_direction(w.direction_multipliers, ws.delta_lambda, beta);
+    follow_direction(w.direction_acceleration, ws.delta_acceleration, beta, 1);
+    follow_direction(w.direction_qdd, ws.delta_u, beta);
+    // The centre, lambda^+, a and qdd step along p.
+    const S alpha = select(null_left, S(1), search.step_length(w));
+    for (int k = 0; k < m; ++k) {
+      const size_t row = static_cast<size_t>(k);
+      ws.lambda_previous[row] += alpha * w.direction[row];
+      ws.lambda[row] += alpha * w.direction_multipliers[row];
+    }
+    for (size_t i = 1; i < ws.acceleration.size(); ++i) ws.acceleration[i] += w.direction_acceleration[i] * alpha;
     step = S(0);
     for (size_t k = 0; k < ws.u.size(); ++k) {
-      qdd[k] += ws.delta_u[k];
-      step = max(step, abs(ws.delta_u[k]));
+      const S change = alpha * w.direction_qdd[k];
+      qdd[k] += change;
+      step = max(step, abs(change));
     }
-    for (size_t i = 1; i < ws.acceleration.size(); ++i) ws.acceleration[i] += ws.delta_acceleration[i];
-    for (int k = 0; k < m; ++k) ws.lambda[static_cast<size_t>(k)] += ws.delta_lambda[static_cast<size_t>(k)];
   }
   for (int k = 0; k < m; ++k) lambda[k] = -ws.lambda[static_cast<size_t>(k)];
   return {convergence.iterations(), loop_constraint_violation(c, ws, violation), convergence.converged()};

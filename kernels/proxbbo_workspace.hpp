@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "kernels/conjugate_residual.hpp"
 #include "kernels/joint_elimination.hpp"
 #include "kernels/loop_constraints.hpp"
 #include "topology/proxbbo_plan.hpp"
@@ -23,7 +24,7 @@ struct ProxBboWorkspace {
         factor(size(plan.factor_pool)), e(size(model.constraint_rows)), delta_e(e.size()), lambda(e.size()),
         lambda_previous(e.size()), delta_lambda(e.size()), solve(size(plan.max_block_rows)),
         solved_rows(size(plan.max_block_rows * 6)), solved_coupling(size(plan.max_block_rows * plan.max_block_rows)),
-        gathered(solved_coupling.size()) {
+        gathered(solved_coupling.size()), search(model.constraint_rows, model.num_bodies(), model.nv, /*with_multipliers=*/true) {
     Dinv.resize(size(pool_joint_blocks(model, Dinv_offset)));
   }
   static size_t size(int n) { return static_cast<size_t>(n); }
@@ -48,6 +49,7 @@ struct ProxBboWorkspace {
   std::vector<S> solved_rows;      // L_{R,R}^{-1} K_{R,i}: r_rows x 6
   std::vector<S> solved_coupling;  // L_{R,R}^{-1} L_{R,U}: r_rows x u_rows
   std::vector<S> gathered;         // L_{R,R} or L_{R,U} gathered from the pool
+  ConjugateResidualWorkspace<S> search;  // of the outer iterations (kernels/conjugate_residual.hpp)
 
   size_t bytes() const {
     return (parent_from_body.size() + world_from_body.size()) * sizeof(Transform<S>) +
@@ -57,7 +59,7 @@ struct ProxBboWorkspace {
            (u.size() + delta_u.size() + Dinv.size() + rhs.size() + L.size() + factor.size() + e.size() + delta_e.size() +
             lambda.size() + lambda_previous.size() + delta_lambda.size() + solve.size() + solved_rows.size() +
             solved_coupling.size() + gathered.size()) * sizeof(S) +
-           terms.size() * sizeof(LoopConstraintTerms<S>);
+           terms.size() * sizeof(LoopConstraintTerms<S>) + search.bytes();
   }
 };
 

@@ -115,6 +115,34 @@ inline State state_on_loops(const Model& m, std::mt19937& rng, double scale = 0.
   return s;
 }
 
+// The constrained accelerations by the equality-constrained Gauss problem solved directly, an
+// oracle independent of any proximal iteration: minimise 1/2 (qdd - qdd_free)^T M (qdd -
+// qdd_free) subject to J qdd = k - drift, by the null space of J (SVD, singular values below
+// 1e-10 of the largest count as zero: exactly redundant rows). For consistent rows this is the
+// unique constrained qdd, however nearly redundant the rows; `residual` is |J qdd - (k -
+// drift)|_inf (large: the rows are inconsistent, and qdd is the least-squares row fit's).
+struct KktSolution {
+  Eigen::VectorXd qdd;
+  double residual = 0;
+};
+inline KktSolution kkt_solution(const Model& m, const State& s) {
+  Data<double> data(m);
+  ConstraintData<double> rows(m);
+  constraint_kinematics(m, data, rows, s.q, s.v);
+  const Eigen::VectorXd rhs = rows.k - rows.drift;
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(rows.J, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  svd.setThreshold(1e-10);
+  const Eigen::VectorXd particular = svd.solve(rhs);
+  const Eigen::MatrixXd Z = svd.matrixV().rightCols(m.nv - svd.rank());
+  const Eigen::VectorXd b = nonlinear_effects(m, data, s.q, s.v);
+  const Eigen::MatrixXd M = crba(m, data, s.q).selfadjointView<Eigen::Upper>();
+  const Eigen::VectorXd y = (Z.transpose() * M * Z).ldlt().solve(Z.transpose() * (s.tau - b - M * particular));
+  KktSolution out;
+  out.qdd = particular + Z * y;
+  out.residual = (rows.J * out.qdd - rhs).cwiseAbs().maxCoeff();
+  return out;
+}
+
 // max |a - b| / max(1, max |b|)
 inline double relative_error(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   const double scale = std::max(1.0, b.cwiseAbs().maxCoeff());
