@@ -20,9 +20,10 @@ inline std::string model_path(const std::string& f) { return std::string(BATCHDY
 struct Case {
   std::string name;
   Model model;
-  // Start the environments on the model's loops (near the neutral pose, projected) rather than
-  // at random configurations: for rows consistent only where the loops close, or objects held
-  // where they are at the neutral pose.
+  // Start the one-call timings' environments on the model's loops (near the neutral pose,
+  // projected) rather than at random configurations: for rows consistent only where the loops
+  // close, or objects held where they are at the neutral pose. Rollouts always start on the loops
+  // (bench/batched_loops.cpp).
   bool start_on_loops = false;
 };
 

@@ -244,29 +244,45 @@ TEST_CASE("random resets put the states of a model with loops on its loops, posi
   CHECK(std::equal(batch.v(), batch.v() + 4 * m.nv, other.v()));
 }
 
-TEST_CASE("rollouts from rest of a welded humanoid and of held objects converge in a few iterations per step, in double and float") {
-  // The probe of issue 20: zero torque, 1 ms steps, every environment from rest. Before the
-  // stall test and stabilisation, two_hands_cube hit the 100-iteration cap in double and the
-  // float humanoid with feet and hands averaged 12.8.
+TEST_CASE("rollouts from rest of welded robots, Cassie's loops and held objects converge in a few iterations per step, in double and float") {
+  // The probe of issue 20: zero torque, 1000 steps of 1 ms, every environment from rest (the model's
+  // reference_q, or its neutral pose projected onto the loops). Before the stall test and
+  // stabilisation, two_hands_cube hit the 100-iteration cap in double and the float humanoid
+  // with feet and hands averaged 12.8; before the conjugate residual corrections, the grips,
+  // the quadruped and the humanoid holding a cube with its feet welded spiked to the cap.
   struct Case {
     std::string name;
     Model model;
+    bool float_stays_on_loops = true;
   };
-  Model humanoid = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(humanoid, model_path("humanoid_feet_hands.json"));
-  const std::vector<Case> cases = {{"humanoid_feet_hands", humanoid},
-                                   {"two_hands_cube", load_scene_file(model_path("scenes/two_hands_cube.json"))}};
-  const auto check_converges = [](const RolloutIterations& r) {
+  const auto with_file = [](const char* urdf, const char* constraints) {
+    Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(m, model_path(constraints));
+    return m;
+  };
+  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
+  const std::vector<Case> cases = {{"humanoid_feet_hands", with_file("humanoid.urdf", "humanoid_feet_hands.json")},
+                                   {"quadruped_feet", with_file("quadruped.urdf", "quadruped_feet.json")},
+                                   {"digit_feet", with_file("digit.urdf", "digit_feet.json")},
+                                   {"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)},
+                                   // The passive fingers flail at 100-200 rad/s under the cube, and in
+                                   // float the grip drifts past the 1 cm drift tolerance after ~0.4 s
+                                   // (EnvStatus::LoopDrift reports; 1.3 cm at most, stabilised).
+                                   {"hand_cube", scene("hand_cube"), false},
+                                   {"two_hands_cube", scene("two_hands_cube")},
+                                   {"humanoid_hands_cube", scene("humanoid_hands_cube")},
+                                   {"humanoid_hands_cube_feet", scene("humanoid_hands_cube_feet")}};
+  const auto check_converges = [](const RolloutIterations& r, bool stays_on_loops) {
     CAPTURE(r.mean);
     CAPTURE(r.largest);
     CHECK(r.mean <= 5);
     CHECK(r.largest <= 20);
-    CHECK(r.not_ok == 0);
+    if (stays_on_loops) CHECK(r.not_ok == 0);  // no cap hit, no drift
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
-    check_converges(roll_out_from_rest<double>(c.model, 300));
-    check_converges(roll_out_from_rest<float>(c.model, 300));
+    check_converges(roll_out_from_rest<double>(c.model, 1000), true);
+    check_converges(roll_out_from_rest<float>(c.model, 1000), c.float_stays_on_loops);
   }
 }
 
