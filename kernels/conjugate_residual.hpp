@@ -17,7 +17,7 @@
 // Inconsistent rows (off the loops with redundant rows) give b a part in null(A) = null(K^T)
 // that A never sees: alpha and beta depend on r only through A r, so the iteration converges to
 // the least-squares qdd while the multipliers move along null(K^T), which changes no
-// acceleration; the stopping test's stall rule ends it there (LoopConvergence).
+// acceleration; the null-space rule below ends it there.
 //
 // Numerically null modes. A Krylov method resolves every eigenvalue it can see, however small;
 // a plain proximal iteration resolves a mode only as fast as 1 / (1 + mu sigma) allows. So where
@@ -29,10 +29,9 @@
 // left of r is null but for a remainder of at most kNullRatio |r| in the resolvable modes; the
 // lane takes one plain step (p = r, alpha = 1, which moves each mode by at most its share of r,
 // like the proximal iteration) that removes that remainder, and stops at the least-squares
-// solution. A's
-// eigenvalue mu sigma / (1 + mu sigma) makes that sigma(G) < kNullRatio / mu: at LCABA's
-// mu = 1e4 in double, 1e-10 (2e-13 of the largest on Cassie), where hand_cube's grip needs
-// sigma = 2e-6 resolved.
+// solution. A's eigenvalue mu sigma / (1 + mu sigma) makes that sigma(G) < kNullRatio / mu: at
+// LCABA's mu = 1e4 in double, 1e-10 (2e-13 of the largest on Cassie), where hand_cube's grip
+// needs sigma = 2e-6 resolved.
 //
 // In floating point the residual also reaches a floor (rounding in the sweeps); below it the
 // directions lose conjugacy. The stall rule (LoopConvergence) stops a lane the first time its

@@ -181,21 +181,20 @@ const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& da
 //             accelerations of 10 m/s^2 to get 0, and float cannot resolve that below ~1e-6;
 //   settled:  after the first correction, the last change of qdd is within
 //             tolerance * (1 + max |qdd|);
-//   stalled:  the violation's 2-norm did not fall at the last correction. Both iterations
-//             minimise it: LCABA's conjugate residual method (kernels/conjugate_residual.hpp)
-//             monotonically over its Krylov space, proxBBO's proximal point iteration per
-//             eigenmode of G. Where it rises, rounding has taken over: in an ill-conditioned
-//             grip the floor sits above the tolerance (measured on hand_cube: 1e-11 against
-//             terms of 20 m/s^2), and for inconsistent rows (a rollout that drifted off its loops
-//             with redundant rows) only the part outside range(K) is left once the rest has
-//             converged; qdd is then the least-squares solution to rounding. Judged on any rise,
+//   stalled:  the violation's 2-norm did not fall at the last correction. The corrections'
+//             conjugate residual method (kernels/conjugate_residual.hpp) minimises it
+//             monotonically over its Krylov space. Where it rises, rounding has taken over: in
+//             an ill-conditioned grip the floor sits above the tolerance (measured on hand_cube:
+//             1e-11 against terms of 20 m/s^2), and for inconsistent rows (a rollout that
+//             drifted off its loops with redundant rows) only the part outside range(K) is left
+//             once the rest has converged; qdd is then the least-squares solution to rounding. Judged on any rise,
 //             not on a relative fall over a window: the inconsistent part can dominate the norm
 //             while the rest still converges (measured: a window rule stopped 4 % away from the
 //             least-squares qdd on a loop closed twice, 1 mm apart), and on the change of qdd,
 //             which does not shrink monotonically in the conjugate residual method (hand_cube:
-//             5e-7, then 4e-5 and 1.6e-3 while q̈ was still 2e-3 off).
-// and, judged by the multiplier iteration after its product with A, when only A's numerical null
-// space is left in the residual (ConjugateResidual::only_null_space_left, LoopConvergence::stop).
+//             5e-7, then 4e-5 and 1.6e-3 while q̈ was still 2e-3 off);
+//   null:     judged by the corrections after their product with A: only A's numerical null
+//             space is left in the residual (ConjugateResidual::only_null_space_left, stop()).
 // All of these count as converged. A lane still going at the iteration cap is not. A lane that
 // stops stays stopped (frozen, so its result does not depend on its block mates). The
 // tolerance is raised to kEpsilons epsilon of the lane's scalar. Tolerance 0 turns the test
