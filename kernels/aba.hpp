@@ -29,11 +29,11 @@ void aba_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S*
   for (int i = 1; i < n; ++i) {
     const Transform<S> X = body_placement(c, i, q);
     ws.parent_from_body[i] = X;
-    if constexpr (world_placements) ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * X;
+    if constexpr (world_placements) ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[c.tree[i].parent], X);
     Motion<S> vj;
     const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
     ws.velocity[i] = vi;
-    ws.bias_acceleration[i] = cross(vi, vj);
+    ws.bias_acceleration[i] = cross_joint_velocity(c, i, vi, vj);  // c_i = v_i x v_J
     ws.inertia[i] = c.body_spatial_inertia(i);
     ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
   }
@@ -59,7 +59,7 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     if (body.parent == 0) continue;  // the world absorbs nothing
     Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;  // columns of U_i D_i^{-1}
     times_Dinv(body.nv, U, Dinv, U_Dinv);
-    carry_to_parent(body.nv, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
+    carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
                     ws.inertia[body.parent], ws.bias[body.parent]);
   }
 
@@ -68,7 +68,7 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
   ws.acceleration[0] = c.base_acceleration;
   for (int i = 1; i < n; ++i) {
     const BodyPlan& body = c.tree[i];
-    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
+    const Motion<S> a = motion_to_body(c, i, ws.parent_from_body[i], ws.acceleration[body.parent]) + ws.bias_acceleration[i];
     ws.acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[i], a,
                                         ws.u.data() + body.idx_v, qdd + body.idx_v);
   }

@@ -32,7 +32,7 @@ const MatrixX<S>& crba(const Model& model, Data<S>& data, const VectorX<S>& q) {
           data.M(ancestor.idx_v + r, col) = value;
           data.M(col, ancestor.idx_v + r) = value;
         }
-        F = data.parent_from_body[j].act(F);
+        F = force_to_parent(c, j, data.parent_from_body[j], F);
       }
     }
   }

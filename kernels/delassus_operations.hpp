@@ -30,13 +30,13 @@ void delassus_force_response(const ModelConstants<S>& c, Workspace& ws, S* dqdd,
         St_f[k] += joint_torque[body.idx_v + k];
         passed -= U_Dinv[k] * joint_torque[body.idx_v + k];
       }
-    if (body.parent > 0) ws.body_force[body.parent] += ws.parent_from_body[i].act(passed);
+    if (body.parent > 0) ws.body_force[body.parent] += force_to_parent(c, i, ws.parent_from_body[i], passed);
   }
   // Forward: a_i = ^iX_{λ(i)} a_{λ(i)} + S_i D_i^{-1} (S_i^T f_i - U_i^T ^iX_{λ(i)} a_{λ(i)}).
   ws.body_acceleration[0] = Motion<S>::zero();
   for (int i = 1; i < n; ++i) {
     const BodyPlan& body = c.tree[i];
-    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.body_acceleration[body.parent]);
+    const Motion<S> a = motion_to_body(c, i, ws.parent_from_body[i], ws.body_acceleration[body.parent]);
     S qdd[6];
     ws.body_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[i], a,
                                              ws.joint_force.data() + body.idx_v, dqdd ? dqdd + body.idx_v : qdd);

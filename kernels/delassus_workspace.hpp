@@ -72,7 +72,7 @@ void delassus_tree_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, D
   placement_sweep(c, q, ws.parent_from_body.data());
   if (plan.has_internal_loops) {
     ws.world_from_body[0] = Transform<S>::identity();
-    for (int i = 1; i < n; ++i) ws.world_from_body[i] = ws.world_from_body[c.tree[i].parent] * ws.parent_from_body[i];
+    for (int i = 1; i < n; ++i) ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[c.tree[i].parent], ws.parent_from_body[i]);
   }
   for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.body_spatial_inertia(i);
 }
@@ -101,7 +101,7 @@ void delassus_eliminate_joint(const ModelConstants<S>& c, DelassusWorkspace<S>& 
   eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
   times_Dinv(body.nv, U, Dinv, U_Dinv);
   if (body.parent == 0) return;
-  carry_inertia_to_parent(body.nv, U, U_Dinv, ws.parent_from_body[i], ws.articulated_inertia[i], ws.articulated_inertia[body.parent]);
+  carry_inertia_to_parent(c, i, body.nv, U, U_Dinv, ws.parent_from_body[i], ws.articulated_inertia[i], ws.articulated_inertia[body.parent]);
 }
 
 }  // namespace batchdyn

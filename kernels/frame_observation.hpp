@@ -95,7 +95,7 @@ void frame_observation_kernel(const ModelConstants<S>& c, const FrameObservation
     const Transform<S> X = body_placement(c, i, q);
     Motion<S> joint_velocity;
     ws.velocity[i] = body_velocity(c, i, X, ws.velocity[parent], v, joint_velocity);
-    ws.world_from_body[i] = ws.world_from_body[parent] * X;
+    ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[parent], X);
   }
   const int frames = static_cast<int>(plan.frame_body.size());
   for (int f = 0; f < frames; ++f) {

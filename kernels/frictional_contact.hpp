@@ -119,7 +119,7 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
   const Force<S> f{axis.linear * tau, axis.angular * tau};
   ws.body_force[static_cast<size_t>(i)] += f;
   const int parent = c.tree[i].parent;
-  if (parent > 0) ws.body_force[static_cast<size_t>(parent)] -= ws.parent_from_body[static_cast<size_t>(i)].act(f);
+  if (parent > 0) ws.body_force[static_cast<size_t>(parent)] -= force_to_parent(c, i, ws.parent_from_body[static_cast<size_t>(i)], f);
 }
 
 // One contact step's impulses for a lane block at (q, v) with the free accelerations qdd (in:

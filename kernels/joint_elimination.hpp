@@ -67,40 +67,44 @@ inline int pool_joint_blocks(const Model& model, std::vector<int>& offset) {
 // H^a_i = H^A_i - (U_i D_i^{-1}) U_i^T, in place: what the parent receives (before transforming).
 template <class S>
 BATCHDYN_INLINE void project_out_joint(int nv, const Force<S>* U, const Force<S>* U_Dinv, ArticulatedInertia<S>& articulated_inertia) {
-  for (int k = 0; k < nv; ++k) articulated_inertia.subtract_outer(U_Dinv[k], U[k]);
+  for (int k = 0; k < nv; ++k) articulated_inertia.subtract_symmetric_outer(U_Dinv[k], U[k]);
 }
 
 // The inertia half of carrying body i into its parent: H^a_i in place (project_out_joint), then
-// H^A_λ += ^λX*_i H^a_i ^iX_λ with X = ^λM_i. nv = 0 carries H^A_i as it is (a locked joint).
+// H^A_λ += ^λX*_i H^a_i ^iX_λ with X = ^λM_i (kernels/joint.hpp: inertia_to_parent). nv = 0
+// carries H^A_i as it is (a locked joint).
 template <class S>
-BATCHDYN_INLINE void carry_inertia_to_parent(int nv, const Force<S>* U, const Force<S>* U_Dinv, const Transform<S>& X,
+BATCHDYN_INLINE void carry_inertia_to_parent(const ModelConstants<S>& c, int i, int nv, const Force<S>* U,
+                                             const Force<S>* U_Dinv, const Transform<S>& X,
                                              ArticulatedInertia<S>& inertia, ArticulatedInertia<S>& parent_inertia) {
   project_out_joint(nv, U, U_Dinv, inertia);
-  parent_inertia += inertia.transformed(X);
+  parent_inertia += inertia_to_parent(c, i, X, inertia);
 }
 
 // ABA's backward step for body i (RBDA Table 7.1): H^a_i and p^a_i = p^A_i + U_i D_i^{-1} u_i +
 // H^a_i c_i carried into the parent (H^A_λ += X* H^a_i X^-1, p^A_λ += X* p^a_i). `inertia` becomes
 // H^a_i in place.
 template <class S>
-BATCHDYN_INLINE void carry_to_parent(int nv, const Force<S>* U, const Force<S>* U_Dinv, const S* u, const Motion<S>& bias_acceleration,
-                                     const Transform<S>& X, ArticulatedInertia<S>& inertia, const Force<S>& bias,
+BATCHDYN_INLINE void carry_to_parent(const ModelConstants<S>& c, int i, const Force<S>* U, const Force<S>* U_Dinv,
+                                     const S* u, const Motion<S>& bias_acceleration, const Transform<S>& X,
+                                     ArticulatedInertia<S>& inertia, const Force<S>& bias,
                                      ArticulatedInertia<S>& parent_inertia, Force<S>& parent_bias) {
+  const int nv = c.tree[i].nv;
   project_out_joint(nv, U, U_Dinv, inertia);
   Force<S> pa = bias;
   for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
   pa += inertia * bias_acceleration;
-  parent_inertia += inertia.transformed(X);
-  parent_bias += X.act(pa);
+  parent_inertia += inertia_to_parent(c, i, X, inertia);
+  parent_bias += force_to_parent(c, i, X, pa);
 }
 
 // The force half alone, as the loop kernels' reduced sweeps carry a change of the bias forces
 // (lcaba-proxbbo Alg. 2, 5): p_λ += ^λX*_i (p_i + U_i D_i^{-1} u_i).
 template <class S>
-BATCHDYN_INLINE void carry_force_to_parent(int nv, const Force<S>* U_Dinv, const S* u, const Transform<S>& X, Force<S> force,
-                                           Force<S>& parent_force) {
-  for (int k = 0; k < nv; ++k) force += U_Dinv[k] * u[k];
-  parent_force += X.act(force);
+BATCHDYN_INLINE void carry_force_to_parent(const ModelConstants<S>& c, int i, const Force<S>* U_Dinv, const S* u,
+                                           const Transform<S>& X, Force<S> force, Force<S>& parent_force) {
+  for (int k = 0; k < c.tree[i].nv; ++k) force += U_Dinv[k] * u[k];
+  parent_force += force_to_parent(c, i, X, force);
 }
 
 // Joint i's step of a roll-out (lcaba-proxbbo Alg. 1 lines 30-33): with a' the acceleration of
@@ -115,7 +119,9 @@ BATCHDYN_INLINE Motion<S> roll_out_joint(const ModelConstants<S>& c, int i, cons
   for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], a);
   coupling(rhs);
   Dinv_times(nv, Dinv, rhs, qdd);
-  return a + subspace_times(c, i, qdd);
+  Motion<S> acceleration = a;
+  add_subspace_times(c, i, qdd, acceleration);
+  return acceleration;
 }
 template <class S>
 BATCHDYN_INLINE Motion<S> roll_out_joint(const ModelConstants<S>& c, int i, const Force<S>* U, const S* Dinv, const Motion<S>& a,

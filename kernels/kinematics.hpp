@@ -9,9 +9,22 @@ namespace batchdyn {
 
 // The kinematics step of body i, shared by every kernel's first forward sweep (ABA, PV-OSIMr,
 // the reference kinematics): ^{λ(i)}M_i for the joint's coordinates. Lane-generic.
+// A rotating joint (revolute, spherical) adds no translation, so the placement's translation is
+// the joint placement's; a revolute joint about e_k costs a plane rotation of the joint
+// placement's rotation, or nothing when that is the identity (BodyPlan::rotation_axis).
 template <class S>
 BATCHDYN_INLINE Transform<S> body_placement(const ModelConstants<S>& c, int i, const S* q) {
-  return c.joint_placement[i] * joint_transform(c, i, q + c.tree[i].idx_q);
+  const BodyPlan& body = c.tree[i];
+  const Transform<S>& J = c.joint_placement[i];
+  const JointAxis<S>& axis = c.joint_axis[i];
+  const S* qi = q + body.idx_q;
+  if (body.rotation_axis >= 0) return {axis_rotation(body.rotation_axis, cos(qi[0]), sin(qi[0])), J.translation};
+  const bool revolute = body.joint_type == JointType::Revolute || body.joint_type == JointType::Continuous;
+  if (revolute && axis.coordinate >= 0)
+    return {times_axis_rotation(J.rotation, axis.coordinate, cos(qi[0]), sin(qi[0])), J.translation};
+  if (revolute || body.joint_type == JointType::Spherical)
+    return {J.rotation * joint_transform(c, i, qi).rotation, J.translation};
+  return J * joint_transform(c, i, qi);
 }
 
 // The velocity half of the step: v_i = ^iX_{λ(i)} v_{λ(i)} + v_J with v_J = S_i qd_i (returned
@@ -20,7 +33,9 @@ template <class S>
 BATCHDYN_INLINE Motion<S> body_velocity(const ModelConstants<S>& c, int i, const Transform<S>& parent_from_body,
                         const Motion<S>& parent_velocity, const S* v, Motion<S>& joint_velocity) {
   joint_velocity = subspace_times(c, i, v + c.tree[i].idx_v);
-  return parent_from_body.act_inv(parent_velocity) + joint_velocity;
+  Motion<S> velocity = motion_to_body(c, i, parent_from_body, parent_velocity);
+  add_subspace_times(c, i, v + c.tree[i].idx_v, velocity);
+  return velocity;
 }
 
 // Placements of every body on raw lane arrays: parent_from_body[i] = ^{λ(i)}M_i (n entries,
@@ -38,7 +53,7 @@ void forward_kinematics(const Model& model, Data<S>& data, const VectorX<S>& q) 
   placement_sweep(c, q.data(), data.parent_from_body.data());
   data.world_from_body[0] = Transform<S>::identity();
   for (int i = 1; i < model.num_bodies(); ++i)
-    data.world_from_body[i] = data.world_from_body[c.tree[i].parent] * data.parent_from_body[i];
+    data.world_from_body[i] = world_placement(c, i, data.world_from_body[c.tree[i].parent], data.parent_from_body[i]);
 }
 
 // Placements, velocities v_i and accelerations a_i (body frames) for given q, v, qdd.
@@ -57,7 +72,7 @@ void forward_kinematics(const Model& model, Data<S>& data, const VectorX<S>& q, 
     const Transform<S>& X = data.parent_from_body[i];
     Motion<S> vj;
     data.velocity[i] = body_velocity(c, i, X, data.velocity[parent], v.data(), vj);
-    data.acceleration[i] = X.act_inv(data.acceleration[parent]) + subspace_times(c, i, qdd.data() + c.tree[i].idx_v) +
+    data.acceleration[i] = motion_to_body(c, i, X, data.acceleration[parent]) + subspace_times(c, i, qdd.data() + c.tree[i].idx_v) +
                            cross(data.velocity[i], vj);
   }
 }

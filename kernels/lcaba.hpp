@@ -134,7 +134,7 @@ void backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWork
     if (count > 0) {
       // a-bar_i: the acceleration of link i at qdd_i = 0 that is not a decision variable.
       Motion<S> known = ws.bias_acceleration[i];
-      if (parent == 0) known += X.act_inv(c.base_acceleration);
+      if (parent == 0) known += motion_to_body(c, i, X, c.base_acceleration);
       S rhs[6], w0[6];  // w0 = D^-1 (u - U^T a-bar)
       for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], known);
       Dinv_times(nv, Dinv, rhs, w0);
@@ -173,14 +173,14 @@ void backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWork
           for (int col = 0; col < 6; ++col) {
             Force<S> m = block_column(H_ij, nb.coupling.transposed, col);  // column of H_{i,j}
             for (int k = 0; k < nv; ++k) m -= U_Dinv[k] * B[k][col];       // P_i: - U D^-1 (S^T H_{i,j})
-            N[col] = X.act(m);
+            N[col] = force_to_parent(c, i, X, m);
           }
           if (nb.body == parent) add_symmetrised(ws.inertia[static_cast<size_t>(parent)], N);
           else add_block(ws.coupling[static_cast<size_t>(nb.parent_coupling.slot)], nb.parent_coupling.transposed, N);
         }
     }
     if (parent == 0) continue;  // the world absorbs nothing
-    carry_to_parent(nv, U, U_Dinv, u, ws.bias_acceleration[i], X, ws.inertia[i], ws.bias[i], ws.inertia[parent], ws.bias[parent]);
+    carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], X, ws.inertia[i], ws.bias[i], ws.inertia[parent], ws.bias[parent]);
   }
 }
 
@@ -191,7 +191,7 @@ void roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<
   for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
     const int i = *it;
     const BodyPlan& body = c.tree[i];
-    const Motion<S> a = ws.parent_from_body[i].act_inv(ws.acceleration[body.parent]) + ws.bias_acceleration[i];
+    const Motion<S> a = motion_to_body(c, i, ws.parent_from_body[i], ws.acceleration[body.parent]) + ws.bias_acceleration[i];
     ws.acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], a,
                                         ws.u.data() + body.idx_v, qdd + body.idx_v,
                                         [&](S* rhs) { subtract_neighbours(plan, ws, i, body.nv, ws.acceleration.data(), rhs); });
@@ -235,7 +235,7 @@ void reduced_backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, L
       }
     }
     if (body.parent == 0) continue;
-    carry_force_to_parent(nv, ws.U_Dinv.data() + body.idx_v, du, ws.parent_from_body[i], ws.delta_bias[i], ws.delta_bias[body.parent]);
+    carry_force_to_parent(c, i, ws.U_Dinv.data() + body.idx_v, du, ws.parent_from_body[i], ws.delta_bias[i], ws.delta_bias[body.parent]);
   }
 }
 
@@ -246,7 +246,7 @@ void reduced_roll_out(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWo
   for (auto it = plan.elimination_order.rbegin(); it != plan.elimination_order.rend(); ++it) {
     const int i = *it;
     const BodyPlan& body = c.tree[i];
-    const Motion<S> da = ws.parent_from_body[i].act_inv(ws.delta_acceleration[body.parent]);
+    const Motion<S> da = motion_to_body(c, i, ws.parent_from_body[i], ws.delta_acceleration[body.parent]);
     ws.delta_acceleration[i] = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)],
                                               da, ws.delta_u.data() + body.idx_v, ws.delta_qdd.data() + body.idx_v, [&](S* rhs) {
                                                 subtract_neighbours(plan, ws, i, body.nv, ws.delta_acceleration.data(), rhs);

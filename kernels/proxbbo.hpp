@@ -175,7 +175,7 @@ void pass_loops_to_parent(const ModelConstants<S>& c, const ProxBboPlan& plan, P
   const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)];
   const Transform<S>& X = ws.parent_from_body[i];
   Motion<S> known = ws.bias_acceleration[i];  // a-bar_i
-  if (parent == 0) known += X.act_inv(c.base_acceleration);
+  if (parent == 0) known += motion_to_body(c, i, X, c.base_acceleration);
   S rhs[6], w0[6];
   for (int k = 0; k < nv; ++k) rhs[k] = u[k] - dot(U[k], known);
   Dinv_times(nv, Dinv, rhs, w0);
@@ -192,7 +192,7 @@ void pass_loops_to_parent(const ModelConstants<S>& c, const ProxBboPlan& plan, P
     if (parent != 0) {
       Force<S> moved = k_row;
       for (int k = 0; k < nv; ++k) moved -= U_Dinv[k] * sk[k];
-      ws.K[static_cast<size_t>(b.parent_k_block + r)] += X.act(moved);
+      ws.K[static_cast<size_t>(b.parent_k_block + r)] += force_to_parent(c, i, X, moved);
     }
   });
   for_rows(plan, at.split, at.last, [&](int row_a, const ProxBboPlan::Entry& a, int ra) {
@@ -226,7 +226,7 @@ void backward_sweep(const ModelConstants<S>& c, const ProxBboPlan& plan, ProxBbo
     times_Dinv(nv, U, Dinv, U_Dinv);
     if (at.u_rows > 0) pass_loops_to_parent(c, plan, ws, i, at);
     if (parent == 0) continue;
-    carry_to_parent(nv, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i], ws.inertia[parent],
+    carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i], ws.inertia[parent],
                     ws.bias[parent]);
   }
 }
@@ -273,7 +273,7 @@ void roll_out(const ModelConstants<S>& c, const ProxBboPlan& plan, ProxBboWorksp
     const int i = *it;
     const BodyPlan& body = c.tree[i];
     const LinkEntries at(plan, i);
-    Motion<S> a_i = ws.parent_from_body[i].act_inv(a[body.parent]);
+    Motion<S> a_i = motion_to_body(c, i, ws.parent_from_body[i], a[body.parent]);
     if (!accumulate) a_i += ws.bias_acceleration[i];
     a_i = roll_out_joint(c, i, ws.U.data() + body.idx_v, ws.Dinv.data() + ws.Dinv_offset[static_cast<size_t>(i)], a_i,
                          u_in.data() + body.idx_v, x_out + body.idx_v, [&](S* rhs) {
@@ -333,7 +333,7 @@ void reduced_backward_sweep(const ModelConstants<S>& c, const ProxBboPlan& plan,
       ws.delta_e[static_cast<size_t>(loop_row(plan, b) + r)] += change;
     });
     if (body.parent == 0) continue;
-    carry_force_to_parent(nv, ws.U_Dinv.data() + body.idx_v, du, ws.parent_from_body[i], ws.delta_bias[i], ws.delta_bias[body.parent]);
+    carry_force_to_parent(c, i, ws.U_Dinv.data() + body.idx_v, du, ws.parent_from_body[i], ws.delta_bias[i], ws.delta_bias[body.parent]);
   }
 }
 

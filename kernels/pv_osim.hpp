@@ -54,7 +54,7 @@ void pv_osim_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delass
     }
     if (body.parent > 0)
       for (int a = first; a < end; ++a)
-        ws.moving_columns[static_cast<size_t>(a)] = ws.parent_from_body[i].act(ws.moving_columns[static_cast<size_t>(a)]);
+        ws.moving_columns[static_cast<size_t>(a)] = force_to_parent(c, i, ws.parent_from_body[i], ws.moving_columns[static_cast<size_t>(a)]);
   }
 }
 

@@ -101,7 +101,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
       for (int b = a; b < width; ++b)
         for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[a][k] * Z[b][k];
     if (body.parent > 0)
-      for (int col = 0; col < width; ++col) P[col] = ws.parent_from_body[i].act(P[col]);
+      for (int col = 0; col < width; ++col) P[col] = force_to_parent(c, i, ws.parent_from_body[i], P[col]);
   }
 
   // Limited forward sweep over the heads (lines 12-13):

@@ -99,7 +99,7 @@ void pv_soft_factor(const ModelConstants<S>& c, const Transform<S>* parent_from_
     eliminate_joint(c, i, ws.articulated_inertia[static_cast<size_t>(i)], U, Dinv, ws.joint_weight.data() + body.idx_v);
     times_Dinv(body.nv, U, Dinv, U_Dinv);
     if (body.parent == 0) continue;
-    carry_inertia_to_parent(body.nv, U, U_Dinv, ws.parent_from_body[static_cast<size_t>(i)], ws.articulated_inertia[static_cast<size_t>(i)],
+    carry_inertia_to_parent(c, i, body.nv, U, U_Dinv, ws.parent_from_body[static_cast<size_t>(i)], ws.articulated_inertia[static_cast<size_t>(i)],
                             ws.articulated_inertia[static_cast<size_t>(body.parent)]);
   }
 }

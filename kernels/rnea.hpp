@@ -26,7 +26,7 @@ const VectorX<S>& rnea(const Model& model, Data<S>& data, const VectorX<S>& q, c
       const size_t dof = static_cast<size_t>(body.idx_v + k);
       data.tau[body.idx_v + k] = subspace_transpose_times(c, i, data.force[i], k) + c.armature[dof] * qdd[body.idx_v + k];
     }
-    if (body.parent > 0) data.force[body.parent] += data.parent_from_body[i].act(data.force[i]);
+    if (body.parent > 0) data.force[body.parent] += force_to_parent(c, i, data.parent_from_body[i], data.force[i]);
   }
   return data.tau;
 }

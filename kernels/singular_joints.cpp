@@ -64,8 +64,8 @@ void mark_singular_joints(const Model& model, const ModelConstants<double>& c, c
       invert_spd(D, nv, Dinv);
       times_Dinv(nv, U, Dinv, U_Dinv);
     }
-    carry_inertia_to_parent(is_singular ? 0 : nv, U, U_Dinv, X, articulated[static_cast<size_t>(i)],
-                            articulated[static_cast<size_t>(body.parent)]);
+    project_out_joint(is_singular ? 0 : nv, U, U_Dinv, articulated[static_cast<size_t>(i)]);
+    articulated[static_cast<size_t>(body.parent)] += articulated[static_cast<size_t>(i)].transformed(X);
   }
 }
 }  // namespace

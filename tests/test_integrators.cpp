@@ -83,10 +83,11 @@ EnergyChange humanoid_energy_change(Integrator integrator, std::initializer_list
 
 // RK4's energy error on these whirling limbs depends on the starting poses and moves with the
 // last bits of the kernels' rounding, so its bounds are set from a spread, not from one run:
-// over reset seeds 1-12 (8 environments each, this engine, 2026-11), double gained at most
-// 0.013 J and lost at most 1.2 J, float (16 environments) at most 0.036 J and 2.1 J. The bounds
-// below are about twice those, checked over four of the worst seeds; Euler gains over 100 J on
-// the same poses.
+// over reset seeds 1-12 (8 environments each, 2026-11), with the kernels' arithmetic before and
+// after the coordinate-axis joints (two roundings of the same dynamics), double gained at most
+// 0.016 J and lost at most 2.7 J (seed 1: 0.98 J before, 2.7 J after), float (16 environments)
+// at most 0.044 J and 2.1 J. The bounds below are about twice those, checked over four of the
+// worst seeds; Euler gains over 100 J on the same poses.
 constexpr std::initializer_list<unsigned> kEnergySeeds = {7, 1, 3, 4};
 
 }  // namespace
@@ -117,11 +118,11 @@ TEST_CASE("the mechanical energy's rate is the power of the joint torques (dE/dt
 }
 
 TEST_CASE("rk4 keeps the passive, undamped humanoid's energy bounded over 10 s at 1 ms: no gain, a few J lost, in double") {
-  // RK4's error on oscillations is dissipative: it loses a little (about 1 J of 6-120 J) and
+  // RK4's error on oscillations is dissipative: it loses a little (0.1-2.7 J of 6-120 J) and
   // gains nothing beyond sampling noise.
   const EnergyChange change = humanoid_energy_change<double>(Integrator::RungeKutta4, kEnergySeeds);
   CHECK(change.gain < 0.03);
-  CHECK(change.loss < 2.5);
+  CHECK(change.loss < 5.0);
 }
 
 TEST_CASE("semi-implicit euler does not: the same humanoid gains energy without bound at 1 ms") {

@@ -426,9 +426,11 @@ TEST_CASE("lcaba and proxbbo count the same flops at any state, and every correc
       CHECK(count[3] - count[2] == count[2] - count[1]);
     }
     // The first pass is ABA plus the loops' terms and couplings: dearer than ABA, cheaper than
-    // three ABAs on every model here (the paper's 1.8-2.1x in time).
+    // four ABAs on every model here (1.3x on the humanoid with its feet, 3.9x on the ladder; the
+    // paper's 1.8-2.1x is in time). The coordinate-axis joints cut the tree's part of both by the
+    // same flops and left the loops' terms as they were, so the ratio grew from 1.2-2.8x.
     const long aba = aba_flops(m.model).total(), lcaba = loop_dynamics_flops(m.model, 1).total();
     CHECK(lcaba > aba);
-    CHECK(lcaba < 3 * aba);
+    CHECK(lcaba < 4 * aba);
   }
 }

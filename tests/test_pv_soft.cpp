@@ -184,7 +184,10 @@ TEST_CASE("ADMM on the tree (PV-soft): each SIMD lane equals W = 1 (double 1e-12
     }
     for (int s = 0; s < 100; ++s) batch.step(T(2e-3));
   };
-  check_lanes_equal_w1(m, N, true, run);
+  // Not all Ok: one of the 19 landings (environment 5) reaches ADMM's iteration cap at one step
+  // in one precision since the kernels' rounding changed (coordinate-axis joints, issue 20); a
+  // report, and the lanes must report it as W = 1 does.
+  check_lanes_equal_w1(m, N, false, run);
 }
 
 TEST_CASE("ADMM on the tree (PV-soft) is refused, with the reason, on a model with contact pairs or loop constraints") {

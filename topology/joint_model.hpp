@@ -16,16 +16,27 @@
 namespace batchdyn {
 
 // A 1-dof joint's axis and what Rodrigues' formula needs of it (unused by the other types).
+// An axis that is exactly a coordinate axis e_k (Pinocchio's RX, RY, RZ, PX, PY, PZ joints; most
+// URDF joints) records k in `coordinate`: its S is a unit column, so S x, S^T f and I S select
+// entries instead of multiplying, and its rotation is a plane rotation.
 template <class S>
 struct JointAxis {
   Vec3<S> axis;                // unit axis in the joint frame
   Mat3<S> skew, skew_squared;  // K = [axis]x, K^2
+  int coordinate = -1;         // k when axis == e_k, else -1
 };
+
+// k when `axis` is exactly e_k, else -1.
+inline int coordinate_axis(const Vec3d& axis) {
+  for (int k = 0; k < 3; ++k)
+    if (axis[k] == 1.0 && axis[(k + 1) % 3] == 0.0 && axis[(k + 2) % 3] == 0.0) return k;
+  return -1;
+}
 
 template <class S>
 JointAxis<S> joint_axis(const Vec3d& axis) {
   const Mat3d K = Mat3d::skew(axis);
-  return {cast3<S>(axis), cast3<S>(K), cast3<S>(K * K)};
+  return {cast3<S>(axis), cast3<S>(K), cast3<S>(K * K), coordinate_axis(axis)};
 }
 
 // Joint frame -> child body frame for the joint's coordinates q (nq of them).
@@ -34,9 +45,14 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
   switch (type) {
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
+      if (a.coordinate >= 0) return {axis_rotation(a.coordinate, cos(q[0]), sin(q[0])), Vec3<S>::zero()};
       return {Mat3<S>::identity() + a.skew * sin(q[0]) + a.skew_squared * (S(1) - cos(q[0])), Vec3<S>::zero()};
-    case JointType::Prismatic:
-      return {Mat3<S>::identity(), a.axis * q[0]};
+    case JointType::Prismatic: {
+      if (a.coordinate < 0) return {Mat3<S>::identity(), a.axis * q[0]};
+      Transform<S> X = Transform<S>::identity();
+      X.translation[a.coordinate] = q[0];
+      return X;
+    }
     case JointType::FreeFlyer:
       return {quaternion_rotation(q[3], q[4], q[5], q[6]), {q[0], q[1], q[2]}};
     case JointType::Spherical:
@@ -45,14 +61,26 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
   return Transform<S>::identity();
 }
 
+// x e_k as a motion: e_k among the linear (`linear`) or the angular coordinates; no arithmetic.
+template <class S>
+BATCHDYN_INLINE Motion<S> unit_column_times(bool linear, int k, const S& x) {
+  Motion<S> m = Motion<S>::zero();
+  (linear ? m.linear : m.angular)[k] = x;
+  return m;
+}
+
 // S x for joint-space x (nv values), e.g. the joint velocity S qd (the joint bias c_J is zero
 // for every supported joint type).
 template <class S>
 BATCHDYN_INLINE Motion<S> joint_subspace_times(JointType type, const JointAxis<S>& a, const S* x) {
   switch (type) {
     case JointType::Revolute:
-    case JointType::Continuous: return {Vec3<S>::zero(), a.axis * x[0]};
-    case JointType::Prismatic: return {a.axis * x[0], Vec3<S>::zero()};
+    case JointType::Continuous:
+      if (a.coordinate >= 0) return unit_column_times(false, a.coordinate, x[0]);
+      return {Vec3<S>::zero(), a.axis * x[0]};
+    case JointType::Prismatic:
+      if (a.coordinate >= 0) return unit_column_times(true, a.coordinate, x[0]);
+      return {a.axis * x[0], Vec3<S>::zero()};
     case JointType::FreeFlyer: return {{x[0], x[1], x[2]}, {x[3], x[4], x[5]}};
     case JointType::Spherical: return {Vec3<S>::zero(), {x[0], x[1], x[2]}};
   }
@@ -78,8 +106,8 @@ template <class S>
 BATCHDYN_INLINE S joint_subspace_transpose_times(JointType type, const JointAxis<S>& a, const Force<S>& f, int k) {
   switch (type) {
     case JointType::Revolute:
-    case JointType::Continuous: return dot(a.axis, f.angular);
-    case JointType::Prismatic: return dot(a.axis, f.linear);
+    case JointType::Continuous: return a.coordinate >= 0 ? f.angular[a.coordinate] : dot(a.axis, f.angular);
+    case JointType::Prismatic: return a.coordinate >= 0 ? f.linear[a.coordinate] : dot(a.axis, f.linear);
     case JointType::FreeFlyer: return f[k];
     case JointType::Spherical: return f[3 + k];
   }
@@ -91,8 +119,8 @@ template <class S>
 BATCHDYN_INLINE Force<S> joint_inertia_times_subspace(JointType type, const JointAxis<S>& a, const ArticulatedInertia<S>& I, int k) {
   switch (type) {
     case JointType::Revolute:
-    case JointType::Continuous: return I.times_angular(a.axis);
-    case JointType::Prismatic: return I.times_linear(a.axis);
+    case JointType::Continuous: return a.coordinate >= 0 ? I.angular_column(a.coordinate) : I.times_angular(a.axis);
+    case JointType::Prismatic: return a.coordinate >= 0 ? I.column(a.coordinate) : I.times_linear(a.axis);
     case JointType::FreeFlyer: return I.column(k);
     case JointType::Spherical: return I.angular_column(k);
   }

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "topology/joint_model.hpp"
 #include "topology/model.hpp"
 
 namespace batchdyn {
@@ -14,14 +15,28 @@ struct BodyPlan {
   JointType joint_type = JointType::Revolute;
   int idx_q = 0, idx_v = 0;  // first coordinate in q and in v
   int nq = 0, nv = 0;
+  // k when ^{λ(i)}M_i = (R_k(q_i), p): a revolute joint about e_k behind a joint placement
+  // without rotation (as in most URDFs). Motions, forces and inertias then cross the joint by
+  // a plane rotation and a translation (kernels/joint.hpp); -1 otherwise.
+  int rotation_axis = -1;
 };
+
+// k when body b's placement in its parent is a rotation about e_k after a pure translation.
+inline int rotation_axis(const Body& b) {
+  if (b.joint_type != JointType::Revolute && b.joint_type != JointType::Continuous) return -1;
+  const Mat3d& R = b.joint_placement.rotation;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      if (R(r, c) != (r == c ? 1.0 : 0.0)) return -1;
+  return coordinate_axis(b.axis);
+}
 
 // One row per body, the world (row 0) included. O(n).
 inline std::vector<BodyPlan> plan_tree(const Model& model) {
   std::vector<BodyPlan> tree(static_cast<size_t>(model.num_bodies()));
   for (int i = 0; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv};
+    tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv, rotation_axis(b)};
   }
   return tree;
 }
