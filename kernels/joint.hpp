@@ -25,8 +25,10 @@ template <class S>
 BATCHDYN_INLINE void add_subspace_times(const ModelConstants<S>& c, int i, const S* x, Motion<S>& m) {
   const JointType type = c.tree[i].joint_type;
   const int k = c.joint_axis[i].coordinate;
-  if (k >= 0 && (type == JointType::Revolute || type == JointType::Continuous)) m.angular[k] += x[0];
-  else if (k >= 0 && type == JointType::Prismatic) m.linear[k] += x[0];
+  if (k >= 0 && (type == JointType::Revolute || type == JointType::Continuous))
+    with_axis(k, [&](auto K) { m.angular[K.value] += x[0]; });
+  else if (k >= 0 && type == JointType::Prismatic)
+    with_axis(k, [&](auto K) { m.linear[K.value] += x[0]; });
   else m += subspace_times(c, i, x);
 }
 
@@ -38,14 +40,15 @@ BATCHDYN_INLINE Motion<S> cross_joint_velocity(const ModelConstants<S>& c, int i
   const JointType type = c.tree[i].joint_type;
   const int k = c.joint_axis[i].coordinate;
   const bool revolute = type == JointType::Revolute || type == JointType::Continuous;
-  if (revolute && k >= 0) {
-    const int a = axis_after(k, 1), b = axis_after(k, 2);
-    const S x = vJ.angular[k];
-    Motion<S> r = Motion<S>::zero();
-    r.linear[a] = v.linear[b] * x, r.linear[b] = -(v.linear[a] * x);
-    r.angular[a] = v.angular[b] * x, r.angular[b] = -(v.angular[a] * x);
-    return r;
-  }
+  if (revolute && k >= 0)
+    return with_axis(k, [&](auto K) {
+      constexpr int a = (K.value + 1) % 3, b = (K.value + 2) % 3;
+      const S x = vJ.angular[K.value];
+      Motion<S> r = Motion<S>::zero();
+      r.linear[a] = v.linear[b] * x, r.linear[b] = -(v.linear[a] * x);
+      r.angular[a] = v.angular[b] * x, r.angular[b] = -(v.angular[a] * x);
+      return r;
+    });
   if (revolute) return {cross(v.linear, vJ.angular), cross(v.angular, vJ.angular)};
   if (type == JointType::Prismatic) return {cross(v.angular, vJ.linear), Vec3<S>::zero()};
   return cross(v, vJ);
@@ -73,9 +76,9 @@ BATCHDYN_INLINE Force<S> inertia_times_subspace(const ModelConstants<S>& c, int 
 // axis k (BodyPlan::rotation_axis), X's rotation is exactly R_k(q_i), so its cosine and sine sit
 // in X and a product with it is a plane rotation (layout/spatial.hpp). Otherwise the general
 // transform. The branch is on the model, never on the state.
-template <class S>
-BATCHDYN_INLINE void axis_rotation_of(const Transform<S>& X, int k, S& cosine, S& sine) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+template <int K, class S>
+BATCHDYN_INLINE void axis_rotation_of(const Transform<S>& X, S& cosine, S& sine) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   cosine = X.rotation.m[a][a], sine = X.rotation.m[b][a];
 }
 
@@ -85,9 +88,11 @@ BATCHDYN_INLINE Transform<S> world_placement(const ModelConstants<S>& c, int i, 
                                              const Transform<S>& X) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return parent_world * X;
-  S cs, sn;
-  axis_rotation_of(X, k, cs, sn);
-  return {times_axis_rotation(parent_world.rotation, k, cs, sn), parent_world.act_point(X.translation)};
+  return with_axis(k, [&](auto K) -> Transform<S> {
+    S cs, sn;
+    axis_rotation_of<K.value>(X, cs, sn);
+    return {times_axis_rotation<K.value>(parent_world.rotation, cs, sn), parent_world.act_point(X.translation)};
+  });
 }
 
 // ^iX_{λ(i)} m: a motion in the parent's frame expressed in body i's (X.act_inv).
@@ -95,10 +100,12 @@ template <class S>
 BATCHDYN_INLINE Motion<S> motion_to_body(const ModelConstants<S>& c, int i, const Transform<S>& X, const Motion<S>& m) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return X.act_inv(m);
-  S cs, sn;
-  axis_rotation_of(X, k, cs, sn);
-  return {rotate_back_about_axis(k, cs, sn, m.linear - cross(X.translation, m.angular)),
-          rotate_back_about_axis(k, cs, sn, m.angular)};
+  return with_axis(k, [&](auto K) -> Motion<S> {
+    S cs, sn;
+    axis_rotation_of<K.value>(X, cs, sn);
+    return {rotate_back_about_axis<K.value>(cs, sn, m.linear - cross(X.translation, m.angular)),
+            rotate_back_about_axis<K.value>(cs, sn, m.angular)};
+  });
 }
 
 // ^{λ(i)}X*_i f: a force on body i expressed in the parent's frame (X.act).
@@ -106,10 +113,12 @@ template <class S>
 BATCHDYN_INLINE Force<S> force_to_parent(const ModelConstants<S>& c, int i, const Transform<S>& X, const Force<S>& f) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return X.act(f);
-  S cs, sn;
-  axis_rotation_of(X, k, cs, sn);
-  const Vec3<S> linear = rotate_about_axis(k, cs, sn, f.linear);
-  return {linear, rotate_about_axis(k, cs, sn, f.angular) + cross(X.translation, linear)};
+  return with_axis(k, [&](auto K) -> Force<S> {
+    S cs, sn;
+    axis_rotation_of<K.value>(X, cs, sn);
+    const Vec3<S> linear = rotate_about_axis<K.value>(cs, sn, f.linear);
+    return {linear, rotate_about_axis<K.value>(cs, sn, f.angular) + cross(X.translation, linear)};
+  });
 }
 
 // ^{λ(i)}X*_i H ^iX_{λ(i)}: an inertia of body i expressed in the parent's frame (H.transformed(X)).
@@ -118,9 +127,11 @@ BATCHDYN_INLINE ArticulatedInertia<S> inertia_to_parent(const ModelConstants<S>&
                                                         const ArticulatedInertia<S>& H) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return H.transformed(X);
-  S cs, sn;
-  axis_rotation_of(X, k, cs, sn);
-  return H.transformed_about_axis(k, cs, sn, X.translation);
+  return with_axis(k, [&](auto K) -> ArticulatedInertia<S> {
+    S cs, sn;
+    axis_rotation_of<K.value>(X, cs, sn);
+    return H.template transformed_about_axis<K.value>(cs, sn, X.translation);
+  });
 }
 
 }  // namespace batchdyn

@@ -10,6 +10,7 @@
 
 #include "layout/inline.hpp"
 #include <cmath>
+#include <type_traits>
 
 namespace batchdyn {
 
@@ -33,12 +34,6 @@ template <class S> Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * 
 template <class S> S dot(const Vec3<S>& a, const Vec3<S>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 template <class S> Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
-
-// Component i of a x b (3 flops).
-template <class S> S cross_component(const Vec3<S>& a, const Vec3<S>& b, int i) {
-  const int j = (i + 1) % 3, k = (i + 2) % 3;
-  return a[j] * b[k] - a[k] * b[j];
 }
 
 // Row-major 3x3 matrix.
@@ -128,51 +123,64 @@ template <class S> Mat3<S> outer(const Vec3<S>& a, const Vec3<S>& b) {
   return r;
 }
 
-// Rotations about a coordinate axis e_k by an angle with cosine c and sine s (Pinocchio's RX, RY,
-// RZ joints): with (k, a, b) cyclic, R_k maps e_a -> c e_a + s e_b and e_b -> -s e_a + c e_b. A
-// product with R_k is a rotation in the (a, b) plane, 6 flops per vector, where a general 3x3
-// costs 15.
-inline int axis_after(int k, int step) { return (k + step) % 3; }
+// Rotations about a coordinate axis e_K by an angle with cosine c and sine s (Pinocchio's RX, RY,
+// RZ joints): with (K, a, b) cyclic, R_K maps e_a -> c e_a + s e_b and e_b -> -s e_a + c e_b. A
+// product with R_K is a rotation in the (a, b) plane, 6 flops per vector, where a general 3x3
+// costs 15. K is a template parameter so that every index below is a constant (a runtime
+// index into a Vec3 of SIMD lanes costs a chain of branches and spills); with_axis(k, f) turns
+// a model's k into one.
+template <class F> BATCHDYN_INLINE decltype(auto) with_axis(int k, F&& f) {
+  switch (k) {
+    case 0: return f(std::integral_constant<int, 0>{});
+    case 1: return f(std::integral_constant<int, 1>{});
+    default: return f(std::integral_constant<int, 2>{});
+  }
+}
 
-template <class S> Mat3<S> axis_rotation(int k, const S& c, const S& s) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+template <int K, class S> BATCHDYN_INLINE Mat3<S> axis_rotation(const S& c, const S& s) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Mat3<S> r = Mat3<S>::zero();
-  r.m[k][k] = S(1);
+  r.m[K][K] = S(1);
   r.m[a][a] = c, r.m[b][a] = s;
   r.m[a][b] = -s, r.m[b][b] = c;
   return r;
 }
-// R_k v, and R_k^T v.
-template <class S> Vec3<S> rotate_about_axis(int k, const S& c, const S& s, const Vec3<S>& v) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+// R_K v, and R_K^T v.
+template <int K, class S> BATCHDYN_INLINE Vec3<S> rotate_about_axis(const S& c, const S& s, const Vec3<S>& v) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Vec3<S> r;
-  r[k] = v[k];
+  r[K] = v[K];
   r[a] = c * v[a] - s * v[b];
   r[b] = s * v[a] + c * v[b];
   return r;
 }
-template <class S> Vec3<S> rotate_back_about_axis(int k, const S& c, const S& s, const Vec3<S>& v) {
-  return rotate_about_axis(k, c, -s, v);
+template <int K, class S> BATCHDYN_INLINE Vec3<S> rotate_back_about_axis(const S& c, const S& s, const Vec3<S>& v) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
+  Vec3<S> r;
+  r[K] = v[K];
+  r[a] = c * v[a] + s * v[b];
+  r[b] = c * v[b] - s * v[a];
+  return r;
 }
-// M R_k (18 flops: columns a and b mix, column k stays).
-template <class S> Mat3<S> times_axis_rotation(const Mat3<S>& M, int k, const S& c, const S& s) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+// M R_K (18 flops: columns a and b mix, column K stays).
+template <int K, class S> BATCHDYN_INLINE Mat3<S> times_axis_rotation(const Mat3<S>& M, const S& c, const S& s) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Mat3<S> r;
   for (int i = 0; i < 3; ++i) {
-    r.m[i][k] = M.m[i][k];
+    r.m[i][K] = M.m[i][K];
     r.m[i][a] = M.m[i][a] * c + M.m[i][b] * s;
     r.m[i][b] = M.m[i][b] * c - M.m[i][a] * s;
   }
   return r;
 }
-// R_k A R_k^T for symmetric A (27 flops instead of 75): A_kk stays, (A_ak, A_bk) turns as a
+// R_K A R_K^T for symmetric A (27 flops instead of 75): A_KK stays, (A_aK, A_bK) turns as a
 // vector, the (a, b) block as a 2x2 symmetric matrix; mirrored.
-template <class S> Mat3<S> rotate_symmetric_about_axis(int k, const S& c, const S& s, const Mat3<S>& A) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_symmetric_about_axis(const S& c, const S& s, const Mat3<S>& A) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Mat3<S> r;
-  r.m[k][k] = A.m[k][k];
-  r.m[a][k] = r.m[k][a] = c * A.m[a][k] - s * A.m[b][k];
-  r.m[b][k] = r.m[k][b] = s * A.m[a][k] + c * A.m[b][k];
+  r.m[K][K] = A.m[K][K];
+  r.m[a][K] = r.m[K][a] = c * A.m[a][K] - s * A.m[b][K];
+  r.m[b][K] = r.m[K][b] = s * A.m[a][K] + c * A.m[b][K];
   // T = R2 [[A_aa, A_ab], [A_ab, A_bb]], then T R2^T (upper triangle)
   const S t_aa = c * A.m[a][a] - s * A.m[a][b], t_ab = c * A.m[a][b] - s * A.m[b][b];
   const S t_ba = s * A.m[a][a] + c * A.m[a][b], t_bb = s * A.m[a][b] + c * A.m[b][b];
@@ -181,19 +189,19 @@ template <class S> Mat3<S> rotate_symmetric_about_axis(int k, const S& c, const 
   r.m[b][b] = t_ba * s + t_bb * c;
   return r;
 }
-// R_k B R_k^T for a general B (36 flops instead of 90): its rows, then its columns, turn in
+// R_K B R_K^T for a general B (36 flops instead of 90): its rows, then its columns, turn in
 // the (a, b) plane.
-template <class S> Mat3<S> rotate_about_axis(int k, const S& c, const S& s, const Mat3<S>& B) {
-  const int a = axis_after(k, 1), b = axis_after(k, 2);
+template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_about_axis(const S& c, const S& s, const Mat3<S>& B) {
+  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Mat3<S> RB;
   for (int j = 0; j < 3; ++j) {
-    RB.m[k][j] = B.m[k][j];
+    RB.m[K][j] = B.m[K][j];
     RB.m[a][j] = c * B.m[a][j] - s * B.m[b][j];
     RB.m[b][j] = s * B.m[a][j] + c * B.m[b][j];
   }
   Mat3<S> r;
   for (int i = 0; i < 3; ++i) {
-    r.m[i][k] = RB.m[i][k];
+    r.m[i][K] = RB.m[i][K];
     r.m[i][a] = RB.m[i][a] * c - RB.m[i][b] * s;
     r.m[i][b] = RB.m[i][a] * s + RB.m[i][b] * c;
   }
@@ -371,14 +379,14 @@ struct ArticulatedInertia {
     const Mat3<S> AP = times_skew(A, p);
     const Mat3<S> PB = skew_times(p, B);
     ArticulatedInertia r{A, B - AP, C};
-    for (int j = 0; j < 3; ++j) {
-      const Vec3<S> ap{AP.m[0][j], AP.m[1][j], AP.m[2][j]};
+    const S pv[3] = {p.x, p.y, p.z};
+    for (int j = 0; j < 3; ++j)
       for (int i = 0; i <= j; ++i) {
-        const S PAP_ij = cross_component(p, ap, i);  // (P A P)_{ij} = (p x (A P)_j)_i
+        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        const S PAP_ij = pv[i1] * AP.m[i2][j] - pv[i2] * AP.m[i1][j];  // (P A P)_{ij} = (p x (A P)_j)_i
         r.C.m[i][j] = C.m[i][j] - PAP_ij + PB.m[i][j] + PB.m[j][i];
         r.C.m[j][i] = r.C.m[i][j];
       }
-    }
     return r;
   }
   // X* I X^{-1}: inertia expressed in frame a when this one is expressed in b (T = aMb): the
@@ -392,9 +400,10 @@ struct ArticulatedInertia {
   // The same for T = (R_k, p), R_k a rotation about e_k with cosine c and sine s (a revolute
   // joint about a coordinate axis behind a translation-only joint placement): the rotations cost
   // 90 flops instead of 240.
-  BATCHDYN_INLINE ArticulatedInertia transformed_about_axis(int k, const S& c, const S& s, const Vec3<S>& p) const {
-    const ArticulatedInertia rotated{rotate_symmetric_about_axis(k, c, s, A), rotate_about_axis(k, c, s, B),
-                                     rotate_symmetric_about_axis(k, c, s, C)};
+  template <int K>
+  BATCHDYN_INLINE ArticulatedInertia transformed_about_axis(const S& c, const S& s, const Vec3<S>& p) const {
+    const ArticulatedInertia rotated{rotate_symmetric_about_axis<K>(c, s, A), rotate_about_axis<K>(c, s, B),
+                                     rotate_symmetric_about_axis<K>(c, s, C)};
     return rotated.translated(p);
   }
   S operator()(int r, int c) const {

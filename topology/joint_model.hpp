@@ -45,12 +45,15 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
   switch (type) {
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
-      if (a.coordinate >= 0) return {axis_rotation(a.coordinate, cos(q[0]), sin(q[0])), Vec3<S>::zero()};
+      if (a.coordinate >= 0)
+        return with_axis(a.coordinate, [&](auto K) -> Transform<S> {
+          return {axis_rotation<K.value>(S(cos(q[0])), S(sin(q[0]))), Vec3<S>::zero()};
+        });
       return {Mat3<S>::identity() + a.skew * sin(q[0]) + a.skew_squared * (S(1) - cos(q[0])), Vec3<S>::zero()};
     case JointType::Prismatic: {
       if (a.coordinate < 0) return {Mat3<S>::identity(), a.axis * q[0]};
       Transform<S> X = Transform<S>::identity();
-      X.translation[a.coordinate] = q[0];
+      with_axis(a.coordinate, [&](auto K) { X.translation[K.value] = q[0]; });
       return X;
     }
     case JointType::FreeFlyer:
@@ -65,7 +68,7 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
 template <class S>
 BATCHDYN_INLINE Motion<S> unit_column_times(bool linear, int k, const S& x) {
   Motion<S> m = Motion<S>::zero();
-  (linear ? m.linear : m.angular)[k] = x;
+  with_axis(k, [&](auto K) { (linear ? m.linear : m.angular)[K.value] = x; });
   return m;
 }
 
@@ -106,8 +109,12 @@ template <class S>
 BATCHDYN_INLINE S joint_subspace_transpose_times(JointType type, const JointAxis<S>& a, const Force<S>& f, int k) {
   switch (type) {
     case JointType::Revolute:
-    case JointType::Continuous: return a.coordinate >= 0 ? f.angular[a.coordinate] : dot(a.axis, f.angular);
-    case JointType::Prismatic: return a.coordinate >= 0 ? f.linear[a.coordinate] : dot(a.axis, f.linear);
+    case JointType::Continuous:
+      if (a.coordinate >= 0) return with_axis(a.coordinate, [&](auto K) { return f.angular[K.value]; });
+      return dot(a.axis, f.angular);
+    case JointType::Prismatic:
+      if (a.coordinate >= 0) return with_axis(a.coordinate, [&](auto K) { return f.linear[K.value]; });
+      return dot(a.axis, f.linear);
     case JointType::FreeFlyer: return f[k];
     case JointType::Spherical: return f[3 + k];
   }
