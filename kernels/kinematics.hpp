@@ -18,15 +18,19 @@ BATCHDYN_INLINE Transform<S> body_placement(const ModelConstants<S>& c, int i, c
   const Transform<S>& J = c.joint_placement[i];
   const JointAxis<S>& axis = c.joint_axis[i];
   const S* qi = q + body.idx_q;
-  if (body.rotation_axis >= 0)
+  if (body.rotation_axis >= 0) {
+    const S cs = cos(qi[0]), sn = sin(qi[0]);
     return with_axis(body.rotation_axis, [&](auto K) -> Transform<S> {
-      return {axis_rotation<K.value>(S(cos(qi[0])), S(sin(qi[0]))), J.translation};
+      return {axis_rotation<K.value>(cs, sn), J.translation};
     });
+  }
   const bool revolute = body.joint_type == JointType::Revolute || body.joint_type == JointType::Continuous;
-  if (revolute && axis.coordinate >= 0)
+  if (revolute && axis.coordinate >= 0) {
+    const S cs = cos(qi[0]), sn = sin(qi[0]);
     return with_axis(axis.coordinate, [&](auto K) -> Transform<S> {
-      return {times_axis_rotation<K.value>(J.rotation, S(cos(qi[0])), S(sin(qi[0]))), J.translation};
+      return {times_axis_rotation<K.value>(J.rotation, cs, sn), J.translation};
     });
+  }
   if (revolute || body.joint_type == JointType::Spherical)
     return {J.rotation * joint_transform(c, i, qi).rotation, J.translation};
   return J * joint_transform(c, i, qi);

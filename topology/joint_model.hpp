@@ -45,10 +45,10 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
   switch (type) {
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
-      if (a.coordinate >= 0)
-        return with_axis(a.coordinate, [&](auto K) -> Transform<S> {
-          return {axis_rotation<K.value>(S(cos(q[0])), S(sin(q[0]))), Vec3<S>::zero()};
-        });
+      if (a.coordinate >= 0) {
+        const S cs = cos(q[0]), sn = sin(q[0]);
+        return with_axis(a.coordinate, [&](auto K) -> Transform<S> { return {axis_rotation<K.value>(cs, sn), Vec3<S>::zero()}; });
+      }
       return {Mat3<S>::identity() + a.skew * sin(q[0]) + a.skew_squared * (S(1) - cos(q[0])), Vec3<S>::zero()};
     case JointType::Prismatic: {
       if (a.coordinate < 0) return {Mat3<S>::identity(), a.axis * q[0]};
