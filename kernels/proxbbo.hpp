@@ -358,11 +358,11 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
   set_dual_terms(c, plan, ws, inverse_mu, lambda);
   backward_sweep(c, plan, ws, tau);
   factor_world_loops(plan, ws);
-  for (int k = 0; k < m; ++k) ws.lambda_previous[static_cast<size_t>(k)] = ws.lambda[static_cast<size_t>(k)];
+  for (int k = 0; k < m; ++k) ws.centre[static_cast<size_t>(k)] = ws.lambda[static_cast<size_t>(k)];
   roll_out(c, plan, ws, ws.e, ws.lambda, ws.acceleration, ws.u, qdd, false);
 
   // Proximal iterations (Alg. 6) with the reduced sweeps (Alg. 5): only e changes. The centre
-  // lambda^k (ws.lambda_previous) moves by the conjugate residual method
+  // lambda^k (ws.centre) moves by the conjugate residual method
   // (kernels/conjugate_residual.hpp), and lambda^+ (ws.lambda), a and qdd follow it.
   LoopConvergence<S> convergence(settings);
   ConjugateResidualWorkspace<S>& w = ws.search;
@@ -399,7 +399,7 @@ LoopDynamicsResult<S> proxbbo_kernel(const ModelConstants<S>& c, const ProxBboPl
     const S alpha = select(null_left, S(1), search.step_length(w));
     for (int k = 0; k < m; ++k) {
       const size_t row = static_cast<size_t>(k);
-      ws.lambda_previous[row] += alpha * w.direction[row];
+      ws.centre[row] += alpha * w.direction[row];
       ws.lambda[row] += alpha * w.direction_multipliers[row];
     }
     for (size_t i = 1; i < ws.acceleration.size(); ++i) ws.acceleration[i] += w.direction_acceleration[i] * alpha;

@@ -22,7 +22,7 @@ struct ProxBboWorkspace {
         delta_bias(parent_from_body.size()), U(size(model.nv)), U_Dinv(U.size()), u(U.size()), delta_u(U.size()),
         terms(model.constraints.size()), rhs(model.constraints.size() * 6), K(size(plan.k_pool)), L(size(plan.l_pool)),
         factor(size(plan.factor_pool)), e(size(model.constraint_rows)), delta_e(e.size()), lambda(e.size()),
-        lambda_previous(e.size()), delta_lambda(e.size()), solve(size(plan.max_block_rows)),
+        centre(e.size()), delta_lambda(e.size()), solve(size(plan.max_block_rows)),
         solved_rows(size(plan.max_block_rows * 6)), solved_coupling(size(plan.max_block_rows * plan.max_block_rows)),
         gathered(solved_coupling.size()), search(model.constraint_rows, model.num_bodies(), model.nv, /*with_multipliers=*/true) {
     Dinv.resize(size(pool_joint_blocks(model, Dinv_offset)));
@@ -43,7 +43,7 @@ struct ProxBboWorkspace {
   std::vector<S> L;          // L_{j,k}, j <= k, row-major blocks
   std::vector<S> factor;     // Cholesky factors of L_{R,R} per link, and of the world's set
   std::vector<S> e, delta_e;  // dual linear terms e_j (at the constraint rows), and their change
-  std::vector<S> lambda, lambda_previous, delta_lambda;  // multipliers (the paper's sign: M qdd + b + J^T lambda = tau)
+  std::vector<S> lambda, centre, delta_lambda;  // multipliers (the paper's sign: M qdd + b + J^T lambda = tau); centre: the proximal centre lambda^k
   // Scratch for one link's multiplier elimination.
   std::vector<S> solve;            // one right-hand side of L_{R,R}
   std::vector<S> solved_rows;      // L_{R,R}^{-1} K_{R,i}: r_rows x 6
@@ -57,7 +57,7 @@ struct ProxBboWorkspace {
            inertia.size() * sizeof(ArticulatedInertia<S>) +
            (bias.size() + delta_bias.size() + U.size() + U_Dinv.size() + K.size()) * sizeof(Force<S>) +
            (u.size() + delta_u.size() + Dinv.size() + rhs.size() + L.size() + factor.size() + e.size() + delta_e.size() +
-            lambda.size() + lambda_previous.size() + delta_lambda.size() + solve.size() + solved_rows.size() +
+            lambda.size() + centre.size() + delta_lambda.size() + solve.size() + solved_rows.size() +
             solved_coupling.size() + gathered.size()) * sizeof(S) +
            terms.size() * sizeof(LoopConstraintTerms<S>) + search.bytes();
   }

@@ -137,6 +137,10 @@ template <class F> BATCHDYN_INLINE decltype(auto) with_axis(int k, F&& f) {
   }
 }
 
+// Every product below is written as a sum of products with -s where the formula subtracts
+// (the same bits: negation is exact): GCC 12 vectorises a pair x*c - y*s / x*s + y*c of
+// scalar code into vfmaddsub even under -ffp-contract=off, which would make the W = 1 kernel
+// round differently from the lanes (tests/test_lanes.cpp).
 template <int K, class S> BATCHDYN_INLINE Mat3<S> axis_rotation(const S& c, const S& s) {
   constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
   Mat3<S> r = Mat3<S>::zero();
@@ -148,28 +152,25 @@ template <int K, class S> BATCHDYN_INLINE Mat3<S> axis_rotation(const S& c, cons
 // R_K v, and R_K^T v.
 template <int K, class S> BATCHDYN_INLINE Vec3<S> rotate_about_axis(const S& c, const S& s, const Vec3<S>& v) {
   constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
+  const S ns = -s;
   Vec3<S> r;
   r[K] = v[K];
-  r[a] = c * v[a] - s * v[b];
+  r[a] = c * v[a] + ns * v[b];
   r[b] = s * v[a] + c * v[b];
   return r;
 }
 template <int K, class S> BATCHDYN_INLINE Vec3<S> rotate_back_about_axis(const S& c, const S& s, const Vec3<S>& v) {
-  constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
-  Vec3<S> r;
-  r[K] = v[K];
-  r[a] = c * v[a] + s * v[b];
-  r[b] = c * v[b] - s * v[a];
-  return r;
+  return rotate_about_axis<K>(c, S(-s), v);
 }
 // M R_K (18 flops: columns a and b mix, column K stays).
 template <int K, class S> BATCHDYN_INLINE Mat3<S> times_axis_rotation(const Mat3<S>& M, const S& c, const S& s) {
   constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
+  const S ns = -s;
   Mat3<S> r;
   for (int i = 0; i < 3; ++i) {
     r.m[i][K] = M.m[i][K];
     r.m[i][a] = M.m[i][a] * c + M.m[i][b] * s;
-    r.m[i][b] = M.m[i][b] * c - M.m[i][a] * s;
+    r.m[i][b] = M.m[i][b] * c + M.m[i][a] * ns;
   }
   return r;
 }
@@ -177,14 +178,15 @@ template <int K, class S> BATCHDYN_INLINE Mat3<S> times_axis_rotation(const Mat3
 // vector, the (a, b) block as a 2x2 symmetric matrix; mirrored.
 template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_symmetric_about_axis(const S& c, const S& s, const Mat3<S>& A) {
   constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
+  const S ns = -s;
   Mat3<S> r;
   r.m[K][K] = A.m[K][K];
-  r.m[a][K] = r.m[K][a] = c * A.m[a][K] - s * A.m[b][K];
+  r.m[a][K] = r.m[K][a] = c * A.m[a][K] + ns * A.m[b][K];
   r.m[b][K] = r.m[K][b] = s * A.m[a][K] + c * A.m[b][K];
   // T = R2 [[A_aa, A_ab], [A_ab, A_bb]], then T R2^T (upper triangle)
-  const S t_aa = c * A.m[a][a] - s * A.m[a][b], t_ab = c * A.m[a][b] - s * A.m[b][b];
+  const S t_aa = c * A.m[a][a] + ns * A.m[a][b], t_ab = c * A.m[a][b] + ns * A.m[b][b];
   const S t_ba = s * A.m[a][a] + c * A.m[a][b], t_bb = s * A.m[a][b] + c * A.m[b][b];
-  r.m[a][a] = t_aa * c - t_ab * s;
+  r.m[a][a] = t_aa * c + t_ab * ns;
   r.m[a][b] = r.m[b][a] = t_aa * s + t_ab * c;
   r.m[b][b] = t_ba * s + t_bb * c;
   return r;
@@ -193,16 +195,17 @@ template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_symmetric_about_axis(co
 // the (a, b) plane.
 template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_about_axis(const S& c, const S& s, const Mat3<S>& B) {
   constexpr int a = (K + 1) % 3, b = (K + 2) % 3;
+  const S ns = -s;
   Mat3<S> RB;
   for (int j = 0; j < 3; ++j) {
     RB.m[K][j] = B.m[K][j];
-    RB.m[a][j] = c * B.m[a][j] - s * B.m[b][j];
+    RB.m[a][j] = c * B.m[a][j] + ns * B.m[b][j];
     RB.m[b][j] = s * B.m[a][j] + c * B.m[b][j];
   }
   Mat3<S> r;
   for (int i = 0; i < 3; ++i) {
     r.m[i][K] = RB.m[i][K];
-    r.m[i][a] = RB.m[i][a] * c - RB.m[i][b] * s;
+    r.m[i][a] = RB.m[i][a] * c + RB.m[i][b] * ns;
     r.m[i][b] = RB.m[i][a] * s + RB.m[i][b] * c;
   }
   return r;
