@@ -129,3 +129,55 @@ TEST_CASE("exp6 and log6 are inverse, including rotations near pi and near zero"
     CHECK(relative_error(to_matrix(exp6(back)), to_matrix(exp6(m))) < 1e-12);
   }
 }
+
+TEST_CASE("a rotation about a coordinate axis behind a translation moves vectors, motions, forces and articulated inertias as the 6x6 Plucker matrices do") {
+  // The coordinate-axis joints' path (layout/spatial.hpp, kernels/joint.hpp): plane rotations
+  // and a translation instead of a general 3x3 rotation, for each axis K.
+  std::mt19937 rng(17);
+  std::normal_distribution<double> n(0, 1);
+  const auto check_axis = [&](auto K) {
+    constexpr int k = decltype(K)::value;
+    CAPTURE(k);
+    const double angle = n(rng), c = std::cos(angle), s = std::sin(angle);
+    const Mat3d R = axis_rotation<k>(c, s);
+    Vec3d axis = Vec3d::zero();
+    axis[k] = 1.0;
+    CHECK((to_eigen(R) - to_eigen(axis_angle_rotation(axis, angle))).cwiseAbs().maxCoeff() < 1e-15);
+    const Transformd T{R, {n(rng), n(rng), n(rng)}};
+    const Vec3d v{n(rng), n(rng), n(rng)};
+    const Vec3d Rv = rotate_about_axis<k>(c, s, v), RTv = rotate_back_about_axis<k>(c, s, v);
+    const Vec3d expected_Rv = R * v, expected_RTv = R.transpose_times(v);
+    for (int i = 0; i < 3; ++i) {
+      CHECK(Rv[i] == doctest::Approx(expected_Rv[i]).epsilon(1e-14));
+      CHECK(RTv[i] == doctest::Approx(expected_RTv[i]).epsilon(1e-14));
+    }
+    const Mat3d M = exp3(Vec3d{n(rng), n(rng), n(rng)});
+    CHECK((to_eigen(times_axis_rotation<k>(M, c, s)) - to_eigen(M * R)).cwiseAbs().maxCoeff() < 1e-14);
+    // An articulated (not rigid) inertia: a rigid one minus a symmetric rank-1 term.
+    ArticulatedInertia<double> H = ArticulatedInertia<double>::from_rigid(random_inertia(rng));
+    const Motion<double> m = random_motion(rng);
+    const Force<double> u{m.linear * 0.3, m.angular * 0.3};
+    H.subtract_symmetric_outer(u, u);
+    const Mat6 X = motion_matrix(T), X_inverse = X.inverse();
+    const Mat6 expected = X_inverse.transpose() * to_eigen(H) * X_inverse;
+    CHECK((to_eigen(H.transformed_about_axis<k>(c, s, T.translation)) - expected).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((to_eigen(H.transformed(T)) - expected).cwiseAbs().maxCoeff() < 1e-12);
+  };
+  check_axis(std::integral_constant<int, 0>{});
+  check_axis(std::integral_constant<int, 1>{});
+  check_axis(std::integral_constant<int, 2>{});
+}
+
+TEST_CASE("projecting a joint out by the upper triangles keeps the articulated inertia exactly symmetric and equals the full rank-1 update") {
+  std::mt19937 rng(23);
+  const ArticulatedInertia<double> H = ArticulatedInertia<double>::from_rigid(random_inertia(rng));
+  const Motion<double> m = random_motion(rng);
+  const Force<double> U{m.linear, m.angular};
+  const Force<double> U_Dinv = U * (1.0 / 3.7);  // U D^-1 for a 1-dof joint
+  ArticulatedInertia<double> symmetric = H, full = H;
+  symmetric.subtract_symmetric_outer(U_Dinv, U);
+  full.subtract_outer(U_Dinv, U);
+  const Mat6 S = to_eigen(symmetric);
+  CHECK((S - S.transpose()).cwiseAbs().maxCoeff() == 0.0);
+  CHECK((S - to_eigen(full)).cwiseAbs().maxCoeff() < 1e-14);
+}
