@@ -219,8 +219,9 @@ class BatchEngine {
   void set_contacts(bool on) { contacts_.set_enabled(on); }
   bool contacts() const { return contacts_.active(); }
   // The stage's settings; joint_limits (on by default) makes the 1-dof joints' position limits
-  // unilateral rows of the same problem, with or without contacts (with loop constraints on:
-  // only when contacts are solved).
+  // unilateral rows of the same problem, with or without contacts (with loop constraints on and
+  // no contacts to solve: after the loop solver, with rows that keep its loops; their reactions
+  // are added to constraint_forces(), their iterations are contact_iterations()).
   // Throws Error for settings check_contact_settings refuses.
   void set_contact_settings(const ContactSettings& settings) { contacts_.set_settings(settings); }
   const ContactSettings& contact_settings() const { return contacts_.settings(); }
@@ -449,8 +450,9 @@ class BatchEngine {
       const ModelConstants<L>& own = parameters_.block_constants(block, ws.constants, ws.inertia_tables);
       const ModelConstants<L>& with_damping = integrate && damped ? passive_.implicitly_damped(own, ws, h) : own;
       const ModelConstants<L>& c = constraints_.active() ? stabilisation_.apply(with_damping, ws, integrate) : with_damping;  // stabilise
-      const bool contact = integrate && contacts_.runs(constraints_.active());  // contacts and / or joint limits
-      const bool loops_in_contact = contact && contacts_.solves_loops(constraints_.active());  // the loops as contact rows
+      const bool contact = integrate && contacts_.runs();  // contacts and / or joint limits
+      const LoopRows loop_rows = contacts_.loop_rows(constraints_.active());
+      const bool loops_in_contact = contact && loop_rows == LoopRows::Solve;  // the loops as contact rows, not the loop solver's
       if (constraints_.active()) constraints_.warm_start(block, ws, valid), constraints_.begin_report(block, valid);
       if (contact) contacts_.load(block, ws, valid);
       const auto evaluate = [&] {
@@ -462,7 +464,7 @@ class BatchEngine {
       for (int s = 0; s < substeps; ++s) {
         if (runge_kutta) runge_kutta_evaluations(constants_.tree, ws, h, evaluate);  // four stages of the above
         else evaluate();
-        if (contact) contacts_.solve(c, ws, h, loops_in_contact);  // contact
+        if (contact) contacts_.solve(c, ws, h, loop_rows);  // contact
         if (runge_kutta) integrate_runge_kutta_substep(constants_.tree, ws, h);  // integrate
         else if (integrate) integrate_substep(constants_.tree, ws, h);
       }

@@ -12,18 +12,25 @@
 // switchable. Not in forward_dynamics() (contact is a time-stepping model: it needs h).
 //
 // Off by default on a model with loop constraints, whose default state may be infeasible for
-// contact: Cassie's neutral pose stands in the ground with four joints 0.61 rad beyond limits
-// that its loops tie together, where the limit and loop rows cannot all hold.
+// contact: Cassie's neutral pose stands in the ground (and had four joints 0.61 rad beyond
+// limits that its loops tie together, where the limit and loop rows cannot all hold: those
+// limits are left out now, topology/contact_plan.hpp limited_joints).
 //
 // A model with loop constraints (and the constraints on): a contact impulse must move the loops
 // with the robot, so the loops become bilateral rows of the contact problem whenever this stage
-// solves contacts (kernels/frictional_contact.hpp), and the accelerations stage then gives the
-// tree's free accelerations (ABA) instead of the loop solver's. The loop multipliers (impulse /
-// h, the constraint forces) go back to the constraint stage's rows, its warm start. Only an
-// independent subset of the loop rows is kept (kernels/independent_loop_rows.hpp; a dependent
-// row's force is zero, the same forces J^T lambda are reached by the others). Without
-// contacts to solve, the loops stay with the loop solver (LCABA / proxBBO) and the joint limits
-// are off.
+// solves contacts (LoopRows::Solve, kernels/frictional_contact.hpp), and the accelerations stage
+// then gives the tree's free accelerations (ABA) instead of the loop solver's. The loop
+// multipliers (impulse / h, the constraint forces) go back to the constraint stage's rows, its
+// warm start. Only an independent subset of the loop rows is kept
+// (kernels/independent_loop_rows.hpp; a dependent row's force is zero, the same forces J^T lambda
+// are reached by the others).
+//
+// Without contacts to solve, the loops stay with the loop solver (LCABA / proxBBO), and the joint
+// limits act after it (LoopRows::Hold): a limit's impulse moves the robot along its loops (the
+// loop rows keep the loop solver's loop velocities), and the loop forces gain the limits'
+// reactions. A lane block with no limit within its margin costs one pass over the limited
+// joints' coordinates, and a lane without one keeps the loop solver's qdd bit for bit. So a
+// passive robot whose feet are welded folds onto its joint limits instead of through them.
 //
 // The ground is the plane, or a terrain (a height field, kernels/terrain.hpp) shared by every
 // environment or with heights per environment on one grid (rough-terrain RL).
@@ -73,20 +80,21 @@ class ContactSolving {
     }
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
     // The loops as bilateral rows need independent rows (Cassie: 24 of rank 22).
-    if (model.constraint_rows > 0 && can_collide_) plan_.loop_row_kept = independent_loop_rows(model);
+    if (model.constraint_rows > 0 && (can_collide_ || plan_.num_limited_joints() > 0)) plan_.loop_row_kept = independent_loop_rows(model);
   }
 
   // Whether step() solves contacts: on, with candidates that can touch (available()).
   bool active() const { return enabled_ && available(); }
   // Whether the stage runs: contacts, or joint limits (settings().joint_limits, a model with
-  // limited 1-dof joints) when the loop constraints are off (`constraints_on`: whether the
-  // model's loop constraints are on).
-  bool runs(bool constraints_on) const {
-    return active() || (!constraints_on && settings_.joint_limits && plan_.num_limited_joints() > 0);
-  }
-  // Whether the stage solves the loop constraints too (as bilateral rows): contacts active and
-  // the loop constraints on.
-  bool solves_loops(bool constraints_on) const { return constraints_on && active(); }
+  // limited 1-dof joints).
+  bool runs() const { return active() || (settings_.joint_limits && plan_.num_limited_joints() > 0); }
+  // How the stage takes the loop constraints (`constraints_on`: whether the model's loop
+  // constraints are on): as rows it solves when it solves contacts, else as rows that hold the
+  // loop solver's loop velocities while the limits act.
+  LoopRows loop_rows(bool constraints_on) const { return !constraints_on ? LoopRows::None : active() ? LoopRows::Solve : LoopRows::Hold; }
+  // Whether the stage solves the loop constraints (as bilateral rows, instead of the loop
+  // solver): contacts active and the loop constraints on.
+  bool solves_loops(bool constraints_on) const { return loop_rows(constraints_on) == LoopRows::Solve; }
   // Candidates, and a ground or a contact pair for them to meet.
   bool available() const { return can_collide_; }
   void set_enabled(bool on) { enabled_ = on; }
@@ -227,18 +235,24 @@ class ContactSolving {
     }
   }
 
-  // The stage for one substep of length h: ws.qdd from the free accelerations to the
-  // post-contact ones, with the constants `c` the accelerations stage used. With `loops`
-  // (solves_loops()), ws.qdd comes in without the loops, and ws.lambda holds the loop
-  // multipliers: the warm start in (times h: impulses), the loop forces (impulse / h) out.
-  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, bool loops) {
+  // The stage for one substep of length h: ws.qdd from the accelerations stage's to the
+  // post-contact (and post-limit) ones, with the constants `c` that stage used. ws.lambda holds
+  // the loop multipliers. With LoopRows::Solve (loop_rows()), ws.qdd comes in without the loops,
+  // and ws.lambda is the warm start in (times h: impulses) and the loop forces (impulse / h) out.
+  // With Hold, ws.qdd and ws.lambda come from the loop solver, and ws.lambda gains the limits'
+  // reactions.
+  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
-    const int loop_rows = loops ? model_.constraint_rows : 0;
-    for (int r = 0; r < loop_rows; ++r) cl.state.loop_impulses[static_cast<size_t>(r)] = ws.lambda[static_cast<size_t>(r)] * h;
+    const int loop_rows = loops != LoopRows::None ? model_.constraint_rows : 0;
+    for (int r = 0; r < loop_rows; ++r)
+      cl.state.loop_impulses[static_cast<size_t>(r)] = loops == LoopRows::Solve ? ws.lambda[static_cast<size_t>(r)] * h : L(T(0));
     cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.state,
                                           ws.q.data(), ws.v.data(), h, ws.qdd.data());
-    for (int r = 0; r < loop_rows; ++r) ws.lambda[static_cast<size_t>(r)] = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
+    for (int r = 0; r < loop_rows; ++r) {
+      const L force = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
+      ws.lambda[static_cast<size_t>(r)] = loops == LoopRows::Solve ? force : ws.lambda[static_cast<size_t>(r)] + force;
+    }
   }
 
   // The block's results into its valid environments' rows; a lane whose solver did not converge

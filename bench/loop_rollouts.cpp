@@ -4,7 +4,8 @@
 // loops), zero torque, dt = 1 ms, 1000 steps, in double and float, with the default loop
 // stabilisation gains and without them (time constant 0). Per row: the loop solver's iterations
 // per step (mean, largest and the step it came at), the steps whose status was not Ok (reports:
-// ConstraintNotConverged = the cap, LoopDrift; the drift check is off without gains) and whether
+// ConstraintNotConverged = the loop solver's cap, LoopDrift = more than 1 cm off the loops,
+// ContactNotConverged = the joint-limit solve's cap; joint limits on, the default) and whether
 // the rollout failed (a non-finite state; the row stops there). The targets: mean <= 5, largest
 // <= 20, no failure. One environment per row: without noise every environment of a batch
 // follows the same trajectory.

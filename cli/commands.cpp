@@ -14,6 +14,7 @@
 #include "batch/reference_eval.hpp"
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
+#include "topology/contact_plan.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
 #include "topology/proxbbo_plan.hpp"
@@ -125,6 +126,13 @@ void print_model_text(const Model& model, std::ostream& out) {
   else
     out << "no ground";
   out << "; " << contacts.geometries.size() << " collision geometries, " << contacts.candidates.size() << " candidates\n";
+  std::vector<std::string> left_out;
+  out << "joint limits: " << limited_joints(model, &left_out).size() << " limited joints";
+  if (!left_out.empty()) {
+    out << "; " << left_out.size() << " left out, their reference configuration lies beyond a limit the loops may not let them reach:";
+    for (const std::string& name : left_out) out << " " << name;
+  }
+  out << "\n";
   for (size_t g = 0; g < contacts.geometries.size(); ++g) {
     const CollisionGeometry& geometry = contacts.geometries[g];
     int count = 0;

@@ -22,8 +22,9 @@
 // row gets the target k gap / (k h + d) and the compliance R = 1 / (h (k h + d)) on G's diagonal
 // (normal_row_terms, kernels/contact_settings.hpp).
 // Joint position limits are unilateral rows of the same problem (lambda >= 0, no friction), one
-// per 1-dof joint within limit_margin of a limit, as MuJoCo treats them; never in the reference
-// dynamics (aba, eval), only in a step. The model's loop constraints are bilateral rows (no
+// per 1-dof joint within limit_margin of a limit (topology/contact_plan.hpp limited_joints: on a
+// model with loops, not a joint its reference configuration places beyond a limit), as MuJoCo
+// treats them; never in the reference dynamics (aba, eval), only in a step. The model's loop constraints are bilateral rows (no
 // cone, lambda free), last, with the target J_loop v+ = -(baumgarte / h) e (e their position
 // error, kernels/constraints.hpp): an independent subset of them at q (rank-revealing QR,
 // kernels/independent_loop_rows.hpp), since a dependent row's target is inconsistent.
@@ -50,6 +51,7 @@
 #include "kernels/pair_contact.hpp"
 #include "kernels/rnea.hpp"
 #include "kernels/terrain.hpp"
+#include "topology/contact_plan.hpp"
 
 namespace batchdyn {
 
@@ -156,14 +158,10 @@ inline ContactStepResult dense_contact_step(const Model& model, Data<double>& da
     if ((cm.ground.present || !cm.candidates[k].against_ground()) && r.states[k].gap < cm.margin(static_cast<int>(k)))
       r.active.push_back(static_cast<int>(k));
   if (settings.joint_limits)
-    for (int i = 1; i < model.num_bodies(); ++i) {
-      const Body& body = model.bodies[i];
-      if (!is_single_dof(body.joint_type) || body.joint_type == JointType::Continuous) continue;
-      const double position = q[body.idx_q];
-      const double lower = model.lower_position_limit[static_cast<size_t>(body.idx_q)];
-      const double upper = model.upper_position_limit[static_cast<size_t>(body.idx_q)];
-      if (std::isfinite(lower) && position - lower < settings.limit_margin) r.limits.push_back({body.idx_v, +1, position - lower});
-      if (std::isfinite(upper) && upper - position < settings.limit_margin) r.limits.push_back({body.idx_v, -1, upper - position});
+    for (const LimitedJoint& joint : limited_joints(model)) {
+      const double position = q[joint.coordinate];
+      if (std::isfinite(joint.lower) && position - joint.lower < settings.limit_margin) r.limits.push_back({joint.dof, +1, position - joint.lower});
+      if (std::isfinite(joint.upper) && joint.upper - position < settings.limit_margin) r.limits.push_back({joint.dof, -1, joint.upper - position});
     }
   const int contacts = static_cast<int>(r.active.size()), limit_row = 3 * contacts;
   const int loop_row = limit_row + static_cast<int>(r.limits.size());

@@ -21,13 +21,21 @@
 // solves over the candidates in contact in any of its lanes (loop bounds, not per-lane
 // branches), each lane with its own rows masked.
 //
-// A robot with kinematic loops (`loops`): v_free is the tree's (ABA without the loops), and the
-// loop constraints are bilateral rows of the same problem ("the loop rows enter the contact
-// problem as bilateral rows", arXiv 2405.17020 §III-A treats bilateral and unilateral rows
-// alike): their rows are the terminal rows of kernels/constraint_rows.hpp on each side, and
+// A robot with kinematic loops (LoopRows::Solve): v_free is the tree's (ABA without the loops),
+// and the loop constraints are bilateral rows of the same problem ("the loop rows enter the
+// contact problem as bilateral rows", arXiv 2405.17020 §III-A treats bilateral and unilateral
+// rows alike): their rows are the terminal rows of kernels/constraint_rows.hpp on each side, and
 // their velocity target J_loop v+ = -(baumgarte / h) e removes that fraction of the position
 // error e per step (kernels/loop_constraints.hpp). So a contact impulse moves the loops with
 // the robot, and the loops hold at the velocity level.
+//
+// LoopRows::Hold (joint limits, no contacts): qdd comes in from the loop solver (LCABA, proxBBO),
+// so v_free already keeps the loops as that solver stabilises them. The loop rows are bilateral
+// rows with the target J_loop (v+ - v_free) = 0: the limits' impulses move the robot along its
+// loops and leave the loops' own velocities as the loop solver left them. The loop rows are
+// eliminated (kernels/held_loops.hpp), so the solver iterates on the limit rows alone; the loop
+// impulses are increments of the loop solver's. A block with no limit within its margin returns
+// before any sweep, and a lane with none gets exactly qdd back.
 #pragma once
 
 #include <limits>
@@ -36,6 +44,7 @@
 #include "kernels/contact_admm.hpp"
 #include "kernels/contact_pgs.hpp"
 #include "kernels/delassus_operations.hpp"
+#include "kernels/held_loops.hpp"
 #include "kernels/loop_constraints.hpp"
 #include "kernels/pair_contact.hpp"
 #include "kernels/pv_osimr.hpp"
@@ -43,6 +52,13 @@
 #include "topology/contact_plan.hpp"
 
 namespace batchdyn {
+
+// How the contact problem takes the model's loop constraints.
+enum class LoopRows {
+  None,   // not in the problem (no loops, or the loop constraints are off)
+  Solve,  // bilateral rows with their Baumgarte target; qdd in is the tree's (ABA, without the loops)
+  Hold,   // qdd in is the loop solver's: bilateral rows that keep its loop velocities (J_loop dv = 0)
+};
 
 // One side of a row group of the contact problem (a candidate's 3 rows, a loop constraint's
 // dim rows): the terminal (slot) and body its rows act on, and its force columns there. `own`:
@@ -70,7 +86,7 @@ struct FrictionalContactWorkspace {
         in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
-        loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)),
+        loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)), loop_scale(loop_impulses.size()),
         list_impulses(3 * gap.size() + limit_distance.size() + loop_impulses.size()), contact_list(gap.size()),
         limit_list(limit_distance.size()), groups(gap.size() + loops.size()),
         problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows),
@@ -93,6 +109,7 @@ struct FrictionalContactWorkspace {
   // Per loop constraint: its rows on both sides, J_loop v_free and its position error
   std::vector<LoopConstraintTerms<S>> loops;
   std::vector<S> loop_impulses;               // model.constraint_rows, N s (warm start in, result out)
+  std::vector<S> loop_scale;                  // model.constraint_rows: the held loop rows' scales (kernels/held_loops.hpp)
   std::vector<S> list_impulses;               // 3 per candidate of contact_list, 1 per limit of limit_list, the loop rows
   std::vector<int> contact_list;              // the block's candidates in contact (in any lane)
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
@@ -103,7 +120,7 @@ struct FrictionalContactWorkspace {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
            (v_free.size() + response.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
-            limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() +
+            limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() + loop_scale.size() +
             list_impulses.size()) * sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes() + soft.bytes();
@@ -128,23 +145,50 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 //     only when ground.present);
 //   - when settings.joint_limits, the 1-dof joints' position limits, unilateral (as the dense
 //     reference's);
-//   - when `loops`, the model's loop constraints, bilateral (qdd in: the tree's, without them).
+//   - the model's loop constraints, bilateral, as `loops` says (LoopRows; with Solve qdd in is
+//     the tree's, without them; with Hold it is the loop solver's, the loop impulses out are
+//     increments of that solver's, and `candidates` must be 0: a stage that solves contacts
+//     solves the loops with them).
 // `mu` is per candidate (lanes); ws.impulses, ws.limit_impulses and ws.loop_impulses are the
-// warm start. Returns the solver's report (iterations 0 and converged when no row is in the
-// problem). `c` must be the constants the accelerations stage used (the implicitly damped ones
-// in a damped step), so that M is the same.
+// warm start. Returns the solver's report (iterations 0 and converged in a lane whose problem has
+// no row: nothing in contact, no limit within its margin, no loop row to solve). `c` must be the
+// constants the accelerations stage used (the implicitly damped ones in a damped step), so that
+// M is the same.
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6) on the
 // formed G; with PV-soft O(n + B^2 + (l + 1) n + (iterations + refactorisations) (n + m)).
 template <class S>
 ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
-                                           const ContactSettings& settings, int candidates, bool loops, const GroundLanes<S>& ground,
+                                           const ContactSettings& settings, int candidates, LoopRows loops, const GroundLanes<S>& ground,
                                            const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
   const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
-  const int loop_rows = loops ? model.constraint_rows : 0;
-  const int loop_constraints = loops ? static_cast<int>(c.constraints.size()) : 0;
+  const int loop_rows = loops != LoopRows::None ? model.constraint_rows : 0;
+  const int loop_constraints = loops != LoopRows::None ? static_cast<int>(c.constraints.size()) : 0;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
+  ContactSolverReport<S> report{S(0), S(0), S(1)};
+
+  // Each limited joint: the distance to its nearer limit, the row's sign (+qdot at the lower
+  // limit, -qdot at the upper), and its mask (within limit_margin). From q alone, first: held
+  // loops with no contact and no limit near in any lane need nothing else.
+  int limits_in_block = 0;
+  const S limit_margin(static_cast<lane_scalar<S>>(settings.limit_margin));
+  S limit_near(0);  // 1 in a lane with a limit within its margin
+  for (int j = 0; j < plan.num_limited_joints(); ++j) {
+    const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(j)];
+    const S position = q[joint.coordinate];
+    const S to_lower = position - S(static_cast<lane_scalar<S>>(joint.lower));  // +inf when unlimited
+    const S to_upper = S(static_cast<lane_scalar<S>>(joint.upper)) - position;
+    const auto lower_side = to_lower <= to_upper;
+    ws.limit_distance[static_cast<size_t>(j)] = select(lower_side, to_lower, to_upper);
+    ws.limit_sign[static_cast<size_t>(j)] = select(lower_side, S(1), S(-1));
+    const auto near = (ws.limit_distance[static_cast<size_t>(j)] < limit_margin) && (S(j < limited ? 1 : 0) != S(0));
+    ws.limit_active[static_cast<size_t>(j)] = select(near, S(1), S(0));
+    ws.limit_impulses[static_cast<size_t>(j)] = select(near, ws.limit_impulses[static_cast<size_t>(j)], S(0));
+    limit_near = select(near, S(1), limit_near);
+    if (any_lane(near)) ws.limit_list[static_cast<size_t>(limits_in_block++)] = j;
+  }
+  if (loops == LoopRows::Hold && candidates == 0 && limits_in_block == 0) return report;
 
   // 1. The free velocity, the placements (world too) and the bodies' velocities at v_free.
   for (int k = 0; k < nv; ++k) ws.v_free[static_cast<size_t>(k)] = v[k] + h * qdd[k];
@@ -208,30 +252,13 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     ws.impulses[static_cast<size_t>(k)] = k < 3 * candidates ? select(ws.in_contact[static_cast<size_t>(k / 3)] != S(0), kept, S(0)) : S(0);
   }
 
-  // Each limited joint: the distance to its nearer limit, the row's sign (+qdot at the lower
-  // limit, -qdot at the upper), and its mask (within limit_margin).
-  int limits_in_block = 0;
-  const S limit_margin(static_cast<lane_scalar<S>>(settings.limit_margin));
-  for (int j = 0; j < plan.num_limited_joints(); ++j) {
-    const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(j)];
-    const S position = q[joint.coordinate];
-    const S to_lower = position - S(static_cast<lane_scalar<S>>(joint.lower));  // +inf when unlimited
-    const S to_upper = S(static_cast<lane_scalar<S>>(joint.upper)) - position;
-    const auto lower_side = to_lower <= to_upper;
-    ws.limit_distance[static_cast<size_t>(j)] = select(lower_side, to_lower, to_upper);
-    ws.limit_sign[static_cast<size_t>(j)] = select(lower_side, S(1), S(-1));
-    const auto near = (ws.limit_distance[static_cast<size_t>(j)] < limit_margin) && (S(j < limited ? 1 : 0) != S(0));
-    ws.limit_active[static_cast<size_t>(j)] = select(near, S(1), S(0));
-    ws.limit_impulses[static_cast<size_t>(j)] = select(near, ws.limit_impulses[static_cast<size_t>(j)], S(0));
-    if (any_lane(near)) ws.limit_list[static_cast<size_t>(limits_in_block++)] = j;
-  }
   // Each loop constraint: its rows on both sides (force columns), J_loop v_free and its
   // position error.
   for (int j = 0; j < loop_constraints; ++j)
     loop_constraint_terms(c.constraints[static_cast<size_t>(j)], ws.world_from_body.data(), ws.body_velocity.data(),
                           ws.loops[static_cast<size_t>(j)], true);
-  ContactSolverReport<S> report{S(0), S(0), S(1)};
-  if (in_block + limits_in_block + loop_rows == 0) return report;  // the whole block is free
+  const int rows_to_solve = in_block + limits_in_block + (loops == LoopRows::Solve ? loop_rows : 0);
+  if (rows_to_solve == 0) return report;  // the whole block is free
 
   // 3. G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the
   // unit forces at its body's origin, a 3-row terminal's its one candidate's rows (step 2). Then
@@ -350,7 +377,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     ws.problem.in_contact[static_cast<size_t>(b)] = ws.in_contact[static_cast<size_t>(kb)];
   }
   // The loop rows' targets: J_loop v+ = -(baumgarte / h) e; in every lane's problem when the
-  // plan keeps the row (an independent subset: a dependent row's target is inconsistent).
+  // plan keeps the row (an independent subset: a dependent row's target is inconsistent). Held
+  // loops take neither: their rows are eliminated with the target J_loop dv = 0 (step 4).
   const S loop_gain = S(static_cast<lane_scalar<S>>(settings.baumgarte)) / h;
   for (int j = 0; j < loop_constraints; ++j) {
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
@@ -402,7 +430,14 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   for (int r = 0; r < limits_in_block; ++r)
     warm[static_cast<size_t>(limit_row + r)] = ws.limit_impulses[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])];
   for (int r = 0; r < loop_rows; ++r) warm[static_cast<size_t>(loop_row + r)] = ws.loop_impulses[static_cast<size_t>(r)];
-  if (settings.solver == ContactSolver::Pgs) {
+  if (loops == LoopRows::Hold) {
+    // The limit rows alone, on the mechanism with its loops closed (kernels/held_loops.hpp).
+    eliminate_held_loop_rows(limits_in_block, loop_rows, m, G, ws.loop_scale.data(), ws.problem.factor.data(), ws.problem.rhs.data(),
+                             ws.problem.sigma.data());
+    report = settings.solver == ContactSolver::Pgs ? contact_pgs(0, limits_in_block, 0, settings, ws.problem, warm.data())
+                                                   : contact_admm(0, limits_in_block, 0, settings, ws.problem, warm.data());
+    held_loop_impulses(limits_in_block, loop_rows, m, G, ws.loop_scale.data(), warm.data());
+  } else if (settings.solver == ContactSolver::Pgs) {
     report = contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
   } else if (pv_soft) {
     report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data(),
@@ -435,6 +470,9 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   }
   delassus_force_response(c, ws.delassus, ws.response.data());
   for (int k = 0; k < nv; ++k) qdd[k] += ws.response[static_cast<size_t>(k)] / h;
+  // Held loops: a lane with no limit near solved an all-zero problem alongside its block mates;
+  // it did no work (and its count must not depend on them).
+  if (loops == LoopRows::Hold) report.iterations = select(limit_near != S(0), report.iterations, S(0));
   return report;
 }
 

@@ -34,8 +34,9 @@ Model cassie() { return load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::Fr
 
 // Cassie's neutral configuration lies 0.61 rad beyond the upper limits of both tarsus cranks
 // and both feet, joints its plantar-rod loops tie together: there the limit rows and the loop
-// rows cannot all hold (an infeasible problem: the solver hits its cap). Its tests here run
-// without joint limits.
+// rows cannot all hold (an infeasible problem: the solver hit its cap). limited_joints
+// (topology/contact_plan.hpp) now leaves those four out; its tests here still run without
+// joint limits, as written.
 void without_joint_limits(ContactSettings& settings) { settings.joint_limits = false; }
 
 // Free-flyer k's world rotation (7 coordinates per free body: x y z, quaternion x y z w).

@@ -260,21 +260,32 @@ TEST_CASE("random resets put the states of a model with loops on its loops, posi
   CHECK(std::equal(batch.v(), batch.v() + 4 * m.nv, other.v()));
 }
 
-TEST_CASE("rollouts from rest of welded robots and Cassie's loops converge in a few iterations per step for 1000 steps, in double and float") {
+TEST_CASE("rollouts from rest of welded robots, Cassie, Digit and held objects converge in a few iterations per step for 1000 steps, in double and float") {
   // The probe of issue 20: zero torque, 1000 steps of 1 ms, every environment from near rest (the
-  // model's reference_q, or its neutral pose projected onto the loops). Before the stall test and
+  // model's reference_q, or its neutral pose projected onto the loops), joint limits on (the
+  // default: after the loop solver, with the loops held). Before the stall test and
   // stabilisation, the float humanoid with feet and hands averaged 12.8 iterations; before the
-  // conjugate residual corrections, the quadruped spiked to the cap. The issue's targets: mean
-  // <= 5, never above 20, no reports.
+  // conjugate residual corrections, the quadruped spiked to the cap; before the joint limits ran
+  // with the loop solver, passive Digit, the two Digits holding a box and two hands holding a
+  // cube folded through their joint stops and failed at 0.5-0.9 s; before the floor test
+  // (LoopConvergence), the grips spiked to 22-37 iterations creeping along their rounding floor.
+  // The issue's targets: mean <= 5, never above 20, no reports.
   const auto with_file = [](const char* urdf, const char* constraints) {
     Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
     add_constraints_from_json_file(m, model_path(constraints));
     return m;
   };
+  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
   const std::vector<std::pair<std::string, Model>> cases = {
       {"humanoid_feet_hands", with_file("humanoid.urdf", "humanoid_feet_hands.json")},
       {"quadruped_feet", with_file("quadruped.urdf", "quadruped_feet.json")},
-      {"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)}};
+      {"biped_fourbar_feet", with_file("biped_fourbar.urdf", "biped_fourbar_feet.json")},
+      {"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)},
+      {"digit_feet", with_file("digit.urdf", "digit_feet.json")},
+      {"two_digits_box", scene("two_digits_box")},
+      {"hand_cube", scene("hand_cube")},
+      {"two_hands_cube", scene("two_hands_cube")},
+      {"humanoid_hands_cube", scene("humanoid_hands_cube")}};
   for (const auto& [name, model] : cases) {
     CAPTURE(name);
     for (const RolloutIterations& r : {roll_out_from_rest<double>(model, 1000), roll_out_from_rest<float>(model, 1000)}) {
@@ -283,37 +294,25 @@ TEST_CASE("rollouts from rest of welded robots and Cassie's loops converge in a 
       CHECK(r.mean <= 5);
       CHECK(r.largest <= 20);
       CHECK(r.not_ok == 0);  // no cap hit, no drift
+      CHECK(r.failed == 0);
     }
   }
 }
 
-TEST_CASE("rollouts from rest of held objects and of Digit average at most 5 iterations per step until the passive robots collapse (known gaps: spikes and collapses)") {
-  // What is not yet met, pinned so that it does not get worse (issue 20 stays open on it).
-  // Passive, these robots fall from unstable rest poses: the fingers under a cube gain speed
-  // e-fold every ~20 ms, to 100-400 rad/s by 0.8 s, and the loop drift then passes the 1 cm
-  // report tolerance (from 0.4-0.6 s on the grips); two hands holding a cube fail from 0.5 s in
-  // float and 0.8 s in double, Digit from 0.86 s (measured over nearby starts). Until an
-  // environment fails: mean <= 5, as targeted; the largest step's iterations still pass the
-  // target of 20 on the grips (hand_cube 37 in double, humanoid_hands_cube_feet 57 in float,
-  // humanoid_hands_cube 29, at 0.11-0.36 s): bounded here by 60, a regression guard, not the
-  // target. Failures are counted, not yet refused.
-  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
-  Model digit = load_urdf_file(model_path("digit.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(digit, model_path("digit_feet.json"));
-  const std::vector<std::pair<std::string, Model>> cases = {{"digit_feet", digit},
-                                                            {"hand_cube", scene("hand_cube")},
-                                                            {"two_hands_cube", scene("two_hands_cube")},
-                                                            {"humanoid_hands_cube", scene("humanoid_hands_cube")},
-                                                            {"humanoid_hands_cube_feet", scene("humanoid_hands_cube_feet")}};
-  for (const auto& [name, model] : cases) {
-    CAPTURE(name);
-    for (const RolloutIterations& r : {roll_out_from_rest<double>(model, 1000), roll_out_from_rest<float>(model, 1000)}) {
-      CAPTURE(r.mean);
-      CAPTURE(r.largest);
-      CAPTURE(r.failed);
-      CHECK(r.mean <= 5);
-      CHECK(r.largest <= 60);
-    }
+TEST_CASE("rollouts from rest of the humanoid holding a cube with its feet welded stay on their loops at a mean of at most 5 iterations per step (known gap: float)") {
+  // What is not yet met, pinned so that it does not get worse (issue 20 stays open on it). In
+  // float, the largest step's loop iterations come to 19 of the target's 20 (measured over
+  // nearby starts), and at 0.89 s one environment's joint-limit solve (held loops) hit its
+  // 500-iteration cap (ContactNotConverged, a report). Bounded here by 30 iterations and 5
+  // reports: a regression guard, not the target.
+  const Model model = load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"));
+  for (const RolloutIterations& r : {roll_out_from_rest<double>(model, 1000), roll_out_from_rest<float>(model, 1000)}) {
+    CAPTURE(r.mean);
+    CAPTURE(r.largest);
+    CHECK(r.mean <= 5);
+    CHECK(r.largest <= 30);
+    CHECK(r.not_ok <= 5);
+    CHECK(r.failed == 0);
   }
 }
 

@@ -5,15 +5,27 @@
 
 namespace batchdyn {
 
-ContactPlan plan_contacts(const Model& model) {
-  ContactPlan plan;
+std::vector<LimitedJoint> limited_joints(const Model& model, std::vector<std::string>* left_out) {
+  std::vector<LimitedJoint> joints;
   for (int i = 1; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[static_cast<size_t>(i)];
     if (!is_single_dof(b.joint_type) || b.joint_type == JointType::Continuous) continue;
     const double lower = model.lower_position_limit[static_cast<size_t>(b.idx_q)];
     const double upper = model.upper_position_limit[static_cast<size_t>(b.idx_q)];
-    if (std::isfinite(lower) || std::isfinite(upper)) plan.limited_joints.push_back({i, b.idx_v, b.idx_q, lower, upper});
+    if (!std::isfinite(lower) && !std::isfinite(upper)) continue;
+    const double reference = model.reference_configuration.empty() ? 0.0 : model.reference_configuration[static_cast<size_t>(b.idx_q)];
+    if (model.constraint_rows > 0 && (reference < lower || reference > upper)) {
+      if (left_out) left_out->push_back(b.joint_name);
+      continue;
+    }
+    joints.push_back({i, b.idx_v, b.idx_q, lower, upper});
   }
+  return joints;
+}
+
+ContactPlan plan_contacts(const Model& model) {
+  ContactPlan plan;
+  plan.limited_joints = limited_joints(model, &plan.limits_left_out);
   // The contact bodies: every moving body a candidate acts on (a pair's two sides), and every
   // moving body a loop constraint acts on.
   for (const ContactCandidate& c : model.contacts.candidates)

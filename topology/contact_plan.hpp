@@ -22,6 +22,7 @@
 // 3 x (candidates in contact) + joint limits at a limit + loop rows, assembled from G_T.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "topology/delassus_plan.hpp"
@@ -38,8 +39,20 @@ struct LimitedJoint {
   double lower = 0.0, upper = 0.0;  // -inf / +inf where unlimited
 };
 
+// The 1-dof joints whose position limits are rows of the contact problem: revolute and
+// prismatic joints (continuous joints have none) with a finite limit, in body order. On a model
+// with loop constraints, a joint that the model's reference configuration
+// (Model::reference_configuration, else neutral: coordinate 0) places beyond a limit is left
+// out, and its name goes to `left_out`: the loops hold the robot at that configuration, and the
+// limit need not be reachable from it. Cassie's neutral pose has both feet and both tarsus cranks
+// 0.61 rad beyond their upper limits at a singular configuration of its plantar-rod loops, where
+// the limit and loop rows cannot all hold. Without loops a limit is never left out (a state
+// beyond it is pushed back). O(n).
+std::vector<LimitedJoint> limited_joints(const Model& model, std::vector<std::string>* left_out = nullptr);
+
 struct ContactPlan {
-  std::vector<LimitedJoint> limited_joints;  // in body order
+  std::vector<LimitedJoint> limited_joints;  // limited_joints(model), in body order
+  std::vector<std::string> limits_left_out;  // the joints limited_joints() left out (loop models)
   std::vector<int> bodies;          // the contact bodies, ascending
   std::vector<int> candidate_slot;  // per candidate: its body's index in `bodies` (its terminal); -1 on the world
   std::vector<int> candidate_slot2; // per candidate: its pair's body2's index in `bodies`; -1 (ground, world)

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "topology/contact_plan.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/lcaba_plan.hpp"
 #include "topology/proxbbo_plan.hpp"
@@ -88,6 +89,9 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
     contacts["candidates"].push_back(x);
   }
   contacts["skipped"] = cm.skipped;
+  std::vector<std::string> left_out;
+  contacts["limited_joints"] = static_cast<int>(limited_joints(model, &left_out).size());
+  contacts["limits_left_out"] = left_out;  // loop models: joints their reference configuration places beyond a limit
   j["contacts"] = contacts;
   j["loops"] = json::array();
   for (const Loop& loop : loops.loops) {
