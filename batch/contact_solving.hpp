@@ -79,8 +79,9 @@ class ContactSolving {
       for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
     }
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
-    // The loops as bilateral rows need independent rows (Cassie: 24 of rank 22).
-    if (model.constraint_rows > 0 && (can_collide_ || plan_.num_limited_joints() > 0)) plan_.loop_row_kept = independent_loop_rows(model);
+    // The loops as bilateral rows of a contact problem need independent rows (Cassie: 24 of rank
+    // 22). Held loops (limits without contacts) are eliminated with damping instead.
+    if (model.constraint_rows > 0 && can_collide_) plan_.loop_row_kept = independent_loop_rows(model);
   }
 
   // Whether step() solves contacts: on, with candidates that can touch (available()).
@@ -92,9 +93,6 @@ class ContactSolving {
   // constraints are on): as rows it solves when it solves contacts, else as rows that hold the
   // loop solver's loop velocities while the limits act.
   LoopRows loop_rows(bool constraints_on) const { return !constraints_on ? LoopRows::None : active() ? LoopRows::Solve : LoopRows::Hold; }
-  // Whether the stage solves the loop constraints (as bilateral rows, instead of the loop
-  // solver): contacts active and the loop constraints on.
-  bool solves_loops(bool constraints_on) const { return loop_rows(constraints_on) == LoopRows::Solve; }
   // Candidates, and a ground or a contact pair for them to meet.
   bool available() const { return can_collide_; }
   void set_enabled(bool on) { enabled_ = on; }
