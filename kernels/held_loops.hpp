@@ -9,10 +9,10 @@
 // and the limits see the Schur complement, the Delassus matrix of the limit rows on the
 // mechanism with its loops closed (the constrained inverse inertia seen by the limited joints):
 //     G_eff = G_ll - G_lL G_LL^-1 G_Ll,   g_eff = g_l.
-// The solver then iterates on l rows (a few) instead of l + b (Digit's 12 feet rows, two Digits
-// holding a box: 92), and never on the loop rows, which are often redundant or degenerate (a
-// row no joint can move has G_ii = 0): the proximal iterations crept on them and, where the
-// rows were scaled up, the factor of the whole problem broke down.
+// The solver then iterates on l rows (a few) instead of l + b (Digit's loops: 34 rows, two
+// Digits holding a box: 92), and never on the loop rows, which are often redundant or
+// degenerate (a row no joint can move has G_ii = 0): the proximal iterations crept on them and,
+// where the rows were scaled up, the factor of the whole problem broke down.
 //
 // G_LL is singular for redundant rows, so it is damped: the rows are scaled towards a unit
 // diagonal (G' = D G_LL D, D = diag(G_LL)^-1/2), G' + delta I is factored, and each solve with
