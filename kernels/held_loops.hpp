@@ -74,24 +74,12 @@ void eliminate_held_loop_rows(int l, int b, int m, S* G, S* loop_scale, S* facto
   for (int i = 0; i < b; ++i)  // G' whole: the factor reads its lower triangle, the refinement all of it
     for (int j = i + 1; j < b; ++j) GLL[i * m + j] = GLL[j * m + i];
   damped_cholesky_strided(GLL, b, m, held_loop_damping<S>(), factor);  // F F^T = G' + delta I, row stride m
-  const auto solve = [&](S* x) {  // x <- (F F^T)^-1 x
-    for (int i = 0; i < b; ++i) {
-      S v = x[i];
-      for (int k = 0; k < i; ++k) v -= factor[i * m + k] * x[k];
-      x[i] = v / factor[i * m + i];
-    }
-    for (int i = b - 1; i >= 0; --i) {
-      S v = x[i];
-      for (int k = i + 1; k < b; ++k) v -= factor[k * m + i] * x[k];
-      x[i] = v / factor[i * m + i];
-    }
-  };
   // Each column B_j of B = D G_Ll: x = (G' + delta I)^-1 B_j, refined twice by
   // x += (G' + delta I)^-1 (B_j - G' x); then X_j = x in its place.
   for (int j = 0; j < l; ++j) {
     for (int i = 0; i < b; ++i) column[i] = GLl[i * m + j];
     for (int i = 0; i < b; ++i) residual[i] = column[i];
-    solve(residual);
+    cholesky_solve_strided(factor, b, m, residual);
     for (int i = 0; i < b; ++i) GLl[i * m + j] = residual[i];
     for (int refinement = 0; refinement < 2; ++refinement) {
       for (int i = 0; i < b; ++i) {
@@ -99,7 +87,7 @@ void eliminate_held_loop_rows(int l, int b, int m, S* G, S* loop_scale, S* facto
         for (int k = 0; k < b; ++k) v -= GLL[i * m + k] * GLl[k * m + j];
         residual[i] = v;
       }
-      solve(residual);
+      cholesky_solve_strided(factor, b, m, residual);
       for (int i = 0; i < b; ++i) GLl[i * m + j] += residual[i];
     }
   }

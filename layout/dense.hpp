@@ -43,17 +43,24 @@ void damped_cholesky(const S* G, int m, const S& rho, S* L) {
   damped_cholesky_strided(G, m, m, rho, L);
 }
 
+// x <- (L L^T)^{-1} x in place, for L from damped_cholesky_strided (row stride `stride`).
+// Lane-generic. O(m^2).
+template <class S>
+void cholesky_solve_strided(const S* L, int m, int stride, S* x) {
+  for (int i = 0; i < m; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= L[i * stride + k] * x[k];
+    x[i] = x[i] / L[i * stride + i];
+  }
+  for (int i = m - 1; i >= 0; --i) {
+    for (int k = i + 1; k < m; ++k) x[i] -= L[k * stride + i] * x[k];
+    x[i] = x[i] / L[i * stride + i];
+  }
+}
+
 // x <- (L L^T)^{-1} x in place, for L from damped_cholesky. Lane-generic. O(m^2).
 template <class S>
 void cholesky_solve(const S* L, int m, S* x) {
-  for (int i = 0; i < m; ++i) {
-    for (int k = 0; k < i; ++k) x[i] -= L[i * m + k] * x[k];
-    x[i] = x[i] / L[i * m + i];
-  }
-  for (int i = m - 1; i >= 0; --i) {
-    for (int k = i + 1; k < m; ++k) x[i] -= L[k * m + i] * x[k];
-    x[i] = x[i] / L[i * m + i];
-  }
+  cholesky_solve_strided(L, m, m, x);
 }
 
 }  // namespace batchdyn
