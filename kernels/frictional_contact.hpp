@@ -380,7 +380,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // plan keeps the row (an independent subset: a dependent row's target is inconsistent). Held
   // loops take neither: their rows are eliminated with the target J_loop dv = 0 (step 4).
   const S loop_gain = S(static_cast<lane_scalar<S>>(settings.baumgarte)) / h;
-  for (int j = 0; j < loop_constraints; ++j) {
+  for (int j = 0; j < (loops == LoopRows::Solve ? loop_constraints : 0); ++j) {
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(j)];
     const LoopConstraintTerms<S>& terms = ws.loops[static_cast<size_t>(j)];
     for (int r = 0; r < k.dim; ++r) {
