@@ -16,25 +16,34 @@
 
 namespace batchdyn {
 
+// Which bodies the first forward sweep sets H_i = I_i for: all of them (the loop kernels add
+// their terms to H_i before their backward sweeps), or only those without children (ABA: its
+// backward sweep's first carry into a parent writes I_λ plus the child's term, so an inner
+// body's I_i is read once rather than copied into the workspace and read back).
+enum class BodyInertias { All, LeavesOnly };
+
 // ABA's first forward sweep (Alg. 1 lines 1-5), also the first sweep of LCABA and proxBBO:
 // placements ^{λ(i)}M_i, velocities v_i = ^iX_{λ(i)} v_{λ(i)} + S_i qd_i, bias accelerations
-// c_i = v_i x S_i qd_i, H_i = I_i and bias forces p_i = v_i x* I_i v_i; world placements ^0M_i
-// too for a workspace that keeps them (the loop kernels'). O(n).
+// c_i = v_i x S_i qd_i, H_i = I_i (see BodyInertias) and bias forces p_i = v_i x* I_i v_i; world
+// placements ^0M_i too for a workspace that keeps them (the loop kernels'). O(n).
+// The placements come first, in a loop of their own: each needs only its joint's coordinates,
+// so the joints' sines and cosines overlap there instead of waiting on the parent's velocity.
 template <class S, class Workspace>
-void aba_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v) {
+void aba_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v,
+                             BodyInertias inertias = BodyInertias::All) {
   constexpr bool world_placements = requires { ws.world_from_body; };
   const int n = static_cast<int>(c.tree.size());
+  placement_sweep(c, q, ws.parent_from_body.data());
   ws.velocity[0] = Motion<S>::zero();
   if constexpr (world_placements) ws.world_from_body[0] = Transform<S>::identity();
   for (int i = 1; i < n; ++i) {
-    const Transform<S> X = body_placement(c, i, q);
-    ws.parent_from_body[i] = X;
+    const Transform<S>& X = ws.parent_from_body[i];
     if constexpr (world_placements) ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[c.tree[i].parent], X);
     Motion<S> vj;
     const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
     ws.velocity[i] = vi;
     ws.bias_acceleration[i] = cross_joint_velocity(c, i, vi, vj);  // c_i = v_i x v_J
-    ws.inertia[i] = c.body_spatial_inertia(i);
+    if (inertias == BodyInertias::All || !c.tree[i].has_children) ws.inertia[i] = c.body_spatial_inertia(i);
     ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
   }
 }
@@ -44,11 +53,11 @@ void aba_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S*
 template <class S>
 void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, const S* v, const S* tau, S* qdd) {
   const int n = static_cast<int>(c.tree.size());
-  aba_first_forward_sweep(c, ws, q, v);
+  aba_first_forward_sweep(c, ws, q, v, BodyInertias::LeavesOnly);
 
   // Backward sweep: U_i = I^A_i S_i, D_i = S_i^T U_i (+ armature), u_i = tau_i - S_i^T p^A_i;
   // I^a_i = I^A_i - U_i D_i^{-1} U_i^T, p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
-  // both carried into the parent.
+  // both carried into the parent. The first carry into a parent starts its I^A from I_λ.
   for (int i = n - 1; i >= 1; --i) {
     const BodyPlan& body = c.tree[i];
     Force<S>* U = ws.U.data() + body.idx_v;
@@ -59,8 +68,14 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     if (body.parent == 0) continue;  // the world absorbs nothing
     Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;  // columns of U_i D_i^{-1}
     times_Dinv(body.nv, U, Dinv, U_Dinv);
-    carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
-                    ws.inertia[body.parent], ws.bias[body.parent]);
+    if (body.first_child_carried) {
+      const ArticulatedInertia<S> parent_body_inertia = c.body_spatial_inertia(body.parent);  // I_λ
+      carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
+                      ws.inertia[body.parent], ws.bias[body.parent], &parent_body_inertia);
+    } else {
+      carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
+                      ws.inertia[body.parent], ws.bias[body.parent]);
+    }
   }
 
   // Second forward sweep, the roll-out: a'_i = ^iX_{λ(i)} a_{λ(i)} + c_i,

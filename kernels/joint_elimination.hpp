@@ -81,20 +81,37 @@ BATCHDYN_INLINE void carry_inertia_to_parent(const ModelConstants<S>& c, int i, 
   parent_inertia += inertia_to_parent(c, i, X, inertia);
 }
 
+// H^A_λ += term; or, given the parent's own I_λ (`parent_body_inertia`, the first carry into λ of
+// a sweep that did not copy I_λ into H^A_λ beforehand: BodyPlan::first_child_carried),
+// H^A_λ = I_λ + term. Both add in the same order, so the sums are the same bit for bit.
+template <class S>
+BATCHDYN_INLINE void add_to_parent_inertia(const ArticulatedInertia<S>& term, const ArticulatedInertia<S>* parent_body_inertia,
+                                           ArticulatedInertia<S>& parent_inertia) {
+  if (parent_body_inertia) {
+    ArticulatedInertia<S> sum = *parent_body_inertia;
+    sum += term;
+    parent_inertia = sum;
+  } else {
+    parent_inertia += term;
+  }
+}
+
 // ABA's backward step for body i (RBDA Table 7.1): H^a_i and p^a_i = p^A_i + U_i D_i^{-1} u_i +
 // H^a_i c_i carried into the parent (H^A_λ += X* H^a_i X^-1, p^A_λ += X* p^a_i). `inertia` becomes
-// H^a_i in place.
+// H^a_i in place. With `parent_body_inertia` (I_λ), H^A_λ = I_λ + X* H^a_i X^-1 instead
+// (add_to_parent_inertia).
 template <class S>
 BATCHDYN_INLINE void carry_to_parent(const ModelConstants<S>& c, int i, const Force<S>* U, const Force<S>* U_Dinv,
                                      const S* u, const Motion<S>& bias_acceleration, const Transform<S>& X,
                                      ArticulatedInertia<S>& inertia, const Force<S>& bias,
-                                     ArticulatedInertia<S>& parent_inertia, Force<S>& parent_bias) {
+                                     ArticulatedInertia<S>& parent_inertia, Force<S>& parent_bias,
+                                     const ArticulatedInertia<S>* parent_body_inertia = nullptr) {
   const int nv = c.tree[i].nv;
   project_out_joint(nv, U, U_Dinv, inertia);
   Force<S> pa = bias;
   for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
   pa += inertia * bias_acceleration;
-  parent_inertia += inertia_to_parent(c, i, X, inertia);
+  add_to_parent_inertia(inertia_to_parent(c, i, X, inertia), parent_body_inertia, parent_inertia);
   parent_bias += force_to_parent(c, i, X, pa);
 }
 

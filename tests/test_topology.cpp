@@ -57,6 +57,21 @@ TEST_CASE("shipped models have the advertised sizes") {
   CHECK(load_urdf_file(model_path("four_bar.urdf")).nv == 3);
 }
 
+TEST_CASE("tree plan: each parent's first carry in a backward sweep comes from its highest-numbered child") {
+  for (const char* file : {"humanoid.urdf", "quadruped.urdf", "hand.urdf"}) {
+    CAPTURE(file);
+    const Model model = load_urdf_file(model_path(file), RootJoint::FreeFlyer);
+    const std::vector<BodyPlan> tree = plan_tree(model);
+    for (int p = 0; p < model.num_bodies(); ++p) {
+      std::vector<int> children;
+      for (int i = 1; i < model.num_bodies(); ++i)
+        if (model.bodies[i].parent == p) children.push_back(i);
+      CHECK(tree[p].has_children == !children.empty());
+      for (int child : children) CHECK(tree[child].first_child_carried == (child == children.back()));
+    }
+  }
+}
+
 TEST_CASE("hold_at_configuration makes a constraint hold exactly at a given q") {
   Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   std::mt19937 rng(50);

@@ -19,6 +19,13 @@ struct BodyPlan {
   // without rotation (as in most URDFs). Motions, forces and inertias then cross the joint by
   // a plane rotation and a translation (kernels/joint.hpp); -1 otherwise.
   int rotation_axis = -1;
+  // The order in which a backward sweep (i = n-1 ... 1) carries bodies into their parents:
+  // whether some body has this one as its parent, and whether this body is the first of its
+  // parent's children to be carried (the highest-numbered child). A sweep that starts the
+  // parent's articulated inertia from that first carry (I_λ + the child's term) need not copy
+  // I_λ in beforehand (kernels/aba.hpp).
+  bool has_children = false;
+  bool first_child_carried = false;
 };
 
 // k when body b's placement in its parent is a rotation about e_k after a pure translation.
@@ -36,7 +43,12 @@ inline std::vector<BodyPlan> plan_tree(const Model& model) {
   std::vector<BodyPlan> tree(static_cast<size_t>(model.num_bodies()));
   for (int i = 0; i < model.num_bodies(); ++i) {
     const Body& b = model.bodies[i];
-    tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv, rotation_axis(b)};
+    tree[static_cast<size_t>(i)] = {b.parent, b.joint_type, b.idx_q, b.idx_v, b.nq, b.nv, rotation_axis(b), false, false};
+  }
+  for (int i = model.num_bodies() - 1; i >= 1; --i) {
+    BodyPlan& parent = tree[static_cast<size_t>(model.bodies[i].parent)];
+    tree[static_cast<size_t>(i)].first_child_carried = !parent.has_children;
+    parent.has_children = true;
   }
   return tree;
 }
