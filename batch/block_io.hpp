@@ -42,27 +42,42 @@ class BlockIO {
         faults_(status_.size()) {
     const VectorX<T> neutral = neutral_configuration<T>(model);
     neutral_.assign(neutral.data(), neutral.data() + neutral.size());
+    zeros_.assign(static_cast<size_t>(model.nv), T(0));
+    neutral_target_ = zeros_;
+    for (const SingleDof& d : dofs_) neutral_target_[static_cast<size_t>(d.v)] = neutral_[static_cast<size_t>(d.q)];
   }
 
   // Gather: the rows of block `block`'s environments into ws.q (and ws.v, ws.tau, ws.target when
-  // given), each environment checked first; valid[l] says whether lane l holds a real, accepted
-  // environment, whose status becomes Ok (or its fault).
+  // given), each environment checked; valid[l] says whether lane l holds a real, accepted
+  // environment, whose status becomes Ok (or its fault). The rows are transposed first and
+  // checked in lanes, W environments per operation (lanes_at_fault); only an environment found
+  // at fault there is searched for the entry to name (find_state_fault) and replaced by the
+  // neutral state. Quaternions are then normalised in lanes.
   void gather(int block, const EnvRows<T>& rows, BlockWorkspace<L>& ws, bool* valid) {
-    using Traits = LaneTraits<L>;
-    const int nq = layout_.nq, nv = layout_.nv;
+    LaneRows sources;
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
-      valid[l] = e < n_ && stage(e, l, rows, ws);
-      if (!valid[l]) stage_neutral(l, ws);
+      valid[l] = e < n_;
+      sources.point(l, valid[l] ? env_rows(rows, e) : neutral_rows());
     }
-    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
-    for (int k = 0; rows.v && k < nv; ++k) {
-      ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
-      ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
+    transpose(sources, rows, ws);
+    alignas(64) T at_fault[W];
+    LaneTraits<L>::store(lanes_at_fault(rows, ws), at_fault);
+    bool replaced = false;
+    for (int l = 0; l < W; ++l) {
+      if (!valid[l]) continue;
+      const int e = block * W + l;
+      faults_[static_cast<size_t>(e)] = at_fault[l] != T(0) ? find_fault(env_rows(rows, e)) : StateFault{};
+      status_[static_cast<size_t>(e)] = faults_[static_cast<size_t>(e)].status;
+      if (faults_[static_cast<size_t>(e)].ok()) continue;
+      valid[l] = false;
+      sources.point(l, neutral_rows());
+      replaced = true;
     }
-    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
-      const int dof = dofs_[k].v;
-      ws.target[static_cast<size_t>(dof)] = Traits::load(&ws.stage_target[static_cast<size_t>(dof * W)]);
+    if (replaced) transpose(sources, rows, ws);
+    for (int at : layout_.quaternions) {
+      const L norm = quaternion_norm(ws.q.data(), at);
+      for (int k = 0; k < 4; ++k) ws.q[static_cast<size_t>(at + k)] = ws.q[static_cast<size_t>(at + k)] / norm;
     }
   }
 
@@ -127,44 +142,70 @@ class BlockIO {
   const std::vector<T>& neutral() const { return neutral_; }
 
  private:
-  // Checks environment e and, when valid, writes its rows into lane l of the staging rows,
-  // quaternions normalised.
-  bool stage(int e, int l, const EnvRows<T>& rows, BlockWorkspace<L>& ws) {
+  // One environment's rows (q, v, tau, target; v, tau and target may be nullptr: not read).
+  struct Rows {
+    const T *q, *v, *tau, *target;
+  };
+  // The rows each lane of a block reads.
+  struct LaneRows {
+    const T *q[W], *v[W], *tau[W], *target[W];
+    void point(int l, const Rows& r) { q[l] = r.q, v[l] = r.v, tau[l] = r.tau, target[l] = r.target; }
+  };
+  Rows env_rows(const EnvRows<T>& rows, int e) const {
+    const long q_at = static_cast<long>(e) * layout_.nq, v_at = static_cast<long>(e) * layout_.nv;
+    return {rows.q + q_at, rows.v ? rows.v + v_at : nullptr, rows.tau ? rows.tau + v_at : nullptr,
+            rows.target ? rows.target + v_at : nullptr};
+  }
+  // The neutral state: neutral q, zero v and tau, the targets at the neutral positions.
+  Rows neutral_rows() const { return {neutral_.data(), zeros_.data(), zeros_.data(), neutral_target_.data()}; }
+
+  // The lanes' rows into the lanes the kernels read (ws.q, and ws.v, ws.tau, ws.target when the
+  // call reads them), through the staging rows: entry k of every lane, then the next entry, so
+  // that the stores into a staging row have left the store buffer when its lane vector is loaded.
+  void transpose(const LaneRows& sources, const EnvRows<T>& rows, BlockWorkspace<L>& ws) const {
+    using Traits = LaneTraits<L>;
     const int nq = layout_.nq, nv = layout_.nv;
-    const T* q = rows.q + static_cast<long>(e) * nq;
-    const T* v = rows.v ? rows.v + static_cast<long>(e) * nv : nullptr;
-    const T* tau = rows.tau ? rows.tau + static_cast<long>(e) * nv : nullptr;
-    const T* target = rows.target ? rows.target + static_cast<long>(e) * nv : nullptr;
-    faults_[static_cast<size_t>(e)] = find_state_fault(layout_, q, v, tau, dofs_, target);
-    status_[static_cast<size_t>(e)] = faults_[static_cast<size_t>(e)].status;
-    if (!faults_[static_cast<size_t>(e)].ok()) return false;
-    for (int k = 0; k < nq; ++k) ws.stage_q[static_cast<size_t>(k * W + l)] = q[k];
-    for (int at : layout_.quaternions) {
-      const T norm = quaternion_norm(q, at);
-      for (int k = 0; k < 4; ++k) ws.stage_q[static_cast<size_t>((at + k) * W + l)] = q[at + k] / norm;
+    for (int k = 0; k < nq; ++k)
+      for (int l = 0; l < W; ++l) ws.stage_q[static_cast<size_t>(k * W + l)] = sources.q[l][k];
+    for (int k = 0; rows.v && k < nv; ++k)
+      for (int l = 0; l < W; ++l) {
+        ws.stage_v[static_cast<size_t>(k * W + l)] = sources.v[l][k];
+        ws.stage_tau[static_cast<size_t>(k * W + l)] = sources.tau[l][k];
+      }
+    for (size_t k = 0; rows.target && k < dofs_.size(); ++k)
+      for (int l = 0; l < W; ++l) ws.stage_target[static_cast<size_t>(dofs_[k].v * W + l)] = sources.target[l][dofs_[k].v];
+    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; rows.v && k < nv; ++k) {
+      ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
+      ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
     }
-    for (int k = 0; v && k < nv; ++k) {
-      ws.stage_v[static_cast<size_t>(k * W + l)] = v[k];
-      ws.stage_tau[static_cast<size_t>(k * W + l)] = tau[k];
+    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
+      const int dof = dofs_[k].v;
+      ws.target[static_cast<size_t>(dof)] = Traits::load(&ws.stage_target[static_cast<size_t>(dof * W)]);
     }
-    for (size_t k = 0; target && k < dofs_.size(); ++k) ws.stage_target[static_cast<size_t>(dofs_[k].v * W + l)] = target[dofs_[k].v];
-    return true;
   }
-  // The neutral state in lane l: neutral q, zero v and tau, the targets at the neutral positions.
-  void stage_neutral(int l, BlockWorkspace<L>& ws) const {
-    for (int k = 0; k < layout_.nq; ++k) ws.stage_q[static_cast<size_t>(k * W + l)] = neutral_[static_cast<size_t>(k)];
-    for (int k = 0; k < layout_.nv; ++k) {
-      ws.stage_v[static_cast<size_t>(k * W + l)] = T(0);
-      ws.stage_tau[static_cast<size_t>(k * W + l)] = T(0);
-      ws.stage_target[static_cast<size_t>(k * W + l)] = T(0);
-    }
-    for (const SingleDof& d : dofs_) ws.stage_target[static_cast<size_t>(d.v * W + l)] = neutral_[static_cast<size_t>(d.q)];
+  // Per lane, non-zero when what find_state_fault checks fails somewhere: a non-finite entry of
+  // q, v, tau or the targets (x * 0 is 0 for finite x and NaN otherwise, so one sum flags them),
+  // or a quaternion whose norm is off by more than kQuaternionNormTolerance (or not a number).
+  L lanes_at_fault(const EnvRows<T>& rows, const BlockWorkspace<L>& ws) const {
+    using std::abs;
+    const L zero(T(0)), one(T(1)), tolerance(static_cast<T>(kQuaternionNormTolerance));
+    L sum = zero;
+    for (int k = 0; k < layout_.nq; ++k) sum += ws.q[static_cast<size_t>(k)] * zero;
+    for (int k = 0; rows.v && k < layout_.nv; ++k) sum += ws.v[static_cast<size_t>(k)] * zero + ws.tau[static_cast<size_t>(k)] * zero;
+    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) sum += ws.target[static_cast<size_t>(dofs_[k].v)] * zero;
+    for (int at : layout_.quaternions) sum += select(abs(quaternion_norm(ws.q.data(), at) - one) <= tolerance, zero, one);
+    return sum;
   }
+  // The first fault of an environment's rows, which lanes_at_fault found at fault.
+  StateFault find_fault(const Rows& r) const { return find_state_fault(layout_, r.q, r.v, r.tau, dofs_, r.target); }
 
   int n_;
   StateLayout layout_;
   std::vector<SingleDof> dofs_;  // the 1-dof joints: their PD targets are read
   std::vector<T> neutral_;
+  std::vector<T> zeros_;           // nv zeros: the neutral state's v and tau
+  std::vector<T> neutral_target_;  // nv: the neutral positions of the 1-dof joints, 0 elsewhere
   std::vector<EnvStatus> status_;
   std::vector<StateFault> faults_;
 };
