@@ -66,6 +66,7 @@ struct BenchResult {
   size_t block_bytes = 0;
   int failed = 0;
   double peak_per_cycle = 0;
+  double measured_peak = 0;  // flops/s of one core, measured (batch/throughput.hpp)
   // The contact stage of a --step run (0 candidates: none ran): its last step, mean over envs.
   int contact_candidates = 0;
   double mean_in_contact = 0, mean_contact_iterations = 0;
@@ -148,6 +149,7 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   r.failed = static_cast<int>(std::count_if(batch.status().begin(), batch.status().end(),
                                             [](EnvStatus s) { return s != EnvStatus::Ok && !is_report(s); }));
   r.peak_per_cycle = peak_flops_per_cycle<T>();  // the core's SIMD peak, also for --scalar runs
+  r.measured_peak = measured_peak_flops<T>();
   if constexpr (requires { batch.contact_iterations(); }) {
     if (s.step && batch.contacts()) {
       const int c = batch.contact_candidates(), n = batch.num_envs();
@@ -341,6 +343,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     const bool dense = s.algorithm == Algorithm::Delassus;
     const double ghz = cpu_ghz();
     const double peak = r.peak_per_cycle * ghz * 1e9 * r.threads;
+    const double measured_peak = r.measured_peak * r.threads;
     nlohmann::json j;
     j["model"] = model.name;
     j["nq"] = model.nq;
@@ -368,6 +371,8 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["cpu_ghz"] = ghz;
     j["peak_gflops"] = peak * 1e-9;
     j["percent_of_peak"] = peak > 0 ? rate * flops / peak * 100 : 0.0;
+    j["measured_peak_gflops"] = measured_peak * 1e-9;
+    j["percent_of_measured_peak"] = rate * flops / measured_peak * 100;
     j["workspace_bytes_per_env"] = r.bytes_per_env;
     j["lane_block_bytes"] = r.block_bytes;
     j["failed_envs"] = r.failed;
@@ -379,17 +384,18 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
-      char line[512];
+      char line[1024];
       std::snprintf(line, sizeof line,
                     "%s (nv = %d): %s %s, %d envs, %s lanes x %d, %d thread%s, %.2f s\n"
                     "  %.0f env-evaluations/s, %.0f per core, %.1f ns per env\n"
                     "  %.0f flops per env -> %.2f GFLOP/s = %.1f %% of peak (%.1f GFLOP/s: %d flops/cycle x %.2f GHz x %d)\n"
+                    "    = %.1f %% of the measured peak (%.1f GFLOP/s: fused multiply-adds on this core, this run, x %d)\n"
                     "  workspace %.0f bytes per env, %zu bytes per lane block%s\n",
                     model.name.c_str(), model.nv, mode_name(s).c_str(), precision.c_str(), s.envs,
                     scalar || dense ? "scalar" : simd_instruction_set(), r.lanes, r.threads, r.threads == 1 ? "" : "s",
                     r.seconds, rate, rate / r.threads, 1e9 / rate, flops, rate * flops * 1e-9,
                     peak > 0 ? rate * flops / peak * 100 : 0.0, peak * 1e-9, static_cast<int>(r.peak_per_cycle), ghz,
-                    r.threads, r.bytes_per_env, r.block_bytes,
+                    r.threads, rate * flops / measured_peak * 100, measured_peak * 1e-9, r.threads, r.bytes_per_env, r.block_bytes,
                     r.failed ? (", " + std::to_string(r.failed) + " environments failed").c_str() : "");
       out << line;
       if (r.contact_candidates > 0) {

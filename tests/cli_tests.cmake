@@ -187,6 +187,13 @@ if(NOT rate GREATER 0)
   message(SEND_ERROR "bench reported ${rate} env-evaluations/s")
   math(EXPR failures "${failures} + 1")
 endif()
+# the share of the core's peak as measured in the run (fused multiply-adds), beside the nominal one
+string(JSON measured_peak GET "${last_out}" measured_peak_gflops)
+string(JSON measured_share GET "${last_out}" percent_of_measured_peak)
+if(NOT measured_peak GREATER 0 OR NOT measured_share GREATER 0)
+  message(SEND_ERROR "bench reported a measured peak of ${measured_peak} GFLOP/s, ${measured_share} % of it")
+  math(EXPR failures "${failures} + 1")
+endif()
 run(0 "step float, 10 envs" bench ${MODELS}/quadruped.urdf --root free --envs 10 --seconds 0.2 --step --precision float)
 # bench --step with contacts: random poses dropped onto the ground (none starts inside it), the
 # contact stage's candidates, contacts and ADMM iterations reported
