@@ -19,14 +19,14 @@ BATCHDYN_INLINE Transform<S> body_placement(const ModelConstants<S>& c, int i, c
   const JointAxis<S>& axis = c.joint_axis[i];
   const S* qi = q + body.idx_q;
   if (body.rotation_axis >= 0) {
-    const S cs = cos(qi[0]), sn = sin(qi[0]);
+    const auto [sn, cs] = sincos(qi[0]);
     return with_axis(body.rotation_axis, [&](auto K) -> Transform<S> {
       return {axis_rotation<K.value>(cs, sn), J.translation};
     });
   }
   const bool revolute = body.joint_type == JointType::Revolute || body.joint_type == JointType::Continuous;
   if (revolute && axis.coordinate >= 0) {
-    const S cs = cos(qi[0]), sn = sin(qi[0]);
+    const auto [sn, cs] = sincos(qi[0]);
     return with_axis(axis.coordinate, [&](auto K) -> Transform<S> {
       return {times_axis_rotation<K.value>(J.rotation, cs, sn), J.translation};
     });

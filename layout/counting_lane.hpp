@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 #include "layout/lanes.hpp"
 
@@ -54,6 +55,11 @@ inline CountingLane sin(CountingLane a) { ++flop_counter().transcendental; retur
 inline CountingLane cos(CountingLane a) { ++flop_counter().transcendental; return std::cos(a.value); }
 inline CountingLane tan(CountingLane a) { ++flop_counter().transcendental; return std::tan(a.value); }
 inline CountingLane atan2(CountingLane y, CountingLane x) { ++flop_counter().transcendental; return std::atan2(y.value, x.value); }
+// Counted as sin and cos apart (two transcendentals), as the kernels computed them before.
+inline std::pair<CountingLane, CountingLane> sincos(CountingLane a) {
+  flop_counter().transcendental += 2;
+  return {std::sin(a.value), std::cos(a.value)};
+}
 inline CountingLane abs(CountingLane a) { return std::abs(a.value); }  // a sign flip is free
 inline CountingLane select(bool condition, CountingLane a, CountingLane b) { return condition ? a : b; }
 

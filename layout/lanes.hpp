@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace batchdyn {
 
@@ -58,6 +59,12 @@ template <LaneFloat T> T sin(T x) { return xsimd::sin(SimdLane<T>(x)).get(0); }
 template <LaneFloat T> T cos(T x) { return xsimd::cos(SimdLane<T>(x)).get(0); }
 template <LaneFloat T> T tan(T x) { return xsimd::tan(SimdLane<T>(x)).get(0); }
 template <LaneFloat T> T atan2(T y, T x) { return xsimd::atan2(SimdLane<T>(y), SimdLane<T>(x)).get(0); }
+// (sin x, cos x) in one call: xsimd's sincos reduces the argument once for both, and gives the
+// same bits as sin and cos apart. For batches ADL finds xsimd::sincos.
+template <LaneFloat T> std::pair<T, T> sincos(T x) {
+  const auto both = xsimd::sincos(SimdLane<T>(x));
+  return {both.first.get(0), both.second.get(0)};
+}
 
 }  // namespace batchdyn
 
