@@ -145,8 +145,9 @@ inline double cpu_ghz() {
 }
 
 // The peak of one core for lanes of T as measured here, in flops per second: independent
-// fused multiply-adds on SimdLane<T> (16 chains, more than 2 pipes x 4 cycles of latency need),
-// about 20 ms per try, the best of five; measured once per process, on the calling thread.
+// fused multiply-adds on SimdLane<T> (16 chains: on the Zen 5 host the rate still rose from 12
+// to 16, so 2 pipes x the FMA latency need more than 12), about 20 ms per try, the best of five;
+// measured once per process, on the calling thread.
 // The nominal peak (peak_flops_per_cycle() x cpu_ghz()) assumes the clock /proc/cpuinfo
 // reports and a vector-unit width taken from the CPU family; this one runs at the clock the core
 // really holds under vector load (boost on a VM host, lower AVX-512 clocks elsewhere) and at
