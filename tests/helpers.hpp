@@ -59,19 +59,20 @@ inline std::vector<NamedModel> tree_models() {
   return models;
 }
 
+// A shipped URDF on a free-flyer root with a shipped constraint file (models/).
+inline Model free_robot_with_constraints(const std::string& urdf, const std::string& constraints) {
+  Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path(constraints));
+  return m;
+}
+
 // Models with loops and contacts: internal loops, external contacts, both, redundant rows.
 inline std::vector<NamedModel> constrained_models() {
   std::vector<NamedModel> models;
   models.push_back({"four_bar", load_urdf_file(model_path("four_bar.urdf"))});
-  Model quadruped = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(quadruped, model_path("quadruped_feet.json"));
-  models.push_back({"quadruped+feet", quadruped});
-  Model humanoid = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(humanoid, model_path("humanoid_feet.json"));
-  models.push_back({"humanoid+feet", humanoid});
-  Model biped = load_urdf_file(model_path("biped_fourbar.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(biped, model_path("biped_fourbar_feet.json"));
-  models.push_back({"biped_fourbar+feet", biped});
+  models.push_back({"quadruped+feet", free_robot_with_constraints("quadruped.urdf", "quadruped_feet.json")});
+  models.push_back({"humanoid+feet", free_robot_with_constraints("humanoid.urdf", "humanoid_feet.json")});
+  models.push_back({"biped_fourbar+feet", free_robot_with_constraints("biped_fourbar.urdf", "biped_fourbar_feet.json")});
   models.push_back({"scene hand_cube", load_scene_file(model_path("scenes/hand_cube.json"))});
   models.push_back({"scene two_arms_box", load_scene_file(model_path("scenes/two_arms_box.json"))});
   for (const char* spec : {"cycle:7", "loop_chain:3:4", "stem:8:3:2", "branching:3:4", "ladder:4"})

@@ -18,11 +18,7 @@ using namespace batchdyn::test;
 
 namespace {
 
-Model digit_feet() {
-  Model m = load_urdf_file(model_path("digit.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(m, model_path("digit_feet.json"));
-  return m;
-}
+Model digit_feet() { return free_robot_with_constraints("digit.urdf", "digit_feet.json"); }
 
 // A random symmetric positive definite m x m matrix, row-major.
 std::vector<double> random_spd(int m, std::mt19937& rng) {

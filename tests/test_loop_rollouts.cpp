@@ -12,11 +12,7 @@ using namespace batchdyn::test;
 
 namespace {
 
-Model humanoid_with_feet() {
-  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
-  add_constraints_from_json_file(m, model_path("humanoid_feet.json"));
-  return m;
-}
+Model humanoid_with_feet() { return free_robot_with_constraints("humanoid.urdf", "humanoid_feet.json"); }
 
 // The largest loop position error (m, rad) of q.
 double loop_error(const Model& m, const Eigen::VectorXd& q) {
