@@ -67,9 +67,10 @@ class BlockIO {
     for (int l = 0; l < W; ++l) {
       if (!valid[l]) continue;
       const int e = block * W + l;
-      faults_[static_cast<size_t>(e)] = at_fault[l] != T(0) ? find_fault(env_rows(rows, e)) : StateFault{};
-      status_[static_cast<size_t>(e)] = faults_[static_cast<size_t>(e)].status;
-      if (faults_[static_cast<size_t>(e)].ok()) continue;
+      StateFault& fault = faults_[static_cast<size_t>(e)];
+      fault = at_fault[l] != T(0) ? find_fault(env_rows(rows, e)) : StateFault{};
+      status_[static_cast<size_t>(e)] = fault.status;
+      if (fault.ok()) continue;
       valid[l] = false;
       sources.point(l, neutral_rows());
       replaced = true;
