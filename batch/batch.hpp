@@ -148,7 +148,7 @@ class BatchEngine {
   // Throws Error for dt or substeps that check_time_step refuses (dt > 0 finite, h <= 1 s).
   void step(T dt, int substeps = 1) {
     check_time_step("Batch::step", static_cast<double>(dt), substeps);
-    stabilisation_.prepare(static_cast<double>(dt) / substeps);
+    stabilisation_.prepare(static_cast<double>(dt) / substeps, integrator_ == Integrator::SemiImplicitEuler);
     run_dynamics(/*integrate=*/true, dt, substeps);
   }
 
@@ -193,14 +193,19 @@ class BatchEngine {
   // Per environment: 1 where the stopping test ended every solve of the last call, 0 where the
   // iteration cap ended one (then status() says EnvStatus::ConstraintNotConverged).
   const std::vector<std::uint8_t>& constraint_converged() const { return constraints_.converged(); }
-  // Loop stabilisation in step() (batch/loop_stabilisation.hpp): Baumgarte gains scaled to the
-  // substep for the constraints whose spec gives none (time constant 0.02 s, damping ratio 1 by
-  // default; time constant 0: off), and the drift tolerance of EnvStatus::LoopDrift (0.01 m /
-  // rad; infinity: not checked). Throws Error for values check_loop_stabilisation refuses.
+  // Loop stabilisation in step() (batch/loop_stabilisation.hpp), for the constraints whose spec
+  // gives no gains: with semi-implicit Euler, velocity-level rows J v+ = -e / T (velocity_level,
+  // the default); with RK4, Baumgarte gains (damping ratio 1 by default); T = max(time constant
+  // (0.02 s by default; 0: no position term / off), 2 h). And the drift tolerance of
+  // EnvStatus::LoopDrift (0.01 m / rad; infinity: not checked). Throws Error for values
+  // check_loop_stabilisation refuses.
   void set_loop_stabilisation(const LoopStabilisationSettings& settings) { stabilisation_.set_settings(settings); }
   const LoopStabilisationSettings& loop_stabilisation() const { return stabilisation_.settings(); }
-  // The gains (kp, kd) step(dt, substeps) gives those constraints at substep h = dt / substeps.
-  std::pair<double, double> loop_stabilisation_gains(double h) const { return stabilisation_.gains(h); }
+  // The gains (kp, kd) step(dt, substeps) gives those constraints at substep h = dt / substeps,
+  // with the integrator set now (velocity level: (1/(h T), 1/h)).
+  std::pair<double, double> loop_stabilisation_gains(double h) const {
+    return stabilisation_.gains(h, stabilisation_.velocity_level(integrator_ == Integrator::SemiImplicitEuler));
+  }
   // Per environment, the largest loop position error (m, rad) at the states the last step solved
   // at (each substep's start; RK4's stage states too), with the recursive or dense loop solver
   // (0 when not measured).

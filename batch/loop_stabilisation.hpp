@@ -1,13 +1,32 @@
-// Loop stabilisation, a stage of step(): Baumgarte gains for the loop constraints whose spec
-// gives none (kp = kd = 0 and ConstraintSpec::gains_given false: every shipped constraint
-// file), scaled to the substep h as MuJoCo scales its constraints' reference acceleration
-// (solref = time constant, damping ratio):
-//     T = max(time_constant, 2 h),   kd = 2 / T,   kp = 1 / (T zeta)^2,
-// so a loop's position error e obeys e'' + kd e' + kp e = 0: critically damped at zeta = 1, it
-// decays in about T instead of drifting. Without it, what the acceleration-level rows leave
-// (integration error, a solver's tolerance, float rounding) accumulates: a float humanoid's
-// welded soles moved 451 m in 20 s. The clamp to 2 h keeps the error dynamics resolvable by
-// the step (MuJoCo's refsafe).
+// Loop stabilisation, a stage of step(): the form and the gains of the loop rows for the
+// constraints whose spec gives no gains (kp = kd = 0 and ConstraintSpec::gains_given false: every
+// shipped constraint file), with the time constant scaled to the substep h as MuJoCo scales its
+// constraints' reference acceleration (solref): T = max(time_constant, 2 h).
+//
+// By default, the rows are acceleration-level Baumgarte rows:
+//     J qdd + J̇v = -kd J v - kp e,   kd = 2 / T,   kp = 1 / (T zeta)^2,
+// so e'' + kd e' + kp e = 0: critically damped at zeta = 1, e decays in about T.
+//
+// With velocity_level and semi-implicit Euler (the default integrator), the rows are
+// velocity-level (Constraint::velocity_level): the velocity the step ends with meets
+//     J v+ = -e / T,   i.e.   J qdd = -(1/h) J v - (1/(h T)) e   (kd = 1/h, kp = 1/(h T)),
+// without the drift J̇v, as simulators (and this engine's contact rows) hold constraints: v+ is
+// the free velocity projected onto the loops, so the rows never add kinetic energy. At a
+// closed chain's singular pose (a welded leg straightening, a four-bar at its toggle) J̇v / σ_min
+// grows without bound, and the acceleration-level rows below put it into v+ in one step: the
+// passive two Digits holding a box gained 2100 J in the step their knee straightened (q̈ = 8e4
+// rad/s², the dense null-space oracle agreeing) and overflowed at 2.18 s. The position error
+// decays as e' = -e / T (first order; the damping ratio plays no part). Why it is not the
+// default: without J̇v the position term does the curvature's work every step, and at kp = 1 /
+// (h T) (20x the Baumgarte kp at 1 ms) the loop solvers need more iterations on grips whose rows
+// are nearly redundant (rollouts from rest over nearby starts, humanoid_hands_cube: mean 8.0 /
+// largest 36 per step in double, against 1.7 / 9 at the acceleration level; the same
+// acceleration-level rows at kp = 5e4 take 9.9 / 30). With RK4 the rows stay acceleration-level:
+// its stages need the continuous dynamics' qdd, which a velocity target is not.
+//
+// Without either, what the rows leave (integration error, a solver's tolerance, float
+// rounding) accumulates: a float humanoid's welded soles moved 451 m in 20 s. The clamp to 2 h
+// keeps the error dynamics resolvable by the step (MuJoCo's refsafe).
 //
 // On by default in step(), with MuJoCo's defaults (0.02 s, 1). forward_dynamics(), the
 // reference functions and `batchdyn eval` use the spec's gains (0: the dynamics as Pinocchio
@@ -31,8 +50,9 @@
 namespace batchdyn {
 
 struct LoopStabilisationSettings {
-  double time_constant = 0.02;  // s; 0 turns the default gains off
-  double damping_ratio = 1.0;   // 1: critically damped
+  double time_constant = 0.02;  // s; 0 turns the default gains off (velocity level: J v+ = 0, no position term)
+  double damping_ratio = 1.0;   // 1: critically damped (acceleration-level rows only)
+  bool velocity_level = false;  // true: velocity-level rows with semi-implicit Euler; false: acceleration-level ones
   double drift_tolerance = 0.01;  // largest |position error| (m, rad) before EnvStatus::LoopDrift; infinity: no check
 };
 
@@ -71,20 +91,29 @@ class LoopStabilisation {
   const std::vector<int>& stabilised_constraints() const { return defaulted_; }
   bool measures_drift() const { return std::isfinite(settings_.drift_tolerance); }
 
-  // The default gains (kp, kd) for a substep h; (0, 0) when off.
-  std::pair<double, double> gains(double h) const {
-    if (settings_.time_constant == 0) return {0.0, 0.0};
+  // Whether step() with this integrator gives the rows the velocity-level form.
+  bool velocity_level(bool semi_implicit_euler) const { return settings_.velocity_level && semi_implicit_euler; }
+  // The default gains (kp, kd) for a substep h, of the velocity-level form (1/(h T), 1/h; kp = 0
+  // when the time constant is 0) or the acceleration-level one ((0, 0) when off).
+  std::pair<double, double> gains(double h, bool velocity_level) const {
+    const bool off = settings_.time_constant == 0;
     const double time = std::max(settings_.time_constant, 2 * h);
+    if (velocity_level) return {off ? 0.0 : 1 / (h * time), 1 / h};
+    if (off) return {0.0, 0.0};
     return {1 / (time * time * settings_.damping_ratio * settings_.damping_ratio), 2 / time};
   }
 
-  // Before a step() of substep h (single-threaded, before the blocks run): the gains, and the
-  // model the dense solver reads with them.
-  void prepare(double h) {
-    if (h == prepared_h_) return;
-    prepared_h_ = h;
-    std::tie(kp_, kd_) = gains(h);
-    for (int j : defaulted_) stabilised_model_.constraints[static_cast<size_t>(j)].kp = kp_, stabilised_model_.constraints[static_cast<size_t>(j)].kd = kd_;
+  // Before a step() of substep h (single-threaded, before the blocks run): the form and the
+  // gains, and the model the dense solver reads with them.
+  void prepare(double h, bool semi_implicit_euler) {
+    const bool velocity = velocity_level(semi_implicit_euler);
+    if (h == prepared_h_ && velocity == prepared_velocity_level_) return;
+    prepared_h_ = h, prepared_velocity_level_ = velocity;
+    std::tie(kp_, kd_) = gains(h, velocity);
+    for (int j : defaulted_) {
+      Constraint& k = stabilised_model_.constraints[static_cast<size_t>(j)];
+      k.kp = kp_, k.kd = kd_, k.velocity_level = velocity;
+    }
   }
   // The model the dense solver reads: with the stabilising gains in step(), as loaded otherwise.
   const Model& model(bool stepping) const { return stepping ? stabilised_model_ : model_; }
@@ -113,6 +142,7 @@ class LoopStabilisation {
     for (int j : defaulted_) {
       ConstraintConstants<L>& k = out.constraints[static_cast<size_t>(j)];
       k.kp = L(static_cast<T>(stepping ? kp_ : 0.0)), k.kd = L(static_cast<T>(stepping ? kd_ : 0.0));
+      k.velocity_level = stepping && prepared_velocity_level_;
       if (stepping && kp_ != 0) k.uses_position_error = true;
     }
   }
@@ -122,6 +152,7 @@ class LoopStabilisation {
   std::vector<int> defaulted_;
   LoopStabilisationSettings settings_;
   double prepared_h_ = -1, kp_ = 0, kd_ = 0;
+  bool prepared_velocity_level_ = false;
 };
 
 }  // namespace batchdyn

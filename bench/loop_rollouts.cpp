@@ -10,7 +10,11 @@
 // <= 20, no failure. One environment per row: without noise every environment of a batch
 // follows the same trajectory.
 //
-//   ./build/dev/bench/batchdyn_loop_rollouts [--steps N] [--solver lcaba|proxbbo] [--integrator euler|rk4] [MODEL ...]
+// --velocity-level holds the loops at the velocity level with euler
+// (LoopStabilisationSettings::velocity_level) instead of by Baumgarte rows (the default).
+//
+//   ./build/dev/bench/batchdyn_loop_rollouts [--steps N] [--solver lcaba|proxbbo] [--integrator euler|rk4]
+//                                            [--velocity-level] [MODEL ...]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +33,7 @@ struct Options {
   int steps = 1000;
   ConstraintSolver solver = ConstraintSolver::Lcaba;
   Integrator integrator = Integrator::SemiImplicitEuler;
+  bool velocity_level = false;
   std::vector<std::string> only;
 };
 
@@ -37,11 +42,10 @@ void roll_out(const Case& c, const Options& o, bool gains) {
   Batch<T> batch(c.model, 1, 1);
   batch.set_constraint_solver(o.solver);
   batch.set_integrator(o.integrator);
-  if (!gains) {
-    LoopStabilisationSettings s = batch.loop_stabilisation();
-    s.time_constant = 0;
-    batch.set_loop_stabilisation(s);
-  }
+  LoopStabilisationSettings s = batch.loop_stabilisation();
+  if (!gains) s.time_constant = 0;
+  s.velocity_level = o.velocity_level;
+  batch.set_loop_stabilisation(s);
   batch.reset(std::vector<int>{0});
   long total = 0;
   int largest = 0, largest_at = -1, not_ok = 0, steps = 0;
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[a], "--steps")) o.steps = std::max(1, std::atoi(value().c_str()));
     else if (!std::strcmp(argv[a], "--solver")) o.solver = value() == "proxbbo" ? ConstraintSolver::ProxBbo : ConstraintSolver::Lcaba;
     else if (!std::strcmp(argv[a], "--integrator")) o.integrator = value() == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
+    else if (!std::strcmp(argv[a], "--velocity-level")) o.velocity_level = true;
     else o.only.emplace_back(argv[a]);
   }
   try {

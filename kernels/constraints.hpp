@@ -11,7 +11,8 @@
 //   connect (3 rows):  nu = v1.lin - ^1R_2 v2.lin   (difference of the two points' velocities),
 //                      drift = (a1.lin + w1 x v1.lin) - ^1R_2 (a2.lin + w2 x v2.lin)
 // For connect the drift makes J qdd + drift the difference of the points' classical
-// accelerations in frame 1's axes.
+// accelerations in frame 1's axes. A constraint at the velocity level (Constraint::velocity_level,
+// step()'s loop stabilisation) has drift = 0: its rows read J qdd = k.
 #pragma once
 
 #include <cmath>
@@ -28,7 +29,7 @@ struct ConstraintData {
         position_error(VectorX<S>::Zero(model.constraint_rows)), velocity_error(VectorX<S>::Zero(model.constraint_rows)),
         k(VectorX<S>::Zero(model.constraint_rows)), J1(MatrixX<S>::Zero(6, model.nv)), J2(MatrixX<S>::Zero(6, model.nv)) {}
   MatrixX<S> J;               // m x nv
-  VectorX<S> drift;           // J̇v (see above), m
+  VectorX<S> drift;           // J̇v (see above; 0 for a velocity-level constraint), m
   VectorX<S> position_error;  // m (weld: -log6(^1M_2); connect: position of point 1 - point 2 in frame 1)
   VectorX<S> velocity_error;  // nu = J v, m
   VectorX<S> k;               // desired constraint acceleration, m
@@ -113,8 +114,10 @@ void constraint_kinematics(const Model& model, Data<S>& data, ConstraintData<S>&
         cdata.position_error[row + r] = e[r];
       }
     }
-    for (int r = 0; r < c.dim; ++r)
+    for (int r = 0; r < c.dim; ++r) {
       cdata.k[row + r] = -S(c.kp) * cdata.position_error[row + r] - S(c.kd) * cdata.velocity_error[row + r];
+      if (c.velocity_level) cdata.drift[row + r] = S(0);  // J qdd = k (Constraint::velocity_level)
+    }
   }
 }
 

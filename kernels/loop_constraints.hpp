@@ -13,6 +13,11 @@
 // The a_0 terms cancel between the two sides (a rigid-body motion of the whole system meets
 // every constraint), so a side on the world is written with a_0 like any body. Lane-generic,
 // no branches on values; O(1) per constraint.
+//
+// A velocity-level constraint (ConstraintConstants::velocity_level: step()'s loop stabilisation,
+// batch/loop_stabilisation.hpp) drops J̇v: its rows say J qdd = k. With a^vp_t the velocity-product
+// accelerations of its bodies (a_t at qdd = 0 without gravity, so that a_t = J_t qdd + a^vp_t +
+// the a_0 part), that is K^1 a_1 + K^2 a_2 = k + K^1 a^vp_1 + K^2 a^vp_2.
 #pragma once
 
 #include "kernels/aba.hpp"
@@ -38,10 +43,12 @@ struct LoopConstraintTerms {
 
 // Terms of constraint k from the bodies' world placements and velocities (world_from_body[0]
 // = identity, velocity[0] = 0). The position error of a weld or revolute constraint (a log6)
-// is computed when its Baumgarte kp needs it or `position_error` asks for it.
+// is computed when its Baumgarte kp needs it or `position_error` asks for it. A velocity-level
+// constraint's kappa needs the bodies' velocity-product accelerations a^vp (`velocity_product`,
+// a^vp_0 = 0; without it, kappa is the acceleration-level one).
 template <class S>
 void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* world_from_body, const Motion<S>* velocity,
-                           LoopConstraintTerms<S>& out, bool position_error = false) {
+                           LoopConstraintTerms<S>& out, bool position_error = false, const Motion<S>* velocity_product = nullptr) {
   const Transform<S> world_from_c1 = world_from_body[k.body1] * k.placement1;
   const Transform<S> world_from_c2 = world_from_body[k.body2] * k.placement2;
   const Transform<S> c1_from_c2 = world_from_c1.inverse() * world_from_c2;
@@ -49,25 +56,28 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
   terminal_force_columns(k, -1, world_from_body[k.body2].inverse() * world_from_c1, out.columns[1]);
   const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]), v2 = k.placement2.act_inv(velocity[k.body2]);
 
-  S velocity_product[6];
+  S velocity_product_rows[6];  // Kdot v
   S* error_rows = out.position_error;
   if (k.type == ConstraintType::Connect) {
     const Vec3<S> kdot = cross(v1.angular, v1.linear) - c1_from_c2.rotation * cross(v2.angular, v2.linear);
-    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot[r], error_rows[r] = -c1_from_c2.translation[r];
+    for (int r = 0; r < 3; ++r) velocity_product_rows[r] = kdot[r], error_rows[r] = -c1_from_c2.translation[r];
   } else {
     const Motion<S> kdot = cross(v1, c1_from_c2.act(v2));
     const Motion<S> error = k.uses_position_error || position_error ? -log6_lanes(c1_from_c2) : Motion<S>::zero();
-    for (int r = 0; r < 3; ++r) velocity_product[r] = kdot.linear[r], error_rows[r] = error.linear[r];
+    for (int r = 0; r < 3; ++r) velocity_product_rows[r] = kdot.linear[r], error_rows[r] = error.linear[r];
     if (k.type == ConstraintType::Weld) {
-      for (int r = 0; r < 3; ++r) velocity_product[3 + r] = kdot.angular[r], error_rows[3 + r] = error.angular[r];
+      for (int r = 0; r < 3; ++r) velocity_product_rows[3 + r] = kdot.angular[r], error_rows[3 + r] = error.angular[r];
     } else {  // revolute: the angular rows along the normals of the axis
-      velocity_product[3] = dot(k.normal1, kdot.angular), error_rows[3] = dot(k.normal1, error.angular);
-      velocity_product[4] = dot(k.normal2, kdot.angular), error_rows[4] = dot(k.normal2, error.angular);
+      velocity_product_rows[3] = dot(k.normal1, kdot.angular), error_rows[3] = dot(k.normal1, error.angular);
+      velocity_product_rows[4] = dot(k.normal2, kdot.angular), error_rows[4] = dot(k.normal2, error.angular);
     }
   }
+  const bool without_drift = k.velocity_level && velocity_product;
   for (int r = 0; r < k.dim; ++r) {
     out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
-    out.rhs[r] = -k.kp * error_rows[r] - k.kd * out.velocity_error[r] - velocity_product[r];
+    const S desired = -k.kp * error_rows[r] - k.kd * out.velocity_error[r];  // k
+    out.rhs[r] = without_drift ? desired + (dot(out.columns[0][r], velocity_product[k.body1]) + dot(out.columns[1][r], velocity_product[k.body2]))
+                               : desired - velocity_product_rows[r];
   }
 }
 
@@ -76,15 +86,25 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
 // H_{i,i} = I_i, bias forces p_i), then per constraint its rows and rhs[6 j + r] = kappa with a
 // side on the world's known K a_0 moved to the right (eq. 35). `ws` is a kernel workspace with
 // those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp).
+// With velocity-level constraints, the bodies' velocity-product accelerations a^vp_i =
+// ^iX_λ a^vp_λ + c_i (a^vp_0 = 0) first, in ws.acceleration: the roll-out overwrites every a_i
+// after its parent's, so the array is free until then. One more pass over the bodies, O(n).
 template <class S, class Workspace>
 void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v) {
   aba_first_forward_sweep(c, ws, q, v);
-  ws.acceleration[0] = c.base_acceleration;
+  const bool velocity_level = std::any_of(c.constraints.begin(), c.constraints.end(), [](const auto& k) { return k.velocity_level; });
+  std::vector<Motion<S>>& velocity_product = ws.acceleration;  // a^vp_i, until the roll-out
+  if (velocity_level) {
+    velocity_product[0] = Motion<S>::zero();
+    for (size_t i = 1; i < c.tree.size(); ++i)
+      velocity_product[i] = motion_to_body(c, static_cast<int>(i), ws.parent_from_body[i], velocity_product[static_cast<size_t>(c.tree[i].parent)]) +
+                            ws.bias_acceleration[i];
+  }
   ws.delta_acceleration[0] = Motion<S>::zero();
   for (size_t j = 0; j < c.constraints.size(); ++j) {
     const ConstraintConstants<S>& k = c.constraints[j];
     LoopConstraintTerms<S>& t = ws.terms[j];
-    loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t);
+    loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t, false, velocity_level ? velocity_product.data() : nullptr);
     for (int r = 0; r < k.dim; ++r) {
       S kappa = t.rhs[r];
       if (k.body1 == 0) kappa -= dot(t.columns[0][r], c.base_acceleration);
@@ -92,6 +112,7 @@ void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S
       ws.rhs[6 * j + static_cast<size_t>(r)] = kappa;
     }
   }
+  ws.acceleration[0] = c.base_acceleration;
 }
 
 // The rows' violation K a - kappa per constraint row (m values, at the constraint's row), and

@@ -33,6 +33,7 @@ struct ConstraintConstants {
   Vec3<S> normal1, normal2;             // revolute: orthonormal completion of the axis
   S kp = S(0), kd = S(0);               // Baumgarte gains: k = -kp * position_error - kd * velocity_error
   bool uses_position_error = false;     // kp != 0 (the position error costs a log6)
+  bool velocity_level = false;          // rows on qdd alone, without J̇v (Constraint::velocity_level)
 };
 
 // Two unit vectors completing `axis` (unit) to a right-handed orthonormal basis, deterministic:
@@ -61,7 +62,7 @@ struct ModelConstants {
       Vec3d b1, b2;
       perpendicular_basis(k.axis, b1, b2);
       cc.normal1 = cast3<S>(b1), cc.normal2 = cast3<S>(b2);
-      cc.kp = S(k.kp), cc.kd = S(k.kd), cc.uses_position_error = k.kp != 0.0;
+      cc.kp = S(k.kp), cc.kd = S(k.kd), cc.uses_position_error = k.kp != 0.0, cc.velocity_level = k.velocity_level;
       constraints.push_back(cc);
     }
     joint_placement.resize(n);

@@ -436,15 +436,25 @@ void bind_batch(py::module_& m, const char* name) {
                       s.time_constant = value;
                       b.batch.set_loop_stabilisation(s);
                     }),
-                    "Time constant T (s) of the Baumgarte gains step() gives loop constraints whose file gives none: kd = 2/T, "
-                    "kp = 1/(T zeta)^2 with T at least 2 h (default 0.02; 0: off).")
+                    "Time constant T (s) of the stabilisation step() gives loop constraints whose file gives no gains, T at least "
+                    "2 h (default 0.02; 0: off): with Euler and loop_velocity_level, J v+ = -e/T; otherwise Baumgarte gains "
+                    "kd = 2/T, kp = 1/(T zeta)^2.")
       .def_property("loop_damping_ratio", serialised<B>([](B& b) { return b.batch.loop_stabilisation().damping_ratio; }),
                     serialised<B>([](B& b, double value) {
                       LoopStabilisationSettings s = b.batch.loop_stabilisation();
                       s.damping_ratio = value;
                       b.batch.set_loop_stabilisation(s);
                     }),
-                    "Damping ratio zeta of those gains (default 1: critically damped).")
+                    "Damping ratio zeta of the Baumgarte gains (default 1: critically damped; not used by velocity-level rows).")
+      .def_property("loop_velocity_level", serialised<B>([](B& b) { return b.batch.loop_stabilisation().velocity_level; }),
+                    serialised<B>([](B& b, bool value) {
+                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
+                      s.velocity_level = value;
+                      b.batch.set_loop_stabilisation(s);
+                    }),
+                    "True: with the Euler integrator, step() holds those loops at the velocity level, J v+ = -e/T without the "
+                    "drift Jdot v (stable through a closed chain's singular poses, more loop iterations on grips); False "
+                    "(default): acceleration-level Baumgarte rows.")
       .def_property("loop_drift_tolerance", serialised<B>([](B& b) { return b.batch.loop_stabilisation().drift_tolerance; }),
                     serialised<B>([](B& b, double value) {
                       LoopStabilisationSettings s = b.batch.loop_stabilisation();

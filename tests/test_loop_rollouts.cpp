@@ -2,10 +2,14 @@
 // (kernels/loop_constraints.hpp: converged, settled or stalled), the reports it feeds
 // (EnvStatus::ConstraintNotConverged, EnvStatus::LoopDrift), loop stabilisation
 // (batch/loop_stabilisation.hpp) and random resets onto the loops (batch/resets.hpp).
+#include <limits>
 #include <numeric>
+#include <tuple>
+#include <type_traits>
 
 #include "batch_helpers.hpp"
 #include "helpers.hpp"
+#include "kernels/energy.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -129,11 +133,35 @@ TEST_CASE("a solve that the iteration cap ends is reported as ConstraintNotConve
   CHECK(batch.failed_count() == 0);
 }
 
-TEST_CASE("step() stabilises loops without gains with MuJoCo's time constant, clamped to two steps") {
+TEST_CASE("with velocity_level and euler, step() holds loops without gains at the velocity level, J v+ = -e / T, T MuJoCo's time constant clamped to two steps") {
   const Model m = humanoid_with_feet();
   Batch<double> batch(m, 1, 1);
   CHECK(batch.loop_stabilisation().time_constant == 0.02);
+  CHECK_FALSE(batch.loop_stabilisation().velocity_level);  // opt-in
+  LoopStabilisationSettings velocity_level = batch.loop_stabilisation();
+  velocity_level.velocity_level = true;
+  batch.set_loop_stabilisation(velocity_level);
+  const auto [kp, kd] = batch.loop_stabilisation_gains(1e-3);  // kp = 1 / (h T), kd = 1 / h, T = 0.02 s
+  CHECK(kp == doctest::Approx(5e4));
+  CHECK(kd == doctest::Approx(1e3));
+  const auto [kp_coarse, kd_coarse] = batch.loop_stabilisation_gains(0.05);  // T = 2 h = 0.1 s
+  CHECK(kp_coarse == doctest::Approx(200.0));
+  CHECK(kd_coarse == doctest::Approx(20.0));
+  LoopStabilisationSettings off = batch.loop_stabilisation();
+  off.time_constant = 0;
+  batch.set_loop_stabilisation(off);
+  CHECK(batch.loop_stabilisation_gains(1e-3) == std::pair<double, double>(0.0, 1e3));  // J v+ = 0
+}
+
+TEST_CASE("step() gives loops without gains Baumgarte gains by default, and with rk4: critically damped with time constant T") {
+  const Model m = humanoid_with_feet();
+  Batch<double> batch(m, 1, 1);
   CHECK(batch.loop_stabilisation().damping_ratio == 1.0);
+  CHECK(batch.loop_stabilisation_gains(1e-3).first == doctest::Approx(2500.0));
+  LoopStabilisationSettings velocity_level = batch.loop_stabilisation();
+  velocity_level.velocity_level = true;
+  batch.set_loop_stabilisation(velocity_level);
+  batch.set_integrator(Integrator::RungeKutta4);
   const auto [kp, kd] = batch.loop_stabilisation_gains(1e-3);  // T = 0.02 s
   CHECK(kp == doctest::Approx(2500.0));
   CHECK(kd == doctest::Approx(100.0));
@@ -157,11 +185,16 @@ TEST_CASE("step() uses the stabilising gains and forward_dynamics() the file's: 
   std::mt19937 rng(33);
   State s = state_on_loops(m, rng);
   integrate<double>(m, Eigen::VectorXd(s.q), Eigen::VectorXd::Constant(m.nv, 0.01), s.q);  // off the loops by ~1 cm
-  Model stabilised = m;
-  for (Constraint& k : stabilised.constraints) k.kp = 2500.0, k.kd = 100.0;
-  for (const bool stepping : {false, true}) {
+  for (const auto& [velocity_level, stepping] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, true}}) {
+    CAPTURE(velocity_level);
     CAPTURE(stepping);
+    Model stabilised = m;  // step() at h = 1 ms: Baumgarte rows, or with euler the velocity-level J qdd = -(1/h) J v - (1/(h T)) e
+    for (Constraint& k : stabilised.constraints)
+      k.kp = velocity_level ? 5e4 : 2500.0, k.kd = velocity_level ? 1e3 : 100.0, k.velocity_level = velocity_level;
     Batch<double> batch(m, 1, 1);
+    LoopStabilisationSettings stabilisation = batch.loop_stabilisation();
+    stabilisation.velocity_level = velocity_level;
+    batch.set_loop_stabilisation(stabilisation);
     batch.set_passive_forces(false);
     batch.set_constraint_solver(ConstraintSolver::ProxBbo);
     set_row(batch, 0, s.q, s.v);
@@ -174,6 +207,88 @@ TEST_CASE("step() uses the stabilising gains and forward_dynamics() the file's: 
     settings.mu = 1e6;
     const Eigen::VectorXd dense = constrained_forward_dynamics(stepping ? stabilised : m, data, cd, s.q, s.v, s.tau, settings);
     CHECK(relative_error(row(batch.qdd(), 0, m.nv), dense) <= 1e-7);
+  }
+}
+
+TEST_CASE("with velocity_level and euler, the velocity a step ends with meets the velocity-level rows at the step's start, J v+ = -e / T, with every loop solver") {
+  // The defining property of the velocity-level form, checked against the dense constraint
+  // kinematics at the start state (J, e) off the loops by ~1 cm and moving; joint limits and
+  // damping off so that v+ = v + h qdd is the loop solver's alone.
+  const Model m = humanoid_with_feet();
+  std::mt19937 rng(35);
+  State s = state_on_loops(m, rng);
+  integrate<double>(m, Eigen::VectorXd(s.q), Eigen::VectorXd::Constant(m.nv, 0.01), s.q);
+  s.v = Eigen::VectorXd::NullaryExpr(m.nv, [&] { return std::normal_distribution<double>(0.0, 0.5)(rng); });
+  Data<double> data(m);
+  ConstraintData<double> rows(m);
+  constraint_kinematics(m, data, rows, s.q, s.v);
+  REQUIRE(rows.position_error.cwiseAbs().maxCoeff() > 5e-3);
+  REQUIRE((rows.J * s.v).cwiseAbs().maxCoeff() > 0.1);
+  for (const ConstraintSolver solver : {ConstraintSolver::Lcaba, ConstraintSolver::ProxBbo, ConstraintSolver::Dense}) {
+    for (const double time_constant : {0.02, 0.0}) {
+      CAPTURE(static_cast<int>(solver));
+      CAPTURE(time_constant);
+      Batch<double> batch(m, 1, 1);
+      batch.set_passive_forces(false);
+      ContactSettings no_limits = batch.contact_settings();
+      no_limits.joint_limits = false;
+      batch.set_contact_settings(no_limits);
+      batch.set_constraint_solver(solver);
+      LoopStabilisationSettings settings = batch.loop_stabilisation();
+      settings.time_constant = time_constant;
+      settings.velocity_level = true;
+      batch.set_loop_stabilisation(settings);
+      set_row(batch, 0, s.q, s.v);
+      batch.step(1e-3);
+      REQUIRE((batch.status()[0] == EnvStatus::Ok || batch.status()[0] == EnvStatus::LoopDrift));  // stepped
+      const Eigen::VectorXd target = time_constant > 0 ? Eigen::VectorXd(-rows.position_error / time_constant) : Eigen::VectorXd::Zero(m.constraint_rows);
+      CHECK((rows.J * row(batch.v(), 0, m.nv) - target).cwiseAbs().maxCoeff() <= 1e-7);
+    }
+  }
+}
+
+TEST_CASE("with velocity_level and euler, passive robots whose closed chains pass through singular poses keep their energy at or below the start") {
+  // A welded leg straightening or a four-bar at its toggle: J̇v / σ_min grows without bound
+  // there, and the acceleration-level rows put it into v+ in one step. At the reference state,
+  // zero torque, the defaults (LCABA, joint limits, damping), 1 ms: the acceleration-level rows
+  // overflowed the two Digits holding a box at 2.18 s in double (2100 J gained in the step a
+  // knee straightened), the humanoid holding a cube with welded feet at 3.49 s (double) and
+  // 1.57 s (float), the four-bar biped at 2.56 s / 2.45 s. Velocity-level rows project the
+  // free velocity onto the loops: the energy only falls (the robots collapse onto their stops).
+  const auto with_file = [](const char* urdf, const char* constraints) {
+    Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
+    add_constraints_from_json_file(m, model_path(constraints));
+    return m;
+  };
+  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
+  const std::vector<std::tuple<std::string, Model, int>> cases = {
+      {"biped_fourbar_feet", with_file("biped_fourbar.urdf", "biped_fourbar_feet.json"), 4000},
+      {"humanoid_hands_cube_feet", scene("humanoid_hands_cube_feet"), 4000},
+      {"two_digits_box", scene("two_digits_box"), 3000}};
+  const auto energy_rise = [](const Model& m, auto& batch, int steps) {
+    using T = typename std::decay_t<decltype(batch)>::T;
+    LoopStabilisationSettings settings = batch.loop_stabilisation();
+    settings.velocity_level = true;
+    batch.set_loop_stabilisation(settings);
+    Data<double> data(m);
+    const auto energy = [&] { return mechanical_energy(m, data, row(batch.q(), 0, m.nq), row(batch.v(), 0, m.nv)); };
+    const double start = energy();
+    double rise = -std::numeric_limits<double>::infinity();
+    for (int k = 1; k <= steps; ++k) {
+      batch.step(T(1e-3));
+      REQUIRE(!(batch.status()[0] != EnvStatus::Ok && !is_report(batch.status()[0])));  // never fails
+      if (k % 10 == 0) rise = std::max(rise, energy() - start);
+    }
+    return rise;
+  };
+  for (const auto& [name, model, steps] : cases) {
+    CAPTURE(name);
+    Batch<double> in_double(model, 1, 1);
+    in_double.reset(std::vector<int>{0});
+    CHECK(energy_rise(model, in_double, steps) <= 1e-6);
+    Batch<float> in_float(model, 1, 1);
+    in_float.reset(std::vector<int>{0});
+    CHECK(energy_rise(model, in_float, steps) <= 0.05);  // float's rounding of q at rest
   }
 }
 

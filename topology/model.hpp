@@ -127,6 +127,9 @@ struct Constraint {
   Transformd placement2;        // constraint frame 2 in body2's frame (world frame if body2 == 0)
   Vec3d axis{0, 0, 1};
   double kp = 0.0, kd = 0.0;
+  // The rows on qdd alone, J qdd = k, without the drift J̇v: the velocity-level form that step()'s
+  // loop stabilisation gives its constraints (batch/loop_stabilisation.hpp). false: J qdd + J̇v = k.
+  bool velocity_level = false;
   int dim = 6;                  // rows
   int row = 0;                  // first row in the stacked constraint vector
   ConstraintSpec spec;          // as given, for reporting
