@@ -18,6 +18,9 @@ namespace {
 
 Model humanoid_with_feet() { return free_robot_with_constraints("humanoid.urdf", "humanoid_feet.json"); }
 
+// A scene file of models/scenes (robots holding objects).
+Model scene(const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); }
+
 // The largest loop position error (m, rad) of q.
 double loop_error(const Model& m, const Eigen::VectorXd& q) {
   ProjectionSettings once;
@@ -255,14 +258,8 @@ TEST_CASE("with velocity_level and euler, passive robots whose closed chains pas
   // knee straightened), the humanoid holding a cube with welded feet at 3.49 s (double) and
   // 1.57 s (float), the four-bar biped at 2.56 s / 2.45 s. Velocity-level rows project the
   // free velocity onto the loops: the energy only falls (the robots collapse onto their stops).
-  const auto with_file = [](const char* urdf, const char* constraints) {
-    Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(m, model_path(constraints));
-    return m;
-  };
-  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
   const std::vector<std::tuple<std::string, Model, int>> cases = {
-      {"biped_fourbar_feet", with_file("biped_fourbar.urdf", "biped_fourbar_feet.json"), 4000},
+      {"biped_fourbar_feet", free_robot_with_constraints("biped_fourbar.urdf", "biped_fourbar_feet.json"), 4000},
       {"humanoid_hands_cube_feet", scene("humanoid_hands_cube_feet"), 4000},
       {"two_digits_box", scene("two_digits_box"), 3000}};
   const auto energy_rise = [](const Model& m, auto& batch, int steps) {
@@ -381,18 +378,12 @@ TEST_CASE("rollouts from rest of welded robots, Cassie, Digit and held objects c
   // cube folded through their joint stops and failed at 0.5-0.9 s; before the floor test
   // (LoopConvergence), the grips spiked to 22-37 iterations creeping along their rounding floor.
   // The issue's targets: mean <= 5, never above 20, no reports.
-  const auto with_file = [](const char* urdf, const char* constraints) {
-    Model m = load_urdf_file(model_path(urdf), RootJoint::FreeFlyer);
-    add_constraints_from_json_file(m, model_path(constraints));
-    return m;
-  };
-  const auto scene = [](const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); };
   const std::vector<std::pair<std::string, Model>> cases = {
-      {"humanoid_feet_hands", with_file("humanoid.urdf", "humanoid_feet_hands.json")},
-      {"quadruped_feet", with_file("quadruped.urdf", "quadruped_feet.json")},
-      {"biped_fourbar_feet", with_file("biped_fourbar.urdf", "biped_fourbar_feet.json")},
+      {"humanoid_feet_hands", free_robot_with_constraints("humanoid.urdf", "humanoid_feet_hands.json")},
+      {"quadruped_feet", free_robot_with_constraints("quadruped.urdf", "quadruped_feet.json")},
+      {"biped_fourbar_feet", free_robot_with_constraints("biped_fourbar.urdf", "biped_fourbar_feet.json")},
       {"cassie_v2", load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer)},
-      {"digit_feet", with_file("digit.urdf", "digit_feet.json")},
+      {"digit_feet", free_robot_with_constraints("digit.urdf", "digit_feet.json")},
       {"two_digits_box", scene("two_digits_box")},
       {"hand_cube", scene("hand_cube")},
       {"two_hands_cube", scene("two_hands_cube")},
@@ -416,7 +407,7 @@ TEST_CASE("rollouts from rest of the humanoid holding a cube with its feet welde
   // nearby starts), and at 0.89 s one environment's joint-limit solve (held loops) hit its
   // 500-iteration cap (ContactNotConverged, a report). Bounded here by 30 iterations and 5
   // reports: a regression guard, not the target.
-  const Model model = load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"));
+  const Model model = scene("humanoid_hands_cube_feet");
   for (const RolloutIterations& r : {roll_out_from_rest<double>(model, 1000), roll_out_from_rest<float>(model, 1000)}) {
     CAPTURE(r.mean);
     CAPTURE(r.largest);
