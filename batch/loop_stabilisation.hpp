@@ -13,7 +13,7 @@
 // without the drift J̇v, as simulators (and this engine's contact rows) hold constraints: v+ is
 // the free velocity projected onto the loops, so the rows never add kinetic energy. At a
 // closed chain's singular pose (a welded leg straightening, a four-bar at its toggle) J̇v / σ_min
-// grows without bound, and the acceleration-level rows below put it into v+ in one step: the
+// grows without bound, and acceleration-level rows put it into v+ in one step: the
 // passive two Digits holding a box gained 2100 J in the step their knee straightened (q̈ = 8e4
 // rad/s², the dense null-space oracle agreeing) and overflowed at 2.18 s. The position error
 // decays as e' = -e / T (first order; the damping ratio plays no part). Why it is not the
