@@ -21,6 +21,22 @@ Model humanoid_with_feet() { return free_robot_with_constraints("humanoid.urdf",
 // A scene file of models/scenes (robots holding objects).
 Model scene(const char* name) { return load_scene_file(model_path(std::string("scenes/") + name + ".json")); }
 
+// The loop stabilisation's velocity-level rows on (LoopStabilisationSettings::velocity_level).
+template <class Engine>
+void use_velocity_level(Engine& batch) {
+  LoopStabilisationSettings settings = batch.loop_stabilisation();
+  settings.velocity_level = true;
+  batch.set_loop_stabilisation(settings);
+}
+
+// The gains (kp, kd) step() gives the constraints without gains at substep h.
+void check_gains(const Batch<double>& batch, double h, double kp, double kd) {
+  CAPTURE(h);
+  const auto [actual_kp, actual_kd] = batch.loop_stabilisation_gains(h);
+  CHECK(actual_kp == doctest::Approx(kp));
+  CHECK(actual_kd == doctest::Approx(kd));
+}
+
 // The largest loop position error (m, rad) of q.
 double loop_error(const Model& m, const Eigen::VectorXd& q) {
   ProjectionSettings once;
@@ -141,15 +157,9 @@ TEST_CASE("with velocity_level and euler, step() holds loops without gains at th
   Batch<double> batch(m, 1, 1);
   CHECK(batch.loop_stabilisation().time_constant == 0.02);
   CHECK_FALSE(batch.loop_stabilisation().velocity_level);  // opt-in
-  LoopStabilisationSettings velocity_level = batch.loop_stabilisation();
-  velocity_level.velocity_level = true;
-  batch.set_loop_stabilisation(velocity_level);
-  const auto [kp, kd] = batch.loop_stabilisation_gains(1e-3);  // kp = 1 / (h T), kd = 1 / h, T = 0.02 s
-  CHECK(kp == doctest::Approx(5e4));
-  CHECK(kd == doctest::Approx(1e3));
-  const auto [kp_coarse, kd_coarse] = batch.loop_stabilisation_gains(0.05);  // T = 2 h = 0.1 s
-  CHECK(kp_coarse == doctest::Approx(200.0));
-  CHECK(kd_coarse == doctest::Approx(20.0));
+  use_velocity_level(batch);
+  check_gains(batch, 1e-3, 5e4, 1e3);     // kp = 1 / (h T), kd = 1 / h, T = 0.02 s
+  check_gains(batch, 0.05, 200.0, 20.0);  // T = 2 h = 0.1 s
   LoopStabilisationSettings off = batch.loop_stabilisation();
   off.time_constant = 0;
   batch.set_loop_stabilisation(off);
@@ -161,16 +171,10 @@ TEST_CASE("step() gives loops without gains Baumgarte gains by default, and with
   Batch<double> batch(m, 1, 1);
   CHECK(batch.loop_stabilisation().damping_ratio == 1.0);
   CHECK(batch.loop_stabilisation_gains(1e-3).first == doctest::Approx(2500.0));
-  LoopStabilisationSettings velocity_level = batch.loop_stabilisation();
-  velocity_level.velocity_level = true;
-  batch.set_loop_stabilisation(velocity_level);
+  use_velocity_level(batch);
   batch.set_integrator(Integrator::RungeKutta4);
-  const auto [kp, kd] = batch.loop_stabilisation_gains(1e-3);  // T = 0.02 s
-  CHECK(kp == doctest::Approx(2500.0));
-  CHECK(kd == doctest::Approx(100.0));
-  const auto [kp_coarse, kd_coarse] = batch.loop_stabilisation_gains(0.05);  // T = 2 h = 0.1 s
-  CHECK(kp_coarse == doctest::Approx(100.0));
-  CHECK(kd_coarse == doctest::Approx(20.0));
+  check_gains(batch, 1e-3, 2500.0, 100.0);  // T = 0.02 s
+  check_gains(batch, 0.05, 100.0, 20.0);    // T = 2 h = 0.1 s
   LoopStabilisationSettings off = batch.loop_stabilisation();
   off.time_constant = 0;
   batch.set_loop_stabilisation(off);
@@ -264,9 +268,7 @@ TEST_CASE("with velocity_level and euler, passive robots whose closed chains pas
       {"two_digits_box", scene("two_digits_box"), 3000}};
   const auto energy_rise = [](const Model& m, auto& batch, int steps) {
     using T = typename std::decay_t<decltype(batch)>::T;
-    LoopStabilisationSettings settings = batch.loop_stabilisation();
-    settings.velocity_level = true;
-    batch.set_loop_stabilisation(settings);
+    use_velocity_level(batch);
     Data<double> data(m);
     const auto energy = [&] { return mechanical_energy(m, data, row(batch.q(), 0, m.nq), row(batch.v(), 0, m.nv)); };
     const double start = energy();
