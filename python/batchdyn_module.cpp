@@ -190,6 +190,21 @@ auto serialised(F f) {
   return serialised_call<B>(f, &F::operator());
 }
 
+// The getter and the setter of a property that is one field of the Batch's loop stabilisation
+// settings (the setter goes through Batch::set_loop_stabilisation, which checks them).
+template <class B, class Field>
+auto loop_stabilisation_getter(Field LoopStabilisationSettings::*field) {
+  return serialised<B>([field](B& b) { return b.batch.loop_stabilisation().*field; });
+}
+template <class B, class Field>
+auto loop_stabilisation_setter(Field LoopStabilisationSettings::*field) {
+  return serialised<B>([field](B& b, Field value) {
+    LoopStabilisationSettings s = b.batch.loop_stabilisation();
+    s.*field = value;
+    b.batch.set_loop_stabilisation(s);
+  });
+}
+
 // The owner of a view: the user's array when one was given, else the Batch itself.
 inline py::handle owner_or(const py::object& user, const py::object& self) { return user ? py::handle(user) : py::handle(self); }
 
@@ -430,37 +445,21 @@ void bind_batch(py::module_& m, const char* name) {
         return out;
       }), "(N,) bool: whether the stopping test, not the iteration cap, ended each environment's last solve (a copy).")
       // Loop stabilisation in step() (batch/loop_stabilisation.hpp)
-      .def_property("loop_time_constant", serialised<B>([](B& b) { return b.batch.loop_stabilisation().time_constant; }),
-                    serialised<B>([](B& b, double value) {
-                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
-                      s.time_constant = value;
-                      b.batch.set_loop_stabilisation(s);
-                    }),
+      .def_property("loop_time_constant", loop_stabilisation_getter<B>(&LoopStabilisationSettings::time_constant),
+                    loop_stabilisation_setter<B>(&LoopStabilisationSettings::time_constant),
                     "Time constant T (s) of the stabilisation step() gives loop constraints whose file gives no gains, T at least "
                     "2 h (default 0.02; 0: off): with Euler and loop_velocity_level, J v+ = -e/T; otherwise Baumgarte gains "
                     "kd = 2/T, kp = 1/(T zeta)^2.")
-      .def_property("loop_damping_ratio", serialised<B>([](B& b) { return b.batch.loop_stabilisation().damping_ratio; }),
-                    serialised<B>([](B& b, double value) {
-                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
-                      s.damping_ratio = value;
-                      b.batch.set_loop_stabilisation(s);
-                    }),
+      .def_property("loop_damping_ratio", loop_stabilisation_getter<B>(&LoopStabilisationSettings::damping_ratio),
+                    loop_stabilisation_setter<B>(&LoopStabilisationSettings::damping_ratio),
                     "Damping ratio zeta of the Baumgarte gains (default 1: critically damped; not used by velocity-level rows).")
-      .def_property("loop_velocity_level", serialised<B>([](B& b) { return b.batch.loop_stabilisation().velocity_level; }),
-                    serialised<B>([](B& b, bool value) {
-                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
-                      s.velocity_level = value;
-                      b.batch.set_loop_stabilisation(s);
-                    }),
+      .def_property("loop_velocity_level", loop_stabilisation_getter<B>(&LoopStabilisationSettings::velocity_level),
+                    loop_stabilisation_setter<B>(&LoopStabilisationSettings::velocity_level),
                     "True: with the Euler integrator, step() holds those loops at the velocity level, J v+ = -e/T without the "
                     "drift Jdot v (stable through a closed chain's singular poses, more loop iterations on grips); False "
                     "(default): acceleration-level Baumgarte rows.")
-      .def_property("loop_drift_tolerance", serialised<B>([](B& b) { return b.batch.loop_stabilisation().drift_tolerance; }),
-                    serialised<B>([](B& b, double value) {
-                      LoopStabilisationSettings s = b.batch.loop_stabilisation();
-                      s.drift_tolerance = value;
-                      b.batch.set_loop_stabilisation(s);
-                    }),
+      .def_property("loop_drift_tolerance", loop_stabilisation_getter<B>(&LoopStabilisationSettings::drift_tolerance),
+                    loop_stabilisation_setter<B>(&LoopStabilisationSettings::drift_tolerance),
                     "Largest loop position error (m, rad) at a step's start before status 6 (loop drift); inf: not checked "
                     "(default 0.01).")
       .def_property_readonly("loop_drift", serialised<B>([](B& b) {
