@@ -194,9 +194,9 @@ class BatchEngine {
   // iteration cap ended one (then status() says EnvStatus::ConstraintNotConverged).
   const std::vector<std::uint8_t>& constraint_converged() const { return constraints_.converged(); }
   // Loop stabilisation in step() (batch/loop_stabilisation.hpp), for the constraints whose spec
-  // gives no gains: Baumgarte gains (damping ratio 1 by default), or with velocity_level and
-  // semi-implicit Euler velocity-level rows J v+ = -e / T; T = max(time constant (0.02 s by
-  // default; 0: no position term / off), 2 h). And the drift tolerance of
+  // gives no gains: with semi-implicit Euler velocity-level rows J v+ = -e / T (the default),
+  // with RK4 or velocity_level = false Baumgarte gains (damping ratio 1 by default); T = max(time
+  // constant (0.02 s by default; 0: no position term / off), 2 h). And the drift tolerance of
   // EnvStatus::LoopDrift (0.01 m / rad; infinity: not checked). Throws Error for values
   // check_loop_stabilisation refuses.
   void set_loop_stabilisation(const LoopStabilisationSettings& settings) { stabilisation_.set_settings(settings); }

@@ -3,26 +3,26 @@
 // shipped constraint file), with the time constant scaled to the substep h as MuJoCo scales its
 // constraints' reference acceleration (solref): T = max(time_constant, 2 h).
 //
-// By default, the rows are acceleration-level Baumgarte rows:
-//     J qdd + J̇v = -kd J v - kp e,   kd = 2 / T,   kp = 1 / (T zeta)^2,
-// so e'' + kd e' + kp e = 0: critically damped at zeta = 1, e decays in about T.
-//
-// With velocity_level and semi-implicit Euler (the default integrator), the rows are
-// velocity-level (Constraint::velocity_level): the velocity the step ends with meets
-//     J v+ = -e / T,   i.e.   J qdd = -(1/h) J v - (1/(h T)) e   (kd = 1/h, kp = 1/(h T)),
+// With semi-implicit Euler (the default integrator) the rows are velocity-level
+// (Constraint::velocity_level): the velocity the step ends with meets
+//     J v+ = -e' / T,   i.e.   J qdd = -(1/h) J v - (1/(h T)) e'   (kd = 1/h, kp = 1/(h T)),
 // without the drift J̇v, as simulators (and this engine's contact rows) hold constraints: v+ is
-// the free velocity projected onto the loops, so the rows never add kinetic energy. At a
-// closed chain's singular pose (a welded leg straightening, a four-bar at its toggle) J̇v / σ_min
-// grows without bound, and acceleration-level rows put it into v+ in one step: the
-// passive two Digits holding a box gained 2100 J in the step their knee straightened (q̈ = 8e4
-// rad/s², the dense null-space oracle agreeing) and overflowed at 2.18 s. The position error
-// decays as e' = -e / T (first order; the damping ratio plays no part). Why it is not the
-// default: without J̇v the position term does the curvature's work every step, and at kp = 1 /
-// (h T) (20x the Baumgarte kp at 1 ms) the loop solvers need more iterations on grips whose rows
-// are nearly redundant (rollouts from rest over nearby starts, humanoid_hands_cube: mean 8.0 /
-// largest 36 per step in double, against 1.7 / 9 at the acceleration level; the same
-// acceleration-level rows at kp = 5e4 take 9.9 / 30). With RK4 the rows stay acceleration-level:
-// its stages need the continuous dynamics' qdd, which a velocity target is not.
+// the free velocity projected onto the loops, so the rows never add kinetic energy. e' is the
+// position error above its rounding floor (kernels/velocity_level_rows.hpp). The error decays
+// as e' = -e / T (first order; the damping ratio plays no part).
+//
+// Why the velocity level is the default: at a closed chain's singular pose (a welded leg
+// straightening, a four-bar at its toggle) J̇v / σ_min grows without bound, and acceleration-level
+// rows put it into v+ in one step. Passive, with those rows, the two Digits holding a box gained
+// 2100 J in the step their knee straightened (q̈ = 8e4 rad/s², the dense null-space oracle
+// agreeing) and overflowed at 2.18 s; the biped with welded feet failed at 2.56 s and the
+// humanoid holding a cube with welded feet at 3.49 s (1.57 s in float). With velocity-level rows
+// all three run 10 s with their energy at or below the start.
+//
+// With RK4, or with velocity_level = false, the rows are acceleration-level Baumgarte rows:
+//     J qdd + J̇v = -kd J v - kp e,   kd = 2 / T,   kp = 1 / (T zeta)^2,
+// so e'' + kd e' + kp e = 0: critically damped at zeta = 1, e decays in about T. RK4's stages
+// need the continuous dynamics' qdd, which a velocity target is not.
 //
 // Without either, what the rows leave (integration error, a solver's tolerance, float
 // rounding) accumulates: a float humanoid's welded soles moved 451 m in 20 s. The clamp to 2 h
@@ -52,7 +52,7 @@ namespace batchdyn {
 struct LoopStabilisationSettings {
   double time_constant = 0.02;  // s; 0 turns the default gains off (velocity level: J v+ = 0, no position term)
   double damping_ratio = 1.0;   // 1: critically damped (acceleration-level rows only)
-  bool velocity_level = false;  // true: velocity-level rows with semi-implicit Euler; false: acceleration-level ones
+  bool velocity_level = true;   // velocity-level rows with semi-implicit Euler (the default); false: Baumgarte rows
   double drift_tolerance = 0.01;  // largest |position error| (m, rad) before EnvStatus::LoopDrift; infinity: no check
 };
 

@@ -10,11 +10,11 @@
 // <= 20, no failure. One environment per row: without noise every environment of a batch
 // follows the same trajectory.
 //
-// --velocity-level holds the loops at the velocity level with euler
-// (LoopStabilisationSettings::velocity_level) instead of by Baumgarte rows (the default).
+// --acceleration-level holds the loops by Baumgarte rows instead of at the velocity level (the
+// default with euler; LoopStabilisationSettings::velocity_level).
 //
 //   ./build/dev/bench/batchdyn_loop_rollouts [--steps N] [--solver lcaba|proxbbo] [--integrator euler|rk4]
-//                                            [--velocity-level] [MODEL ...]
+//                                            [--acceleration-level] [MODEL ...]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -33,7 +33,7 @@ struct Options {
   int steps = 1000;
   ConstraintSolver solver = ConstraintSolver::Lcaba;
   Integrator integrator = Integrator::SemiImplicitEuler;
-  bool velocity_level = false;
+  bool velocity_level = true;
   std::vector<std::string> only;
 };
 
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[a], "--steps")) o.steps = std::max(1, std::atoi(value().c_str()));
     else if (!std::strcmp(argv[a], "--solver")) o.solver = value() == "proxbbo" ? ConstraintSolver::ProxBbo : ConstraintSolver::Lcaba;
     else if (!std::strcmp(argv[a], "--integrator")) o.integrator = value() == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
-    else if (!std::strcmp(argv[a], "--velocity-level")) o.velocity_level = true;
+    else if (!std::strcmp(argv[a], "--acceleration-level")) o.velocity_level = false;
     else o.only.emplace_back(argv[a]);
   }
   try {

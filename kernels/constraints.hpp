@@ -12,12 +12,14 @@
 //                      drift = (a1.lin + w1 x v1.lin) - ^1R_2 (a2.lin + w2 x v2.lin)
 // For connect the drift makes J qdd + drift the difference of the points' classical
 // accelerations in frame 1's axes. A constraint at the velocity level (Constraint::velocity_level,
-// step()'s loop stabilisation) has drift = 0: its rows read J qdd = k.
+// step()'s loop stabilisation) has drift = 0: its rows read J qdd = k, with k from the position
+// error above its rounding floor (kernels/velocity_level_rows.hpp).
 #pragma once
 
 #include <cmath>
 
 #include "kernels/jacobian.hpp"
+#include "kernels/velocity_level_rows.hpp"
 #include "layout/lie_group.hpp"
 
 namespace batchdyn {
@@ -115,8 +117,10 @@ void constraint_kinematics(const Model& model, Data<S>& data, ConstraintData<S>&
       }
     }
     for (int r = 0; r < c.dim; ++r) {
-      cdata.k[row + r] = -S(c.kp) * cdata.position_error[row + r] - S(c.kd) * cdata.velocity_error[row + r];
-      if (c.velocity_level) cdata.drift[row + r] = S(0);  // J qdd = k (Constraint::velocity_level)
+      // A velocity-level row: J qdd = k (no drift), k from the error above its rounding floor.
+      const S error = c.velocity_level ? velocity_level_position_error(cdata.position_error[row + r]) : cdata.position_error[row + r];
+      cdata.k[row + r] = -S(c.kp) * error - S(c.kd) * cdata.velocity_error[row + r];
+      if (c.velocity_level) cdata.drift[row + r] = S(0);
     }
   }
 }

@@ -25,6 +25,7 @@
 #include "kernels/kinematics.hpp"
 #include "kernels/proximal_settings.hpp"
 #include "kernels/singular_joints.hpp"
+#include "kernels/velocity_level_rows.hpp"
 #include "layout/lie_group.hpp"
 
 #include <algorithm>
@@ -75,7 +76,9 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
   const bool without_drift = k.velocity_level && velocity_product;
   for (int r = 0; r < k.dim; ++r) {
     out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
-    const S desired = -k.kp * error_rows[r] - k.kd * out.velocity_error[r];  // k
+    // k; a velocity-level row corrects the error above its rounding floor (kernels/velocity_level_rows.hpp)
+    const S corrected_error = k.velocity_level ? velocity_level_position_error(error_rows[r]) : error_rows[r];
+    const S desired = -k.kp * corrected_error - k.kd * out.velocity_error[r];
     out.rhs[r] = without_drift ? desired + (dot(out.columns[0][r], velocity_product[k.body1]) + dot(out.columns[1][r], velocity_product[k.body2]))
                                : desired - velocity_product_rows[r];
   }

@@ -455,9 +455,9 @@ void bind_batch(py::module_& m, const char* name) {
                     "Damping ratio zeta of the Baumgarte gains (default 1: critically damped; not used by velocity-level rows).")
       .def_property("loop_velocity_level", loop_stabilisation_getter<B>(&LoopStabilisationSettings::velocity_level),
                     loop_stabilisation_setter<B>(&LoopStabilisationSettings::velocity_level),
-                    "True: with the Euler integrator, step() holds those loops at the velocity level, J v+ = -e/T without the "
-                    "drift Jdot v (stable through a closed chain's singular poses, more loop iterations on grips); False "
-                    "(default): acceleration-level Baumgarte rows.")
+                    "True (default): with the Euler integrator, step() holds those loops at the velocity level, J v+ = -e/T "
+                    "without the drift Jdot v (stable through a closed chain's singular poses); False: acceleration-level "
+                    "Baumgarte rows (as with RK4).")
       .def_property("loop_drift_tolerance", loop_stabilisation_getter<B>(&LoopStabilisationSettings::drift_tolerance),
                     loop_stabilisation_setter<B>(&LoopStabilisationSettings::drift_tolerance),
                     "Largest loop position error (m, rad) at a step's start before status 6 (loop drift); inf: not checked "
