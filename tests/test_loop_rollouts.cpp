@@ -455,8 +455,9 @@ TEST_CASE("rollouts from rest of two Digits holding a box stay on their loops at
   // 0.87 s the passive Digits' knees near their straight, singular pose; the conjugate residual
   // iteration plateaus at a residual of ~1e-10 of its terms and needs 20-30 more corrections to
   // reach the 1e-13 tolerance along the near-singular direction (largest 28 with the default time
-  // constant, 46 without; the Baumgarte rows took 17 / 43 there, and overflow at 2.18 s).
-  // Bounded here by 50: a regression guard, not the target.
+  // constant, 46-52 without, depending on the kernels' rounding: 46 before the root's D^-1 was
+  // computed as L^-T L^-1, 52 after; the Baumgarte rows took 17 / 43 there, and overflow at
+  // 2.18 s). Bounded here by 75: a regression guard, not the target.
   const Model model = scene("two_digits_box");
   for (const bool gains : {true, false}) {
     CAPTURE(gains);
@@ -464,7 +465,7 @@ TEST_CASE("rollouts from rest of two Digits holding a box stay on their loops at
     CAPTURE(r.mean);
     CAPTURE(r.largest);
     CHECK(r.mean <= 5);
-    CHECK(r.largest <= 50);
+    CHECK(r.largest <= 75);
     CHECK(r.not_ok == 0);
     CHECK(r.failed == 0);
   }
