@@ -449,6 +449,7 @@ class BatchEngine {
   // The stages of forward_dynamics() and step() on one lane block (check is run's gather).
   void run_dynamics(bool integrate, T dt, int substeps) {
     constraints_.set_drift_check(integrate ? stabilisation_.settings().drift_tolerance : std::numeric_limits<double>::infinity());
+    constraints_.set_plateau_tolerance(integrate ? stabilisation_.settings().plateau_tolerance : constraints_.settings().plateau_tolerance);
     run([&](int block, BlockWorkspace<L>& ws, bool* valid) {
       const L h(dt / static_cast<T>(substeps));
       const bool damped = passive_.active(parameters_);

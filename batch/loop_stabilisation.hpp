@@ -37,6 +37,9 @@
 // The stage also measures drift: in step(), every loop's position error (m, rad) at the step's
 // start is computed, and an environment off its loops by more than drift_tolerance gets
 // EnvStatus::LoopDrift (a report: it is stepped).
+//
+// And it sets how far step()'s loop solves go near singular poses (plateau_tolerance): the
+// dynamics of a step, not the reference's, so it lives with the step's other loop settings.
 #pragma once
 
 #include <cmath>
@@ -56,10 +59,17 @@ struct LoopStabilisationSettings {
   double damping_ratio = 1.0;   // 1: critically damped (acceleration-level rows only)
   bool velocity_level = true;   // velocity-level rows with semi-implicit Euler (the default); false: Baumgarte rows
   double drift_tolerance = 0.01;  // largest |position error| (m, rad) before EnvStatus::LoopDrift; infinity: no check
+  // step()'s LCABA and proxBBO solves also stop where the rows' violation sits on a plateau
+  // within this of its terms (ProximalSettings::plateau_tolerance, whose forward_dynamics()
+  // default is 0). Near a singular pose the rows pin q̈ no better than that, and the
+  // corrections past it cost 20-50 sweeps (two Digits holding a box, double). 1e-9 of 20 m/s^2
+  // terms is 2e-8 m/s^2, 2e-11 m/s of loop velocity over a 1 ms step. 0: solve to the tolerance.
+  double plateau_tolerance = 1e-9;
 };
 
 // Throws Error naming `where` unless the time constant is finite and >= 0, the damping ratio
-// finite and > 0, and the drift tolerance > 0 (infinity allowed) and not NaN.
+// finite and > 0, the drift tolerance > 0 (infinity allowed) and not NaN, and the plateau
+// tolerance finite and >= 0.
 inline void check_loop_stabilisation(const LoopStabilisationSettings& s, const char* where) {
   const auto fail = [&](const char* what, double value) {
     std::ostringstream text;
@@ -69,6 +79,7 @@ inline void check_loop_stabilisation(const LoopStabilisationSettings& s, const c
   if (!std::isfinite(s.time_constant) || s.time_constant < 0) fail("the time constant must be finite and >= 0 (0: off)", s.time_constant);
   if (!std::isfinite(s.damping_ratio) || !(s.damping_ratio > 0)) fail("the damping ratio must be finite and > 0", s.damping_ratio);
   if (std::isnan(s.drift_tolerance) || !(s.drift_tolerance > 0)) fail("the drift tolerance must be > 0 (infinity: no check)", s.drift_tolerance);
+  if (!std::isfinite(s.plateau_tolerance) || s.plateau_tolerance < 0) fail("the plateau tolerance must be finite and >= 0 (0: off)", s.plateau_tolerance);
 }
 
 template <class L>

@@ -11,12 +11,15 @@
 // follows the same trajectory.
 //
 // --acceleration-level holds the loops by Baumgarte rows instead of at the velocity level (the
-// default with euler; LoopStabilisationSettings::velocity_level).
+// default with euler; LoopStabilisationSettings::velocity_level). --plateau-tolerance X sets
+// how far step()'s loop solves go on a plateau (LoopStabilisationSettings::plateau_tolerance,
+// default 1e-9; 0: to the tolerance).
 //
 //   ./build/dev/bench/batchdyn_loop_rollouts [--steps N] [--solver lcaba|proxbbo] [--integrator euler|rk4]
-//                                            [--acceleration-level] [MODEL ...]
+//                                            [--acceleration-level] [--plateau-tolerance X] [MODEL ...]
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -34,6 +37,7 @@ struct Options {
   ConstraintSolver solver = ConstraintSolver::Lcaba;
   Integrator integrator = Integrator::SemiImplicitEuler;
   bool velocity_level = true;
+  double plateau_tolerance = LoopStabilisationSettings{}.plateau_tolerance;
   std::vector<std::string> only;
 };
 
@@ -45,6 +49,7 @@ void roll_out(const Case& c, const Options& o, bool gains) {
   LoopStabilisationSettings s = batch.loop_stabilisation();
   if (!gains) s.time_constant = 0;
   s.velocity_level = o.velocity_level;
+  s.plateau_tolerance = o.plateau_tolerance;
   batch.set_loop_stabilisation(s);
   batch.reset(std::vector<int>{0});
   long total = 0;
@@ -74,6 +79,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--solver")) o.solver = value() == "proxbbo" ? ConstraintSolver::ProxBbo : ConstraintSolver::Lcaba;
     else if (!std::strcmp(argv[a], "--integrator")) o.integrator = value() == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
     else if (!std::strcmp(argv[a], "--acceleration-level")) o.velocity_level = false;
+    else if (!std::strcmp(argv[a], "--plateau-tolerance")) o.plateau_tolerance = std::atof(value().c_str());
     else o.only.emplace_back(argv[a]);
   }
   try {

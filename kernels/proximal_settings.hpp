@@ -27,6 +27,13 @@ struct ProximalSettings {
   // stall (inconsistent rows, rounding): the recursive kernels' LoopConvergence
   // (kernels/loop_constraints.hpp) and the dense solver's test (kernels/constrained_dynamics.hpp).
   double tolerance = 1e-13;
+  // The recursive kernels only (LCABA, proxBBO): also stop a lane whose violation sits on a
+  // plateau (a correction took less than a tenth off it) within plateau_tolerance of its terms
+  // (LoopConvergence's floor test). 0, the default of the reference functions and of
+  // Batch::forward_dynamics(): only within 10 x tolerance. Batch::step() solves with
+  // LoopStabilisationSettings::plateau_tolerance (1e-9): near singular poses the rows pin q̈
+  // no better than that, and the corrections past it cost 20-50 sweeps.
+  double plateau_tolerance = 0;
 };
 
 // The range check_proximal_settings accepts: beyond it the penalty or its inverse rho = 1/mu
@@ -36,7 +43,7 @@ inline constexpr int kMaxSolverIterations = 1000000;
 
 // Throws Error naming `where` (e.g. "lcaba", "Batch::set_constraint_settings", "--mu") unless mu
 // is finite in [kMinPenalty, kMaxPenalty], 1 <= max_iterations <= kMaxSolverIterations and the
-// tolerance is finite and >= 0 (0: run every iteration). Every entry point that takes settings
+// tolerance (0: run every iteration) and the plateau tolerance are finite and >= 0. Every entry point that takes settings
 // (C++, Python, the CLI) calls it, so they refuse the same things with the same words. It
 // allocates only when it throws: the kernels call it on every solve.
 inline void check_proximal_settings(const ProximalSettings& settings, std::string_view where) {
@@ -50,6 +57,8 @@ inline void check_proximal_settings(const ProximalSettings& settings, std::strin
   if (settings.max_iterations < 1 || settings.max_iterations > kMaxSolverIterations)
     fail("the iteration cap must be in [1, 1000000]", settings.max_iterations);
   if (!std::isfinite(settings.tolerance) || settings.tolerance < 0) fail("the tolerance must be finite and >= 0", settings.tolerance);
+  if (!std::isfinite(settings.plateau_tolerance) || settings.plateau_tolerance < 0)
+    fail("the plateau tolerance must be finite and >= 0", settings.plateau_tolerance);
 }
 
 // Per-lane outcome of the loop kernels (lcaba_kernel, proxbbo_kernel).

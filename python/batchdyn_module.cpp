@@ -462,6 +462,11 @@ void bind_batch(py::module_& m, const char* name) {
                     loop_stabilisation_setter<B>(&LoopStabilisationSettings::drift_tolerance),
                     "Largest loop position error (m, rad) at a step's start before status 6 (loop drift); inf: not checked "
                     "(default 0.01).")
+      .def_property("loop_plateau_tolerance", loop_stabilisation_getter<B>(&LoopStabilisationSettings::plateau_tolerance),
+                    loop_stabilisation_setter<B>(&LoopStabilisationSettings::plateau_tolerance),
+                    "step()'s loop solves (LCABA, proxBBO) also stop where the rows' violation sits on a plateau within this "
+                    "of its terms (default 1e-9: near singular poses the rows pin qdd no better; 0: solve to "
+                    "constraint_tolerance, as forward_dynamics() does).")
       .def_property_readonly("loop_drift", serialised<B>([](B& b) {
         return py::array_t<T>(static_cast<py::ssize_t>(b.batch.loop_drift().size()), b.batch.loop_drift().data());
       }), "(N,) the largest loop position error (m, rad) at the start of the last step (a copy; 0 when not measured).")

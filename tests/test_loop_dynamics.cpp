@@ -4,6 +4,7 @@
 // and external constraints of all three types, redundant rows and singular poses.
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
+#include "batch_helpers.hpp"
 #include "helpers.hpp"
 
 using namespace batchdyn;
@@ -361,8 +362,57 @@ TEST_CASE("lcaba and proxbbo meet the rows and equal the null-space KKT solution
       CHECK(by_proxbbo.residual <= 1e-10);
       CHECK(by_lcaba.iterations <= (settings.tolerance > 0 ? 20 : 100));
     }
+    // step()'s plateau tolerance (LoopStabilisationSettings: 1e-9 of the terms) trades the
+    // corrections along the grips' nearly redundant directions for q̈ within 1e-6 of the exact
+    // solution (measured: two hands 3e-8 with LCABA, 5e-7 with proxBBO, rows met to 1.4e-8 and
+    // 2.5e-7 m/s^2), in no more corrections.
+    ProximalSettings at_plateau = lcaba_settings();
+    at_plateau.plateau_tolerance = 1e-9;
+    const Outcome strict = lcaba_solution(m, s);
+    for (const Outcome& o : {lcaba_solution(m, s, at_plateau), proxbbo_solution(m, s, at_plateau)}) {
+      CHECK(relative_error(o.qdd, exact.qdd) <= 1e-6);
+      CHECK(o.residual <= 1e-6);
+    }
+    CHECK(lcaba_solution(m, s, at_plateau).iterations <= strict.iterations);
     CHECK(relative_error(exact.qdd, tree_acceleration(m, s)) > 1e-6);  // the constraints act
   }
+}
+
+TEST_CASE("forward_dynamics() solves the loops to the tolerance, step() stops them on plateaus within the stabilisation's plateau tolerance") {
+  // Two hands holding a cube, at a state on its loops: LCABA creeps along the grip's nearly
+  // redundant rows, and a plateau tolerance of 1e-9 stops it with the rows met to ~1e-8 m/s^2
+  // instead of 1e-10 (previous test case). forward_dynamics() is the reference's dynamics: it
+  // takes the constraint settings' plateau tolerance (0 by default), never the stabilisation's.
+  const Model m = load_scene_file(model_path("scenes/two_hands_cube.json"));
+  std::mt19937 rng(23);
+  const State s = state_on_loops(m, rng);
+  Batch<double> batch(m, 1, 1);
+  CHECK(batch.loop_stabilisation().plateau_tolerance == 1e-9);
+  CHECK(batch.constraint_settings().plateau_tolerance == 0);
+  set_row(batch, 0, s.q, s.v);
+  std::copy(s.tau.data(), s.tau.data() + m.nv, batch.tau());
+  const auto solve = [&] {
+    batch.forward_dynamics();
+    return std::pair{static_cast<double>(batch.constraint_residual()[0]), batch.constraint_iterations()[0]};
+  };
+  const auto [residual, iterations] = solve();
+  CHECK(residual <= 1e-10);
+  LoopStabilisationSettings coarse = batch.loop_stabilisation();
+  coarse.plateau_tolerance = 1e-3;
+  batch.set_loop_stabilisation(coarse);
+  CHECK(solve() == std::pair{residual, iterations});  // bit for bit: not read by forward_dynamics()
+  ProximalSettings at_plateau = batch.constraint_settings();
+  at_plateau.plateau_tolerance = 1e-9;
+  batch.set_constraint_settings(at_plateau);
+  const auto [plateau_residual, plateau_iterations] = solve();
+  CHECK(plateau_residual > residual);
+  CHECK(plateau_residual <= 1e-6);
+  CHECK(plateau_iterations < iterations);
+  LoopStabilisationSettings negative = batch.loop_stabilisation();
+  negative.plateau_tolerance = -1;
+  CHECK_ERROR_MENTIONS(batch.set_loop_stabilisation(negative), "plateau tolerance must be finite and >= 0");
+  at_plateau.plateau_tolerance = std::nan("");
+  CHECK_ERROR_MENTIONS(batch.set_constraint_settings(at_plateau), "plateau tolerance must be finite and >= 0");
 }
 
 TEST_CASE("lcaba and proxbbo converge in a few corrections on nearly redundant rows, where the proximal iteration crawls") {

@@ -345,6 +345,10 @@ def test_loop_stabilisation_settings_and_reports_reach_python(models_dir):
     batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
     assert batch.loop_time_constant == 0.02 and batch.loop_damping_ratio == 1.0 and batch.loop_drift_tolerance == 0.01
     assert batch.loop_velocity_level is True  # with the default Euler integrator: J v+ = -e/T
+    assert batch.loop_plateau_tolerance == 1e-9  # step()'s loop solves stop on plateaus within 1e-9 of the terms
+    batch.loop_plateau_tolerance = 0.0
+    assert batch.loop_plateau_tolerance == 0.0
+    batch.loop_plateau_tolerance = 1e-9
     batch.loop_velocity_level = False
     assert batch.loop_velocity_level is False
     batch.loop_velocity_level = True

@@ -107,6 +107,7 @@ DEGENERATE_CALLS = {
     "loop_damping_ratio": (lambda b, m: setattr(b, "loop_damping_ratio", 0.0), "damping ratio must be finite and > 0"),
     "loop_drift_tolerance": (lambda b, m: setattr(b, "loop_drift_tolerance", float("nan")), "drift tolerance must be > 0"),
     "loop_velocity_level": (lambda b, m: setattr(b, "loop_velocity_level", False), None),
+    "loop_plateau_tolerance": (lambda b, m: setattr(b, "loop_plateau_tolerance", -1e-9), "plateau tolerance must be finite and >= 0"),
     "loop_drift": (lambda b, m: b.loop_drift, None),
     "constraint_iterations": (lambda b, m: b.constraint_iterations, None),
     "constraint_max_iterations": (lambda b, m: setattr(b, "constraint_max_iterations", b.constraint_max_iterations), None),
