@@ -228,9 +228,9 @@ const VectorX<S>& run_loop_kernel(const char* name, const Model& model, Data& da
 //             float 34 at 3e-4; issue 20's target is 20). A solve converging at any useful rate
 //             takes far more than a tenth off per correction and never stops on it.
 //             The bound is at least ProximalSettings::plateau_tolerance of the terms, for
-//             plateaus (step() sets 1e-9; the reference functions 0): near a
-//             singular pose (a knee four-bar near its toggle) the rows are nearly redundant and
-//             the conjugate residual iteration sits on a plateau, its violation constant to
+//             plateaus (step() sets 1e-9; the reference functions 0): near a singular pose (a
+//             knee four-bar near its toggle) the rows are nearly redundant and the conjugate
+//             residual iteration sits on a plateau, its violation constant to
 //             three digits for 5-30 corrections at 1e-11..1e-9 of its terms, until it resolves
 //             the near-singular mode (two Digits holding a box in double: 2-3 plateaus in a
 //             step, 28-52 corrections in all). What those corrections buy is a violation below

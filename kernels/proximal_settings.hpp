@@ -43,9 +43,9 @@ inline constexpr int kMaxSolverIterations = 1000000;
 
 // Throws Error naming `where` (e.g. "lcaba", "Batch::set_constraint_settings", "--mu") unless mu
 // is finite in [kMinPenalty, kMaxPenalty], 1 <= max_iterations <= kMaxSolverIterations and the
-// tolerance (0: run every iteration) and the plateau tolerance are finite and >= 0. Every entry point that takes settings
-// (C++, Python, the CLI) calls it, so they refuse the same things with the same words. It
-// allocates only when it throws: the kernels call it on every solve.
+// tolerance (0: run every iteration) and the plateau tolerance are finite and >= 0. Every entry
+// point that takes settings (C++, Python, the CLI) calls it, so they refuse the same things with
+// the same words. It allocates only when it throws: the kernels call it on every solve.
 inline void check_proximal_settings(const ProximalSettings& settings, std::string_view where) {
   const auto fail = [&](const std::string& what, double value) {
     std::ostringstream text;
