@@ -43,7 +43,6 @@ class ConstraintSolving {
         residual_(static_cast<size_t>(num_envs), T(0)), converged_(static_cast<size_t>(num_envs), 1),
         drift_(static_cast<size_t>(num_envs), T(0)) {
     settings_.mu = default_penalty();
-    call_settings_ = settings_;
   }
 
   // On (the default), a model with constraints steps with them; off, the tree alone (ABA).
@@ -75,7 +74,6 @@ class ConstraintSolving {
   void set_settings(const ProximalSettings& settings) {
     check_proximal_settings(settings, "Batch::set_constraint_settings");
     settings_ = settings;
-    call_settings_ = settings;
   }
   const ProximalSettings& settings() const { return settings_; }
   static constexpr double default_penalty() {
@@ -123,11 +121,13 @@ class ConstraintSolving {
       solve_dense(block, c, ws, valid, dense_model);
       return;
     }
+    ProximalSettings call_settings = settings_;  // with this call's plateau tolerance
+    call_settings.plateau_tolerance = plateau_tolerance_;
     const LoopDynamicsResult<L> r =
         solver_ == Algorithm::Lcaba
-            ? lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), call_settings_, ws.qdd.data(),
+            ? lcaba_kernel(c, lcaba_plan_, *ws.lcaba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), call_settings, ws.qdd.data(),
                            ws.lambda.data(), ws.violation.data())
-            : proxbbo_kernel(c, proxbbo_plan_, *ws.proxbbo, ws.q.data(), ws.v.data(), ws.tau_applied.data(), call_settings_,
+            : proxbbo_kernel(c, proxbbo_plan_, *ws.proxbbo, ws.q.data(), ws.v.data(), ws.tau_applied.data(), call_settings,
                              ws.qdd.data(), ws.lambda.data(), ws.violation.data());
     using Traits = LaneTraits<L>;
     alignas(64) T iterations[W], residual[W], converged[W];
@@ -163,10 +163,7 @@ class ConstraintSolving {
   // Before a call's blocks run: the plateau tolerance its LCABA and proxBBO solves stop at
   // (ProximalSettings::plateau_tolerance; step() passes LoopStabilisationSettings', and
   // forward_dynamics() the settings' own, 0 by default).
-  void set_plateau_tolerance(double tolerance) {
-    call_settings_ = settings_;
-    call_settings_.plateau_tolerance = tolerance;
-  }
+  void set_plateau_tolerance(double tolerance) { plateau_tolerance_ = tolerance; }
   // Per environment, the largest loop position error (m, rad) at the states the last step
   // solved at (each substep's start, Runge-Kutta's stage states); 0 when drift is not measured (forward_dynamics(), drift tolerance infinite).
   const std::vector<T>& drift() const { return drift_; }
@@ -249,7 +246,6 @@ class ConstraintSolving {
   bool enabled_ = true;
   Algorithm solver_ = Algorithm::Lcaba;
   ProximalSettings settings_;
-  ProximalSettings call_settings_;  // settings_ with the current call's plateau tolerance
   LcabaPlan lcaba_plan_;
   ProxBboPlan proxbbo_plan_;
   std::vector<T> lambda_;  // N x m
@@ -258,6 +254,7 @@ class ConstraintSolving {
   std::vector<std::uint8_t> converged_;
   std::vector<T> drift_;
   double drift_tolerance_ = std::numeric_limits<double>::infinity();  // of the current call
+  double plateau_tolerance_ = 0;  // of the current call (set_plateau_tolerance)
 };
 
 }  // namespace batchdyn
