@@ -56,6 +56,7 @@ struct BenchSettings {
   bool passive_forces = true;  // --passive-forces on|off: the model's joint damping in the dynamics
   ContactSolver contact_solver = ContactSolver::Admm;  // --contact-solver admm|pgs: the contact stage's solver (--step)
   AdmmLinearSolve admm_linear_solve = AdmmLinearSolve::Cholesky;  // --admm-linear-solve cholesky|pv-soft: ADMM's x-step
+  bool admm_polish = true;  // --admm-polish on|off: ADMM polishes its iterate (ContactSettings::polish)
   bool progress = false;
 };
 
@@ -224,6 +225,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   ContactSettings contact_settings = batch.contact_settings();
   contact_settings.solver = s.contact_solver;
   contact_settings.admm_linear_solve = s.admm_linear_solve;
+  contact_settings.polish = s.admm_polish;
   batch.set_contact_settings(contact_settings);
   fill_random_poses(batch, model);
   if (s.step && batch.constrained()) {
@@ -280,7 +282,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   try {
     const Options o = parse_options(
         args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
-                                  "--passive-forces", "--contact-solver", "--admm-linear-solve", "--integrator"}, kModelOptions),
+                                  "--passive-forces", "--contact-solver", "--admm-linear-solve", "--admm-polish", "--integrator"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -316,6 +318,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       if (*solve != "cholesky" && *solve != "pv-soft") throw Error("--admm-linear-solve must be cholesky or pv-soft, got '" + *solve + "'");
       if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-linear-solve needs --step and the admm contact solver");
       s.admm_linear_solve = *solve == "pv-soft" ? AdmmLinearSolve::PvSoft : AdmmLinearSolve::Cholesky;
+    }
+    if (const auto polish = o.get("--admm-polish")) {
+      if (*polish != "on" && *polish != "off") throw Error("--admm-polish must be on or off, got '" + *polish + "'");
+      if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-polish needs --step and the admm contact solver");
+      s.admm_polish = *polish == "on";
     }
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
@@ -380,6 +387,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["mean_candidates_in_contact"] = r.mean_in_contact;
     j["contact_solver"] = contact_solver_name(s.contact_solver);
     j["admm_linear_solve"] = admm_linear_solve_name(s.admm_linear_solve);
+    j["admm_polish"] = s.admm_polish;
     j["mean_contact_iterations"] = r.mean_contact_iterations;
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

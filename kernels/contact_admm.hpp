@@ -12,6 +12,9 @@
 //
 // Every lane has its own rho. Lanes iterate together until every lane has converged or the cap
 // is hit; a converged lane is frozen, so a lane's result never depends on its block mates.
+// On the formed G, the iterate is polished after 10, 20, 40, ... iterations
+// (kernels/contact_polish.hpp, ContactSettings::polish): the rows it shows acting are solved
+// exactly, and a lane where that meets the tolerance is done.
 // No allocation, no data-dependent branch but the loop's exit (when all lanes are done) and the
 // refactorisation when some lane's rho changed (which recomputes the same factor in the others).
 #pragma once
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "kernels/admm_delassus.hpp"
+#include "kernels/contact_polish.hpp"
 #include "kernels/contact_problem.hpp"
 
 namespace batchdyn {
@@ -149,6 +153,15 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     report.converged = select(live && done, S(1), report.converged);
     running = select(done, S(0), running);
     if (!any_lane(running != S(0))) break;
+    // Polishing (kernels/contact_polish.hpp): the rows the iterate shows acting, solved exactly;
+    // taken only in a lane where that meets the tolerance. It reuses the factor's storage.
+    if (std::remove_reference_t<Delassus>::formed && settings.polish && contact_polish_iteration(it)) {
+      const S polished = polish_contact_solution(k, l, b, running, tolerance, g_norm, ws, report.residual);
+      report.converged = select(polished != S(0), S(1), report.converged);
+      running = select(polished != S(0), S(0), running);
+      if (!any_lane(running != S(0))) break;
+      refactor();
+    }
     // Residual balancing (§IV-C): a primal residual far above the dual one asks for a stiffer
     // penalty, the reverse for a softer one; y is the unscaled dual, unchanged.
     const S admm_dual = rho * change;

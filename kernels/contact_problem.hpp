@@ -47,7 +47,8 @@ struct ContactSolverWorkspace {
   ContactSolverWorkspace(int max_contacts, int max_rows)
       : G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
         g(size(3 * max_contacts + max_rows)), mu(size(max_contacts)), in_contact(size(max_contacts + max_rows)),
-        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()) {}
+        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), active(g.size()),
+        correction(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
   // Inputs, filled by the caller for k contacts, l limit rows and b bilateral rows (m = 3k + l +
   // b): G (m x m row-major), g (m), mu (k) and in_contact (k + l + b)
@@ -56,8 +57,13 @@ struct ContactSolverWorkspace {
   // problem, in the cones: both solvers), sigma = G z + g; ADMM's factor of G + (rho + eta) I,
   // its x (the linear solve's iterate), scaled dual y and right-hand side.
   std::vector<S> scale, x, z, y, rhs, sigma;
+  // ADMM's polishing (kernels/contact_polish.hpp): the rows it takes as acting (1 or 0) and its
+  // refinement's correction.
+  std::vector<S> active, correction;
   size_t bytes() const {
-    return (G.size() + factor.size() + g.size() + mu.size() + in_contact.size() + scale.size() + x.size() + z.size() + y.size() + rhs.size() + sigma.size()) * sizeof(S);
+    return (G.size() + factor.size() + g.size() + mu.size() + in_contact.size() + scale.size() + x.size() + z.size() + y.size() + rhs.size() + sigma.size() +
+            active.size() + correction.size()) *
+           sizeof(S);
   }
 };
 
@@ -139,13 +145,14 @@ void formed_contact_velocity(int m, ContactSolverWorkspace<S>& ws) {
   }
 }
 
-// The NCP's natural residual at z, with ws.sigma = G' z + g' (the caller's: formed_contact_velocity,
-// or ADMM's Delassus operator), the largest over the problem of: per cone, z - proj_K(z - sigma~)
-// (zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of the size of the smaller of the
-// two where complementarity fails); per limit row, z - max(z - sigma, 0); per bilateral row,
-// |sigma|. G' has a unit diagonal, so impulses and velocities are on one scale here. O(m).
+// The NCP's natural residual at impulses z (m, scaled), with ws.sigma = G' z + g' (the caller's:
+// formed_contact_velocity, or ADMM's Delassus operator), the largest over the problem of: per
+// cone, z - proj_K(z - sigma~) (zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of
+// the size of the smaller of the two where complementarity fails); per limit row,
+// z - max(z - sigma, 0); per bilateral row, |sigma|. G' has a unit diagonal, so impulses and
+// velocities are on one scale here. O(m).
 template <class S>
-S contact_natural_residual(int k, int l, int b, const ContactSolverWorkspace<S>& ws) {
+S contact_natural_residual(int k, int l, int b, const S* z_all, const ContactSolverWorkspace<S>& ws) {
   using std::abs;
   using std::max;
   using std::sqrt;
@@ -153,7 +160,7 @@ S contact_natural_residual(int k, int l, int b, const ContactSolverWorkspace<S>&
   S residual(0);
   for (int c = 0; c < k; ++c) {
     const S* sigma = ws.sigma.data() + 3 * c;
-    const S* z = ws.z.data() + 3 * c;
+    const S* z = z_all + 3 * c;
     const S mu = ws.mu[static_cast<size_t>(c)];
     const S shifted_n = sigma[0] + mu * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
     S n = z[0] - shifted_n, t1 = z[1] - sigma[1], t2 = z[2] - sigma[2];
@@ -161,11 +168,17 @@ S contact_natural_residual(int k, int l, int b, const ContactSolverWorkspace<S>&
     residual = max(residual, max(abs(z[0] - n), max(abs(z[1] - t1), abs(z[2] - t2))));
   }
   for (int i = 3 * k; i < 3 * k + l; ++i) {
-    const S z = ws.z[static_cast<size_t>(i)];
+    const S z = z_all[i];
     residual = max(residual, abs(z - max(z - ws.sigma[static_cast<size_t>(i)], S(0))));
   }
   for (int i = 3 * k + l; i < m; ++i) residual = max(residual, abs(ws.sigma[static_cast<size_t>(i)]));
   return residual;
+}
+
+// The natural residual at the iterate ws.z.
+template <class S>
+S contact_natural_residual(int k, int l, int b, const ContactSolverWorkspace<S>& ws) {
+  return contact_natural_residual(k, l, b, ws.z.data(), ws);
 }
 
 // ||g'||_inf, the velocity scale of the relative tolerance.

@@ -42,6 +42,10 @@ struct ContactSettings {
                                // several steps instead of launching the robot)
   bool joint_limits = true;    // URDF / SDF position limits as unilateral rows (no friction), as MuJoCo
   double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
+  bool polish = true;          // ADMM on the formed G (Cholesky) polishes its iterate: solves the rows it
+                               // finds acting exactly, after 10, 20, 40, ... iterations
+                               // (kernels/contact_polish.hpp); a polish is taken only where it meets
+                               // the tolerance. The dense reference does not polish.
 };
 
 // Throws Error naming `who` unless the solver is ADMM or PGS, ADMM's linear solve Cholesky or PV-soft, max_iterations in [1, 1e6],

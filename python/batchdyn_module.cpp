@@ -498,6 +498,14 @@ void bind_batch(py::module_& m, const char* name) {
                     }), "ADMM's linear solve with G + rho I: 'cholesky' (a factor of the formed Delassus matrix, the default) or "
                         "'pv-soft' (on the tree, O(n + m) per solve; ground contacts and joint limits only: refused on a model "
                         "with contact pairs or loop constraints).")
+      .def_property("admm_polish", serialised<B>([](B& b) { return b.batch.contact_settings().polish; }),
+                    serialised<B>([](B& b, bool on) {
+                      ContactSettings s = b.batch.contact_settings();
+                      s.polish = on;
+                      b.batch.set_contact_settings(s);
+                    }), "Whether ADMM on the formed Delassus matrix polishes its iterate (default True): after 10, 20, 40, ... "
+                        "iterations it solves the rows it finds acting exactly (active-set passes), and a solution is taken "
+                        "only where it meets the tolerance. Turns caps on nearly redundant joint limits into exact solves.")
       .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
                     serialised<B>([](B& b, int iterations) {
                       ContactSettings s = b.batch.contact_settings();
@@ -516,7 +524,8 @@ void bind_batch(py::module_& m, const char* name) {
                       s.joint_limits = on;
                       b.batch.set_contact_settings(s);
                     }), "Whether step() keeps the 1-dof joints within their position limits (unilateral rows of the "
-                        "contact problem, default True; with loop constraints on, only when contacts are solved). The reference "
+                        "contact problem, default True; with loop constraints and no contacts, on the mechanism with its loops "
+                        "closed). The reference "
                         "functions never apply them.")
       .def("set_ground", serialised<B>([](B& b, const std::vector<int>& envs, double height, const std::array<double, 3>& normal) {
              b.batch.set_ground(envs, height, Vec3d{normal[0], normal[1], normal[2]});

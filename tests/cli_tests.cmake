@@ -201,6 +201,7 @@ run(0 "contact stage: 12 candidates" bench ${MODELS}/a1.urdf --root free --conta
     --envs 32 --threads 1 --seconds 0.1 --dt 0.002)
 run(0 "" bench ${MODELS}/a1.urdf --root free --contacts ${MODELS}/a1_contacts.json --step --envs 32 --threads 1 --seconds 0.1 --json)
 expect_json("${last_out}" 12 contact_candidates)
+expect_json("${last_out}" ON admm_polish)  # a JSON boolean reads as ON or OFF
 expect_json("${last_out}" 0 failed_envs)
 string(JSON in_contact GET "${last_out}" mean_candidates_in_contact)
 if(NOT in_contact GREATER 0)
@@ -224,6 +225,10 @@ run(1 "--algo must be aba, lcaba, proxbbo, constrained" bench --algo rk4)
 run(0 "proxBBO plan: multipliers eliminated at their loop roots" info ${MODELS}/four_bar.urdf)
 run(0 "m_c \\(largest neighbour count\\) = 0" info ${MODELS}/quadruped.urdf --root free --constraints ${MODELS}/quadruped_feet.json)
 run(1 "--iterations K" bench --algo aba --iterations 2)
+run(1 "--admm-polish must be on or off" bench ${MODELS}/a1.urdf --root free --step --admm-polish maybe)
+run(1 "--admm-polish needs --step and the admm contact solver" bench ${MODELS}/a1.urdf --root free --step --contact-solver pgs --admm-polish off)
+run(0 "" bench ${MODELS}/a1.urdf --root free --contacts ${MODELS}/a1_contacts.json --step --envs 32 --threads 1 --seconds 0.1 --admm-polish off --json)
+expect_json("${last_out}" OFF admm_polish)
 run(1 "needs constraints" bench --algo pv-osimr)
 
 # errors: clear message, non-zero exit

@@ -205,6 +205,27 @@ TEST_CASE("step() with loops and joint limits: a passive Digit with welded feet 
   }
 }
 
+TEST_CASE("step() with loops and joint limits: the collapsed humanoid holding a cube with welded feet runs 10 s with its limit solves converged in nearly every step (ADMM's polishing)") {
+  // Limits that push against each other through the loops (a knee and an ankle at opposite stops
+  // of a welded leg) made ADMM creep: 663-2116 of 10^4 steps hit the cap of 500, ~130-200
+  // iterations per step on average, without polishing (kernels/contact_polish.hpp).
+  const Model m = load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"));
+  Batch<double> batch(m, 1, 1);
+  batch.reset(std::vector<int>{0});
+  int capped = 0;
+  long iterations = 0;
+  for (int k = 0; k < 10000; ++k) {
+    batch.step(1e-3);
+    const EnvStatus status = batch.status()[0];
+    REQUIRE((status == EnvStatus::Ok || is_report(status)));
+    capped += status == EnvStatus::ContactNotConverged;
+    iterations += batch.contact_iterations()[0];
+  }
+  MESSAGE(capped, " steps at the cap, ", static_cast<double>(iterations) / 10000, " limit iterations per step");
+  CHECK(capped <= 200);  // 74 with polishing on this trajectory (2116 without)
+  CHECK(iterations <= 40 * 10000L);  // 22.6 per step (197 without)
+}
+
 TEST_CASE("step() with loops and joint limits: where no limit is within its margin, the step is the loop solver's, bit for bit") {
   // Digit's first 300 ms from rest: its joints fold towards their limits without reaching one.
   const Model m = digit_feet();

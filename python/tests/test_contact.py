@@ -170,6 +170,34 @@ def test_a_compliant_ball_rests_at_its_static_deflection_with_every_contact_solv
         batch.contact_solver = "newton"
 
 
+def test_admm_polish_is_on_by_default_switchable_and_lands_the_quadruped_as_plain_admm_does(models_dir):
+    model = batchdyn.load(f"{models_dir}/quadruped.urdf", root="free")
+    joints = {j["name"]: j for j in model.info()["joints"]}
+    gains = np.zeros(model.nv)
+    gains[6:] = 80.0
+    results = {}
+    for polish in (True, False):
+        batch = batchdyn.Batch(model, 4, dtype=np.float64, threads=1)
+        assert batch.admm_polish is True  # the default
+        batch.admm_polish = polish
+        assert batch.admm_polish is polish
+        q = batch.q
+        q[:, 2] = 0.5 * np.cos(0.8) + 0.03  # crouched, feet 3 cm above the plane, held by PD
+        for leg in ("FL", "FR", "HL", "HR"):
+            for joint, angle in ((f"{leg}_hip_flexion", 0.8), (f"{leg}_knee", -1.6)):
+                q[:, joints[joint]["idx_q"]] = angle
+                batch.target[:, joints[joint]["idx_v"]] = angle
+        q[:, 0] += np.arange(4) * 1e-3  # four environments, four positions on the plane
+        batch.control_mode = "pd"
+        batch.set_pd_gains(list(gains), list(gains / 40.0))
+        for _ in range(500):  # the landing and 0.9 s of stance
+            batch.step(2e-3)
+            assert np.all(batch.status == 0)  # every solve met the tolerance
+        results[polish] = batch.q.copy()
+    # Both meet the same tolerance (1e-6): the trajectories agree to about it.
+    np.testing.assert_allclose(results[True], results[False], atol=1e-5)
+
+
 def test_observe_reports_each_chosen_geometry_in_contact_and_the_force_on_it(models_dir):
     model = batchdyn.load(f"{models_dir}/quadruped.urdf", root="free")
     geometries = [g["name"] for g in model.info()["contacts"]["geometries"]]

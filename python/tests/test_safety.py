@@ -125,6 +125,7 @@ DEGENERATE_CALLS = {
     "contact_residual": (lambda b, m: b.contact_residual, None),
     "contact_solver": (lambda b, m: setattr(b, "contact_solver", "lemke"), "expected 'admm' or 'pgs'"),
     "admm_linear_solve": (lambda b, m: setattr(b, "admm_linear_solve", "lu"), "expected 'cholesky' or 'pv-soft'"),
+    "admm_polish": (lambda b, m: setattr(b, "admm_polish", False), None),
     "contact_tolerance": (lambda b, m: setattr(b, "contact_tolerance", float("nan")), "tolerance"),
     "contacts": (lambda b, m: setattr(b, "contacts", True), None),
     "control_mode": (lambda b, m: setattr(b, "control_mode", "pd"), None),
