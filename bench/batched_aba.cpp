@@ -135,7 +135,7 @@ void register_engine(const std::string& prefix, const Case& c, bool step, auto b
     for (int t : {1, 2}) b->Args({n, t});
 }
 
-const bool registered = [] {
+const bool aba_registered = [] {
   for (const Case& c : models()) {
     register_engine("AbaSimd<double>", c, false, BM_Batch<Batch<double>>);
     register_engine("AbaScalar<double>", c, false, BM_Batch<ScalarBatch<double>>);

@@ -178,7 +178,7 @@ void register_step(const std::string& name, bool contacts, auto bm, ContactSolve
     for (int t : {1, 2}) b->Args({nenv, t});
 }
 
-const bool registered = [] {
+const bool contact_registered = [] {
   register_step("StepContact<double>/quadruped_standing", true, BM_StepQuadruped<Batch<double>>);
   register_step("StepNoContact<double>/quadruped_standing", false, BM_StepQuadruped<Batch<double>>);
   register_step("StepContact<float>/quadruped_standing", true, BM_StepQuadruped<Batch<float>>);

@@ -27,7 +27,7 @@ using namespace batchdyn;
 using bench::Case;
 using bench::model_path;
 
-const std::vector<Case>& cases() {
+const std::vector<Case>& delassus_cases() {
   static const std::vector<Case> all = [] {
     std::vector<Case> c;
     Model humanoid = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
@@ -95,7 +95,7 @@ void add(benchmark::internal::Benchmark* b, bool two_threads) {
 
 template <class T>
 void register_precision(const char* precision) {
-  for (const Case& c : cases()) {
+  for (const Case& c : delassus_cases()) {
     const bool shipped = c.name.rfind("welded_stem", 0) != 0;  // 2 threads only on the shipped robots
     const std::string tail = std::string("/") + precision + "/" + c.name;
     add(benchmark::RegisterBenchmark(("Delassus/pv-osimr/Simd" + tail).c_str(), BM_Recursive<Batch<T>>, &c.model, false), shipped);
@@ -107,7 +107,7 @@ void register_precision(const char* precision) {
   }
 }
 
-const bool registered = [] {
+const bool delassus_registered = [] {
   register_precision<double>("double");
   register_precision<float>("float");
   return true;

@@ -200,7 +200,7 @@ void register_precision(const std::string& p, const Case& c) {
   add("ProxBboConvergedStep" + p, c, Algorithm::ProxBbo, 0, BM_Loops<Batch<T>>, true);
 }
 
-const bool registered = [] {
+const bool loops_registered = [] {
   for (const Case& c : loop_models()) {
     register_precision<double>("<double>", c);
     register_precision<float>("<float>", c);

@@ -319,7 +319,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
   if (mujoco_rate.count(robot->name)) state.counters["vs_mujoco"] = steps / seconds / mujoco_rate[robot->name];
 }
 
-const bool registered = [] {
+const bool mujoco_registered = [] {
   for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid}}) {
     for (const char* cone : {"elliptic", "pyramidal"})
       benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
@@ -430,7 +430,7 @@ void BM_PeerBatchdynForward(benchmark::State& state) {
   if (!mujoco_forward_joint_qacc.empty()) state.counters["max_joint_qdd_difference"] = difference;
 }
 
-const bool forward_registered = [] {
+const bool mujoco_forward_registered = [] {
   benchmark::RegisterBenchmark("PeerForwardMujoco<double>/humanoid", BM_PeerMujocoForward)
       ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   benchmark::RegisterBenchmark("PeerForwardBatchdyn<double>/humanoid", BM_PeerBatchdynForward<double>)

@@ -20,7 +20,7 @@ using namespace batchdyn;
 using bench::Case;
 using bench::model_path;
 
-const std::vector<Case>& cases() {
+const std::vector<Case>& reference_cases() {
   static const std::vector<Case> all = [] {
     std::vector<Case> c;
     auto with = [](Model m, const std::string& json) {
@@ -137,8 +137,8 @@ void BM_DenseContactStep(benchmark::State& state) {
 }
 BENCHMARK(BM_DenseContactStep)->Name("DenseContactStep/quadruped_crouching");
 
-const bool registered = [] {
-  for (const Case& c : cases()) {
+const bool reference_registered = [] {
+  for (const Case& c : reference_cases()) {
     benchmark::RegisterBenchmark(("Aba/" + c.name).c_str(), BM_Aba, &c.model);
     benchmark::RegisterBenchmark(("Rnea/" + c.name).c_str(), BM_Rnea, &c.model);
     benchmark::RegisterBenchmark(("Crba/" + c.name).c_str(), BM_Crba, &c.model);

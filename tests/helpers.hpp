@@ -17,6 +17,17 @@ namespace batchdyn::test {
 
 inline std::string model_path(const std::string& file) { return std::string(BATCHDYN_MODELS_DIR) + "/" + file; }
 
+// Standard gravity (m/s^2), as the models and the engine's default gravity use it.
+inline constexpr double kG = 9.81;
+
+// The shipped robots most tests step, with a free-flyer root.
+inline Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
+inline Model humanoid() { return load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer); }
+// Cassie (SDF, four-bar loops); by default as Pinocchio loads it (duplicate links, 24 weld rows).
+inline Model cassie(LoopClosure closure = LoopClosure::DuplicateLink, RootJoint root = RootJoint::FreeFlyer) {
+  return load_sdf_file(model_path("cassie_v2.sdf"), root, closure);
+}
+
 // The error message of `f`, or "" if it did not throw batchdyn::Error.
 template <class F>
 std::string error_of(F&& f) {

@@ -13,12 +13,12 @@ namespace {
 const char* kLink = R"(<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>)";
 
 std::string link(const std::string& name) { return "<link name=\"" + name + "\">" + kLink + "</link>"; }
-std::string joint(const std::string& name, const std::string& parent, const std::string& child,
-                  const std::string& type = "revolute") {
+std::string urdf_joint(const std::string& name, const std::string& parent, const std::string& child,
+                       const std::string& type = "revolute") {
   return "<joint name=\"" + name + "\" type=\"" + type + "\"><parent link=\"" + parent + "\"/><child link=\"" + child +
          "\"/><axis xyz=\"0 0 1\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>";
 }
-std::string robot(const std::string& body) { return "<robot name=\"bad\">" + body + "</robot>"; }
+std::string urdf_robot(const std::string& body) { return "<robot name=\"bad\">" + body + "</robot>"; }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::temp_directory_path() / ("batchdyn_test_" + name)).string();
@@ -41,19 +41,19 @@ TEST_CASE("a document without <robot> is rejected") {
 }
 
 TEST_CASE("several root links are named") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + link("c") + joint("j", "a", "b")), RootJoint::Fixed, "two.urdf"),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + link("c") + urdf_joint("j", "a", "b")), RootJoint::Fixed, "two.urdf"),
                        "two.urdf", "several root links", "'a'", "'c'");
 }
 
 TEST_CASE("a cycle in the URDF is reported with a link on it") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("root") + link("a") + link("b") + joint("j1", "root", "a") +
-                                              joint("j2", "a", "b") + joint("j3", "b", "a")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("root") + link("a") + link("b") + urdf_joint("j1", "root", "a") +
+                                              urdf_joint("j2", "a", "b") + urdf_joint("j3", "b", "a")),
                                         RootJoint::Fixed, "cycle.urdf"),
                        "cycle.urdf", "'a'", "only one parent");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("j1", "a", "b") + joint("j2", "b", "a")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("j1", "a", "b") + urdf_joint("j2", "b", "a")),
                                         RootJoint::Fixed, "cycle2.urdf"),
                        "cycle2.urdf", "cycle");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("r") + link("a") + link("b") + joint("j1", "a", "b") + joint("j2", "b", "a")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("r") + link("a") + link("b") + urdf_joint("j1", "a", "b") + urdf_joint("j2", "b", "a")),
                                         RootJoint::Fixed, "island.urdf"),
                        "island.urdf");
 }
@@ -66,39 +66,39 @@ const char* kDiagonal = R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"
 }  // namespace
 
 TEST_CASE("negative or non-finite mass names the file, the link and the value") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "-2", kDiagonal) + joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "-2", kDiagonal) + urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "neg.urdf"),
                        "neg.urdf", "link 'arm'", "negative mass -2");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "nan", kDiagonal) + joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "nan", kDiagonal) + urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "nan.urdf"),
                        "nan.urdf", "link 'arm'", "mass value=\"nan\"", "not a finite number");
 }
 
 TEST_CASE("a non-finite, malformed or missing inertia entry names the file, the link and the value") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="inf" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
-                                              joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "1", R"(ixx="inf" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
+                                              urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "inf.urdf"),
                        "inf.urdf", "link 'arm'", "ixx=\"inf\"", "not a finite number");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1kg")") +
-                                              joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1kg")") +
+                                              urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "garbage.urdf"),
                        "garbage.urdf", "link 'arm'", "izz=\"0.1kg\"");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + R"(<link name="arm"><inertial><mass value="1"/></inertial></link>)" +
-                                              joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + R"(<link name="arm"><inertial><mass value="1"/></inertial></link>)" +
+                                              urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "noinertia.urdf"),
                        "noinertia.urdf", "link 'arm'", "no <inertia");
 }
 
 TEST_CASE("a rotational inertia that is not positive semi-definite names the link and its principal moments") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
-                                              joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1")") +
+                                              urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "pd.urdf"),
                        "pd.urdf", "link 'arm'", "not positive semi-definite", "principal moments (-0.4");
 }
 
 namespace {
-const std::string kTriangleViolation = robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3")") +
-                                             joint("j", "base", "arm"));
+const std::string kTriangleViolation = urdf_robot(link("base") + inertial_link("arm", "1", R"(ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3")") +
+                                             urdf_joint("j", "base", "arm"));
 }
 
 TEST_CASE("a rotational inertia violating the triangle inequality loads as written, with a warning naming the file and link") {
@@ -130,20 +130,20 @@ TEST_CASE("balance_inertia repairs a triangle-inequality violation: the deficit 
 }
 
 TEST_CASE("a missing <mass> in an <inertial> is an error naming the file") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("base") + R"(<link name="arm"><inertial><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)" +
-                                              joint("j", "base", "arm")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("base") + R"(<link name="arm"><inertial><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>)" +
+                                              urdf_joint("j", "base", "arm")),
                                         RootJoint::Fixed, "nomass.urdf"),
                        "nomass.urdf", "link 'arm'", "no <mass");
 }
 
 TEST_CASE("point masses (mass, zero rotational inertia) and massless links merged into a body load") {
-  CHECK_NOTHROW(load_urdf_string(robot(link("base") + inertial_link("arm", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
-                                       "<link name=\"tip\"/>" + joint("j", "base", "arm") + joint("f", "arm", "tip", "fixed"))));
+  CHECK_NOTHROW(load_urdf_string(urdf_robot(link("base") + inertial_link("arm", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
+                                       "<link name=\"tip\"/>" + urdf_joint("j", "base", "arm") + urdf_joint("f", "arm", "tip", "fixed"))));
 }
 
 TEST_CASE("a joint that moves no mass makes the model singular: it loads, but dynamics names the joint and both remedies") {
-  const Model model = load_urdf_string(robot(link("base") + link("arm") + "<link name=\"finger\"/>" + joint("j", "base", "arm") +
-                                             joint("finger_joint", "arm", "finger")),
+  const Model model = load_urdf_string(urdf_robot(link("base") + link("arm") + "<link name=\"finger\"/>" + urdf_joint("j", "base", "arm") +
+                                             urdf_joint("finger_joint", "arm", "finger")),
                                        RootJoint::Fixed, "finger.urdf");
   REQUIRE(find_singular_joints(model).size() == 1);
   CHECK(model.bodies[find_singular_joints(model)[0]].joint_name == "finger_joint");
@@ -156,8 +156,8 @@ TEST_CASE("a joint that moves no mass makes the model singular: it loads, but dy
 
 TEST_CASE("a joint whose child turns about its own axis with its mass on the axis is singular too") {
   // A point mass on the joint axis has no inertia about it: D_i = 0 in every configuration.
-  const Model model = load_urdf_string(robot(link("base") + inertial_link("bead", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
-                                             joint("spin", "base", "bead")),
+  const Model model = load_urdf_string(urdf_robot(link("base") + inertial_link("bead", "1", R"(ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0")") +
+                                             urdf_joint("spin", "base", "bead")),
                                        RootJoint::Fixed, "bead.urdf");
   REQUIRE(find_singular_joints(model).size() == 1);
 }
@@ -217,14 +217,14 @@ TEST_CASE("a zero quaternion in reference_q is refused before 'hold' divides by 
 }
 
 TEST_CASE("unsupported joint types name the joint") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("slide_plane", "a", "b", "planar")), RootJoint::Fixed, "p.urdf"),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("slide_plane", "a", "b", "planar")), RootJoint::Fixed, "p.urdf"),
                        "p.urdf", "slide_plane", "planar");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("float", "a", "b", "floating")), RootJoint::Fixed, "f.urdf"),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("float", "a", "b", "floating")), RootJoint::Fixed, "f.urdf"),
                        "f.urdf", "'float'", "floating");
 }
 
 TEST_CASE("a link and a joint may share a name: links and joints are separate namespaces") {
-  const Model model = load_urdf_string(robot(link("base") + link("LF_HAA") + joint("LF_HAA", "base", "LF_HAA")));
+  const Model model = load_urdf_string(urdf_robot(link("base") + link("LF_HAA") + urdf_joint("LF_HAA", "base", "LF_HAA")));
   CHECK(model.body_index("LF_HAA") == 1);
   CHECK(model.joint_index("LF_HAA") == 1);
   CHECK(model.frames[model.frame_index("LF_HAA", FrameKind::Link)].kind == FrameKind::Link);
@@ -233,29 +233,29 @@ TEST_CASE("a link and a joint may share a name: links and joints are separate na
   ConstraintSpec c{"pin", ConstraintType::Connect, "LF_HAA", "world", {}, {}, {0, 0, 1}, 0, 0};
   CHECK_NOTHROW(add_constraint(constrained, c, "api"));  // a constraint names a link
   c.link1 = "only_a_joint";
-  Model with_joint = load_urdf_string(robot(link("base") + link("arm") + joint("only_a_joint", "base", "arm")));
+  Model with_joint = load_urdf_string(urdf_robot(link("base") + link("arm") + urdf_joint("only_a_joint", "base", "arm")));
   CHECK_ERROR_MENTIONS(add_constraint(with_joint, c, "api"), "unknown link 'only_a_joint'", "there is a joint of that name");
 }
 
 TEST_CASE("duplicate link and joint names, and joints naming unknown links, are reported") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("a")), RootJoint::Fixed, "dup.urdf"), "dup.urdf", "duplicate link name 'a'");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + link("c") + joint("j", "a", "b") + joint("j", "a", "c")),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("a")), RootJoint::Fixed, "dup.urdf"), "dup.urdf", "duplicate link name 'a'");
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + link("c") + urdf_joint("j", "a", "b") + urdf_joint("j", "a", "c")),
                                         RootJoint::Fixed, "dupj.urdf"),
                        "dupj.urdf", "duplicate joint name 'j'");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + joint("j", "a", "ghost")), RootJoint::Fixed, "ghost.urdf"),
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + urdf_joint("j", "a", "ghost")), RootJoint::Fixed, "ghost.urdf"),
                        "ghost.urdf", "'j'", "unknown link 'ghost'");
 }
 
 TEST_CASE("a malformed <loop_joint> names the loop joint") {
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("j", "a", "b") +
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("j", "a", "b") +
                                               R"(<loop_joint name="close" type="spherical"><link1 link="b"/></loop_joint>)"),
                                         RootJoint::Fixed, "loop.urdf"),
                        "loop.urdf", "close", "link2");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("j", "a", "b") +
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("j", "a", "b") +
                                               R"(<loop_joint name="close" type="gear"><link1 link="b"/><link2 link="a"/></loop_joint>)"),
                                         RootJoint::Fixed, "loop.urdf"),
                        "loop.urdf", "gear");
-  CHECK_ERROR_MENTIONS(load_urdf_string(robot(link("a") + link("b") + joint("j", "a", "b") +
+  CHECK_ERROR_MENTIONS(load_urdf_string(urdf_robot(link("a") + link("b") + urdf_joint("j", "a", "b") +
                                               R"(<loop_joint name="close" type="fixed"><link1 link="b" xyz="1 x 2"/><link2 link="a"/></loop_joint>)"),
                                         RootJoint::Fixed, "loop.urdf"),
                        "loop.urdf", "close", "1 x 2");
@@ -358,7 +358,7 @@ TEST_CASE("unknown model generators and bad arguments are reported") {
 // Inputs a fuzzing probe found accepted without a word (issue 18): each is now a clear error.
 TEST_CASE("a prismatic joint with lower > upper or a NaN limit is refused, naming the joint") {
   const auto slider = [](const std::string& lower, const std::string& upper) {
-    return robot(link("base") + link("slide") + "<joint name=\"j\" type=\"prismatic\"><parent link=\"base\"/><child link=\"slide\"/>"
+    return urdf_robot(link("base") + link("slide") + "<joint name=\"j\" type=\"prismatic\"><parent link=\"base\"/><child link=\"slide\"/>"
                  "<axis xyz=\"1 0 0\"/><limit lower=\"" + lower + "\" upper=\"" + upper + "\" effort=\"1\" velocity=\"1\"/></joint>");
   };
   CHECK(load_urdf_string(slider("-1", "1"), RootJoint::Fixed, "ok.urdf").nv == 1);
@@ -368,7 +368,7 @@ TEST_CASE("a prismatic joint with lower > upper or a NaN limit is refused, namin
 
 TEST_CASE("a subnormal or absurdly large mass or inertia is refused: 1/m and products would overflow") {
   const auto arm = [](const std::string& mass, const std::string& inertia) {
-    return robot(link("base") + inertial_link("arm", mass, inertia) + joint("j", "base", "arm"));
+    return urdf_robot(link("base") + inertial_link("arm", mass, inertia) + urdf_joint("j", "base", "arm"));
   };
   CHECK_ERROR_MENTIONS(load_urdf_string(arm("1e-310", kDiagonal), RootJoint::Fixed, "tiny.urdf"), "tiny.urdf", "link 'arm'",
                        "smallest normal double");
@@ -426,7 +426,7 @@ TEST_CASE("a reference configuration with a zero quaternion is refused, naming t
 TEST_CASE("a state that overflows during a step is reported by that step, and keeps its last finite values") {
   // A 1 kg slider: no velocity product in its dynamics, so qdd = tau / m - g stays finite while
   // v + h qdd overflows.
-  const Model model = load_urdf_file(write_temp("slider.urdf", robot(link("base") + link("slider") + joint("slide", "base", "slider", "prismatic"))));
+  const Model model = load_urdf_file(write_temp("slider.urdf", urdf_robot(link("base") + link("slider") + urdf_joint("slide", "base", "slider", "prismatic"))));
   Batch<double> batch(model, 3, 1);
   batch.remove_effort_limits();  // the file's effort="1"
   for (int e = 0; e < 3; ++e) batch.v()[e] = 1e308;
@@ -456,7 +456,7 @@ TEST_CASE("a reset to a non-finite state sets the status at once, a reset to a v
 
 TEST_CASE("a name that is not UTF-8 loads, and the info JSON replaces its bytes instead of throwing") {
   // Found by the URDF fuzzer (tests/fuzz_regressions/urdf/invalid_utf8_link_name.urdf).
-  const Model model = load_urdf_string(robot(link("base") + link("arm\xff") + joint("j\xfe", "base", "arm\xff")));
+  const Model model = load_urdf_string(urdf_robot(link("base") + link("arm\xff") + urdf_joint("j\xfe", "base", "arm\xff")));
   std::string info;
   CHECK_NOTHROW(info = model_info_json(model, {}));
   CHECK(info.find("arm\xef\xbf\xbd") != std::string::npos);  // U+FFFD

@@ -8,9 +8,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
-
-Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
 
 double total_mass(const Model& m) {
   double mass = 0.0;

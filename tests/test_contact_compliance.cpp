@@ -10,7 +10,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
 
 // A 1 kg ball of radius 0.1 m whose contact with the ground is a spring-damper (k, d).
 Model compliant_ball(double stiffness, double damping) {

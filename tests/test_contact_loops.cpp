@@ -15,7 +15,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
 
 // A base box (2 kg) with a mast box (0.5 kg) welded on it off-centre: a loop between two free
 // bodies. Only the base has collision geometry.
@@ -30,7 +29,6 @@ Model welded_pair() {
                          "welded_pair.json", ".");
 }
 
-Model cassie() { return load_sdf_file(model_path("cassie_v2.sdf"), RootJoint::FreeFlyer, LoopClosure::DuplicateLink); }
 
 // Cassie's neutral configuration lies 0.61 rad beyond the upper limits of both tarsus cranks
 // and both feet, joints its plantar-rod loops tie together: there the limit rows and the loop

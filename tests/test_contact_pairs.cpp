@@ -12,7 +12,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
 
 // A pair candidate whose B core is placed by `b` (world frame) and A's point by `a`.
 ContactCandidate pair_candidate(CandidateKind kind, double ra, double rb, double half_length = 0.0, Vec3d half_extents = Vec3d::zero()) {

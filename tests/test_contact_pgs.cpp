@@ -10,9 +10,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
-
-Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
 
 template <class Engine>
 void use_pgs(Engine& batch, double tolerance, int max_iterations) {

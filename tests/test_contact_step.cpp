@@ -11,7 +11,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
 
 Eigen::VectorXd at_height(const Model& model, double z) {
   Eigen::VectorXd q = neutral_configuration<double>(model);

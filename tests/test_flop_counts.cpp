@@ -11,8 +11,6 @@ using namespace batchdyn::test;
 
 namespace {
 
-Model humanoid() { return load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer); }
-Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
 Model with_constraints(Model m, const std::string& file) {
   add_constraints_from_json_file(m, model_path(file));
   return m;

@@ -22,8 +22,6 @@ using namespace batchdyn::test;
 
 namespace {
 
-Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }
-
 template <class Engine>
 void use_pv_soft(Engine& batch, double tolerance, int max_iterations) {
   ContactSettings settings = batch.contact_settings();

@@ -13,10 +13,6 @@ using namespace batchdyn::test;
 
 namespace {
 
-Model cassie(LoopClosure closure = LoopClosure::DuplicateLink, RootJoint root = RootJoint::FreeFlyer) {
-  return load_sdf_file(model_path("cassie_v2.sdf"), root, closure);
-}
-
 double distance(const Vec3d& a, const Vec3d& b) { return std::sqrt(dot(a - b, a - b)); }
 
 Eigen::MatrixXd constraint_jacobian(const Model& m, const Eigen::VectorXd& q) {

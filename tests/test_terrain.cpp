@@ -10,7 +10,6 @@ using namespace batchdyn;
 using namespace batchdyn::test;
 
 namespace {
-constexpr double kG = 9.81;
 
 // A grid over [x0, x0 + (nx - 1) s] x [y0, y0 + (ny - 1) s] with heights h(x, y).
 template <class Height>

@@ -14,7 +14,6 @@ using namespace batchdyn::test;
 
 namespace {
 Model arm() { return load_urdf_file(model_path("arm7.urdf")); }
-Model humanoid() { return load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer); }
 
 // tau + kp (target - q) - kd v on 1-dof joints, clamped to the limits: the applied torque.
 Eigen::VectorXd pd_torque(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
