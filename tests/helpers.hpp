@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "batchdyn.hpp"
+#include "kernels/contact_problem.hpp"
 
 namespace batchdyn::test {
 
@@ -19,6 +20,19 @@ inline std::string model_path(const std::string& file) { return std::string(BATC
 
 // Standard gravity (m/s^2), as the models and the engine's default gravity use it.
 inline constexpr double kG = 9.81;
+
+// A contact problem of rows without a cone (limit or bilateral rows: the solver call says which),
+// every row present, with G (m x m) and g as given.
+inline ContactSolverWorkspace<double> rows_problem(const Eigen::MatrixXd& G, const Eigen::VectorXd& g) {
+  const int m = static_cast<int>(g.size());
+  ContactSolverWorkspace<double> ws(0, m);
+  for (int i = 0; i < m; ++i) {
+    ws.g[static_cast<size_t>(i)] = g[i];
+    ws.in_contact[static_cast<size_t>(i)] = 1.0;
+    for (int j = 0; j < m; ++j) ws.G[static_cast<size_t>(i * m + j)] = G(i, j);
+  }
+  return ws;
+}
 
 // The shipped robots most tests step, with a free-flyer root.
 inline Model quadruped() { return load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer); }

@@ -75,12 +75,7 @@ TEST_CASE("contact ADMM: bilateral rows alone are a linear solve, G lambda = -g"
   const Eigen::MatrixXd A = Eigen::MatrixXd::NullaryExpr(m, m, [&] { return u(rng); });
   const Eigen::MatrixXd G = A * A.transpose() + 0.1 * Eigen::MatrixXd::Identity(m, m);
   const Eigen::VectorXd g = Eigen::VectorXd::NullaryExpr(m, [&] { return u(rng); });
-  ContactSolverWorkspace<double> ws(0, m);
-  for (int i = 0; i < m; ++i) {
-    ws.g[static_cast<size_t>(i)] = g[i];
-    ws.in_contact[static_cast<size_t>(i)] = 1.0;
-    for (int j = 0; j < m; ++j) ws.G[static_cast<size_t>(i * m + j)] = G(i, j);
-  }
+  ContactSolverWorkspace<double> ws = rows_problem(G, g);
   ContactSettings settings;
   settings.tolerance = 1e-12, settings.max_iterations = 10000;
   std::vector<double> lambda(m, 0.0);

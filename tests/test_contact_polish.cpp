@@ -1,6 +1,7 @@
 // ADMM's solution polishing (kernels/contact_polish.hpp): the rows the iterate shows acting,
 // solved exactly, taken only where that meets the tolerance; and the active-set passes that
-// correct a guess off by a row. On small problems with closed-form solutions.
+// correct a guess off by a row. On small problems with closed-form solutions, and on a real
+// stalled one against an oracle that tries every active set.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
@@ -8,24 +9,14 @@
 #include <cmath>
 #include <vector>
 
+#include "helpers.hpp"
 #include "kernels/contact_admm.hpp"
 #include "kernels/contact_polish.hpp"
 
 using namespace batchdyn;
+using namespace batchdyn::test;
 
 namespace {
-
-// A problem of l limit rows (no contact, no bilateral row) with G and g as given, row-major.
-ContactSolverWorkspace<double> limit_problem(const Eigen::MatrixXd& G, const Eigen::VectorXd& g) {
-  const int m = static_cast<int>(g.size());
-  ContactSolverWorkspace<double> ws(0, m);
-  for (int i = 0; i < m; ++i) {
-    ws.g[static_cast<size_t>(i)] = g[i];
-    ws.in_contact[static_cast<size_t>(i)] = 1.0;
-    for (int j = 0; j < m; ++j) ws.G[static_cast<size_t>(i * m + j)] = G(i, j);
-  }
-  return ws;
-}
 
 // The limit rows' problem (G' and g', scaled) of a step of the collapsed humanoid holding a cube
 // with welded feet (models/scenes/humanoid_hands_cube_feet.json, double, step 1243 from the
@@ -104,7 +95,7 @@ TEST_CASE("ADMM polishing: a stalled limit problem of the collapsed humanoid is 
   for (const bool polish : {true, false}) {
     CAPTURE(polish);
     settings.polish = polish;
-    ContactSolverWorkspace<double> ws = limit_problem(G, g);
+    ContactSolverWorkspace<double> ws = rows_problem(G, g);
     std::vector<double> lambda(13, 0.0);
     const ContactSolverReport<double> report = contact_admm(0, 13, 0, settings, ws, lambda.data());
     double error = 0.0;
@@ -125,7 +116,7 @@ TEST_CASE("ADMM polishing: a guess with a row too many (an impulse creeping to z
   // The iterate says all three rows act; the third one's exact impulse would be negative, so the
   // first solve is rejected and its natural map drops that row.
   const OpposedLimits p;
-  ContactSolverWorkspace<double> ws = limit_problem(p.G(), p.g());
+  ContactSolverWorkspace<double> ws = rows_problem(p.G(), p.g());
   const double z[3] = {1.0, 1.0, 1e-3};
   for (int i = 0; i < 3; ++i) ws.z[static_cast<size_t>(i)] = z[i], ws.sigma[static_cast<size_t>(i)] = 0.0;  // z > sigma: all act
   double residual = 1.0;
@@ -157,7 +148,7 @@ TEST_CASE("ADMM polishing: a lane whose guess cannot be solved (a sliding contac
 
   // A lane no longer live (converged before) is left alone even where the polish would succeed.
   const OpposedLimits p;
-  ContactSolverWorkspace<double> done = limit_problem(p.G(), p.g());
+  ContactSolverWorkspace<double> done = rows_problem(p.G(), p.g());
   for (int i = 0; i < 3; ++i) done.z[static_cast<size_t>(i)] = 0.25, done.sigma[static_cast<size_t>(i)] = 0.0;
   CHECK(polish_contact_solution(0, 3, 0, 0.0, 1e-12, 0.03, done, residual) == 0.0);
   for (int i = 0; i < 3; ++i) CHECK(done.z[static_cast<size_t>(i)] == 0.25);
