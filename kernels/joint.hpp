@@ -121,16 +121,21 @@ BATCHDYN_INLINE Force<S> force_to_parent(const ModelConstants<S>& c, int i, cons
   });
 }
 
-// ^{λ(i)}X*_i H ^iX_{λ(i)}: an inertia of body i expressed in the parent's frame (H.transformed(X)).
+// out = base + ^{λ(i)}X*_i H ^iX_{λ(i)}: an inertia of body i expressed in the parent's frame
+// (H.transformed(X)), added to `base` (which may be `out`) as it is formed, never stored alone.
 template <class S>
-BATCHDYN_INLINE ArticulatedInertia<S> inertia_to_parent(const ModelConstants<S>& c, int i, const Transform<S>& X,
-                                                        const ArticulatedInertia<S>& H) {
+BATCHDYN_INLINE void add_inertia_to_parent(const ModelConstants<S>& c, int i, const Transform<S>& X,
+                                           const ArticulatedInertia<S>& H, const ArticulatedInertia<S>& base,
+                                           ArticulatedInertia<S>& out) {
   const int k = c.tree[i].rotation_axis;
-  if (k < 0) return H.transformed(X);
-  return with_axis(k, [&](auto K) -> ArticulatedInertia<S> {
+  if (k < 0) {
+    H.add_transformed(X, base, out);
+    return;
+  }
+  with_axis(k, [&](auto K) {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
-    return H.template transformed_about_axis<K.value>(cs, sn, X.translation);
+    H.template add_transformed_about_axis<K.value>(cs, sn, X.translation, base, out);
   });
 }
 

@@ -23,6 +23,14 @@ template <class S>
 BATCHDYN_INLINE void eliminate_joint(const ModelConstants<S>& c, int i, const ArticulatedInertia<S>& articulated_inertia, Force<S>* U,
                      S* Dinv, const S* extra_diagonal = nullptr) {
   const int nv = c.tree[i].nv, idx_v = c.tree[i].idx_v;
+  if (nv == 1) {  // most joints: D_i is a number (the same operations as below, without the loops)
+    U[0] = inertia_times_subspace(c, i, articulated_inertia, 0);
+    S D = subspace_transpose_times(c, i, U[0], 0);
+    D += c.armature[static_cast<size_t>(idx_v)];
+    if (extra_diagonal) D += extra_diagonal[0];
+    Dinv[0] = S(1) / D;
+    return;
+  }
   S D[36];  // D_i = S_i^T U_i + diag(armature_i), nv x nv
   D[0] = S(0);  // every joint has a dof; tells GCC (-Wmaybe-uninitialized, SSE2 builds) that D is written
   for (int k = 0; k < nv; ++k) U[k] = inertia_times_subspace(c, i, articulated_inertia, k);
@@ -71,35 +79,21 @@ BATCHDYN_INLINE void project_out_joint(int nv, const Force<S>* U, const Force<S>
 }
 
 // The inertia half of carrying body i into its parent: H^a_i in place (project_out_joint), then
-// H^A_λ += ^λX*_i H^a_i ^iX_λ with X = ^λM_i (kernels/joint.hpp: inertia_to_parent). nv = 0
+// H^A_λ += ^λX*_i H^a_i ^iX_λ with X = ^λM_i (kernels/joint.hpp: add_inertia_to_parent). nv = 0
 // carries H^A_i as it is (a locked joint).
 template <class S>
 BATCHDYN_INLINE void carry_inertia_to_parent(const ModelConstants<S>& c, int i, int nv, const Force<S>* U,
                                              const Force<S>* U_Dinv, const Transform<S>& X,
                                              ArticulatedInertia<S>& inertia, ArticulatedInertia<S>& parent_inertia) {
   project_out_joint(nv, U, U_Dinv, inertia);
-  parent_inertia += inertia_to_parent(c, i, X, inertia);
-}
-
-// H^A_λ += term; or, given the parent's own I_λ (`parent_body_inertia`, the first carry into λ of
-// a sweep that did not copy I_λ into H^A_λ beforehand: BodyPlan::first_child_carried),
-// H^A_λ = I_λ + term. Both add in the same order, so the sums are the same bit for bit.
-template <class S>
-BATCHDYN_INLINE void add_to_parent_inertia(const ArticulatedInertia<S>& term, const ArticulatedInertia<S>* parent_body_inertia,
-                                           ArticulatedInertia<S>& parent_inertia) {
-  if (parent_body_inertia) {
-    ArticulatedInertia<S> sum = *parent_body_inertia;
-    sum += term;
-    parent_inertia = sum;
-  } else {
-    parent_inertia += term;
-  }
+  add_inertia_to_parent(c, i, X, inertia, parent_inertia, parent_inertia);
 }
 
 // ABA's backward step for body i (RBDA Table 7.1): H^a_i and p^a_i = p^A_i + U_i D_i^{-1} u_i +
 // H^a_i c_i carried into the parent (H^A_λ += X* H^a_i X^-1, p^A_λ += X* p^a_i). `inertia` becomes
-// H^a_i in place. With `parent_body_inertia` (I_λ), H^A_λ = I_λ + X* H^a_i X^-1 instead
-// (add_to_parent_inertia).
+// H^a_i in place. With `parent_body_inertia` (I_λ: the first carry into λ of a sweep that did
+// not copy I_λ into H^A_λ beforehand, BodyPlan::first_child_carried), H^A_λ = I_λ + X* H^a_i X^-1
+// instead, the same sum bit for bit.
 template <class S>
 BATCHDYN_INLINE void carry_to_parent(const ModelConstants<S>& c, int i, const Force<S>* U, const Force<S>* U_Dinv,
                                      const S* u, const Motion<S>& bias_acceleration, const Transform<S>& X,
@@ -111,7 +105,7 @@ BATCHDYN_INLINE void carry_to_parent(const ModelConstants<S>& c, int i, const Fo
   Force<S> pa = bias;
   for (int k = 0; k < nv; ++k) pa += U_Dinv[k] * u[k];
   pa += inertia * bias_acceleration;
-  add_to_parent_inertia(inertia_to_parent(c, i, X, inertia), parent_body_inertia, parent_inertia);
+  add_inertia_to_parent(c, i, X, inertia, parent_body_inertia ? *parent_body_inertia : parent_inertia, parent_inertia);
   parent_bias += force_to_parent(c, i, X, pa);
 }
 

@@ -5,3 +5,5 @@
 #pragma once
 
 #define BATCHDYN_INLINE [[gnu::always_inline]] inline
+// The same for a lambda (after its parameter list: `[&](int k) BATCHDYN_LAMBDA_INLINE { ... }`).
+#define BATCHDYN_LAMBDA_INLINE __attribute__((always_inline))

@@ -19,7 +19,7 @@ namespace batchdyn {
 // inverse = D^{-1} for the symmetric positive definite N x N matrix D (both row-major, N x N).
 // Not inlined: unrolled, it is large, and inlined into the joint elimination it took GCC's
 // inlining budget from the inertia transforms next to it (`batchdyn bench`, float, release
-// build: inertia_to_parent 5 % -> 14 % of the samples, 196 -> 242 ns per environment; out of
+// build: the inertia transform (then inertia_to_parent) 5 % -> 14 % of the samples, 196 -> 242 ns per environment; out of
 // line 177-181 ns, and double 386-394 -> 349-350 ns).
 template <int N, class S>
 [[gnu::noinline]] void invert_spd_fixed(const S* D, S* inverse) {

@@ -19,8 +19,10 @@ struct Vec3 {
   S x{}, y{}, z{};
 
   static Vec3 zero() { return {S(0), S(0), S(0)}; }
-  S operator[](int i) const { return i == 0 ? x : (i == 1 ? y : z); }
-  S& operator[](int i) { return i == 0 ? x : (i == 1 ? y : z); }
+  // Entry i through a table of member pointers: a runtime i (a joint axis from the model) costs
+  // one indexed load, where a chain of comparisons cost two branches; a constant i folds away.
+  const S& operator[](int i) const { return this->*members[i]; }
+  S& operator[](int i) { return this->*members[i]; }
 
   Vec3 operator+(const Vec3& o) const { return {x + o.x, y + o.y, z + o.z}; }
   Vec3 operator-(const Vec3& o) const { return {x - o.x, y - o.y, z - o.z}; }
@@ -28,6 +30,9 @@ struct Vec3 {
   Vec3 operator*(const S& s) const { return {x * s, y * s, z * s}; }
   Vec3& operator+=(const Vec3& o) { x += o.x; y += o.y; z += o.z; return *this; }
   Vec3& operator-=(const Vec3& o) { x -= o.x; y -= o.y; z -= o.z; return *this; }
+
+ private:
+  static constexpr S Vec3::*members[3] = {&Vec3::x, &Vec3::y, &Vec3::z};
 };
 
 template <class S> Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * s; }
@@ -379,39 +384,72 @@ struct ArticulatedInertia {
   //   A'' = A,  B'' = B - A P,  C'' = C - P A P + P B + (P B)^T,
   // the products with P as cross products and P A P by its upper triangle (99 flops).
   BATCHDYN_INLINE ArticulatedInertia translated(const Vec3<S>& p) const {
-    const Mat3<S> AP = times_skew(A, p);
-    const Mat3<S> PB = skew_times(p, B);
-    ArticulatedInertia r{A, B - AP, C};
-    const S pv[3] = {p.x, p.y, p.z};
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i <= j; ++i) {
-        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-        const S PAP_ij = pv[i1] * AP.m[i2][j] - pv[i2] * AP.m[i1][j];  // (P A P)_{ij} = (p x (A P)_j)_i
-        r.C.m[i][j] = C.m[i][j] - PAP_ij + PB.m[i][j] + PB.m[j][i];
-        r.C.m[j][i] = r.C.m[i][j];
-      }
+    ArticulatedInertia r;
+    translated_entries(p, [&](Mat3<S> ArticulatedInertia::*block, int i, int j, const S& value) BATCHDYN_LAMBDA_INLINE {
+      (r.*block).m[i][j] = value;
+    });
     return r;
+  }
+  // out = base + X* I X^{-1} for X = (I, p) (as translated(p), then +=, bit for bit), written
+  // entry by entry: the transformed inertia is never stored. `base` may be `out`.
+  BATCHDYN_INLINE void add_translated(const Vec3<S>& p, const ArticulatedInertia& base, ArticulatedInertia& out) const {
+    translated_entries(p, [&](Mat3<S> ArticulatedInertia::*block, int i, int j, const S& value) BATCHDYN_LAMBDA_INLINE {
+      (out.*block).m[i][j] = (base.*block).m[i][j] + value;
+    });
   }
   // X* I X^{-1}: inertia expressed in frame a when this one is expressed in b (T = aMb): the
   // blocks rotated (A' = R A R^T, B' = R B R^T, C' = R C R^T; symmetric ones by their upper
   // triangle), then translated by p. ~340 flops instead of ~700 for plain 3x3 products.
-  BATCHDYN_INLINE ArticulatedInertia transformed(const Transform<S>& T) const {
-    const Mat3<S>& R = T.rotation;
-    const ArticulatedInertia rotated{rotate_symmetric(R, A), R * B * R.transpose(), rotate_symmetric(R, C)};
-    return rotated.translated(T.translation);
+  BATCHDYN_INLINE ArticulatedInertia transformed(const Transform<S>& T) const { return rotated(T.rotation).translated(T.translation); }
+  // out = base + X* I X^{-1} (add_translated after the rotation).
+  BATCHDYN_INLINE void add_transformed(const Transform<S>& T, const ArticulatedInertia& base, ArticulatedInertia& out) const {
+    rotated(T.rotation).add_translated(T.translation, base, out);
   }
   // The same for T = (R_k, p), R_k a rotation about e_k with cosine c and sine s (a revolute
   // joint about a coordinate axis behind a translation-only joint placement): the rotations cost
   // 90 flops instead of 240.
   template <int K>
   BATCHDYN_INLINE ArticulatedInertia transformed_about_axis(const S& c, const S& s, const Vec3<S>& p) const {
-    const ArticulatedInertia rotated{rotate_symmetric_about_axis<K>(c, s, A), rotate_about_axis<K>(c, s, B),
-                                     rotate_symmetric_about_axis<K>(c, s, C)};
-    return rotated.translated(p);
+    return rotated_about_axis<K>(c, s).translated(p);
+  }
+  template <int K>
+  BATCHDYN_INLINE void add_transformed_about_axis(const S& c, const S& s, const Vec3<S>& p, const ArticulatedInertia& base,
+                                                  ArticulatedInertia& out) const {
+    rotated_about_axis<K>(c, s).add_translated(p, base, out);
   }
   S operator()(int r, int c) const {
     if (r < 3) return c < 3 ? A(r, c) : B(r, c - 3);
     return c < 3 ? B(c, r - 3) : C(r - 3, c - 3);
+  }
+
+ private:
+  BATCHDYN_INLINE ArticulatedInertia rotated(const Mat3<S>& R) const {
+    return {rotate_symmetric(R, A), R * B * R.transpose(), rotate_symmetric(R, C)};
+  }
+  template <int K>
+  BATCHDYN_INLINE ArticulatedInertia rotated_about_axis(const S& c, const S& s) const {
+    return {rotate_symmetric_about_axis<K>(c, s, A), rotate_about_axis<K>(c, s, B), rotate_symmetric_about_axis<K>(c, s, C)};
+  }
+  // Every entry of translated(p), handed to put(block, i, j, value) once (the symmetric
+  // blocks' lower triangles as mirrors of the upper ones).
+  template <class Put>
+  BATCHDYN_INLINE void translated_entries(const Vec3<S>& p, Put&& put) const {
+    const Mat3<S> AP = times_skew(A, p);
+    const Mat3<S> PB = skew_times(p, B);
+    const S pv[3] = {p.x, p.y, p.z};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        put(&ArticulatedInertia::A, i, j, A.m[i][j]);
+        put(&ArticulatedInertia::B, i, j, B.m[i][j] - AP.m[i][j]);
+      }
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i <= j; ++i) {
+        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        const S PAP_ij = pv[i1] * AP.m[i2][j] - pv[i2] * AP.m[i1][j];  // (P A P)_{ij} = (p x (A P)_j)_i
+        const S C_ij = C.m[i][j] - PAP_ij + PB.m[i][j] + PB.m[j][i];
+        put(&ArticulatedInertia::C, i, j, C_ij);
+        if (i != j) put(&ArticulatedInertia::C, j, i, C_ij);
+      }
   }
 };
 
