@@ -26,9 +26,9 @@ BATCHDYN_INLINE void add_subspace_times(const ModelConstants<S>& c, int i, const
   const JointType type = c.tree[i].joint_type;
   const int k = c.joint_axis[i].coordinate;
   if (k >= 0 && (type == JointType::Revolute || type == JointType::Continuous))
-    with_axis(k, [&](auto K) { m.angular[K.value] += x[0]; });
+    with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE { m.angular[K.value] += x[0]; });
   else if (k >= 0 && type == JointType::Prismatic)
-    with_axis(k, [&](auto K) { m.linear[K.value] += x[0]; });
+    with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE { m.linear[K.value] += x[0]; });
   else m += subspace_times(c, i, x);
 }
 
@@ -41,7 +41,7 @@ BATCHDYN_INLINE Motion<S> cross_joint_velocity(const ModelConstants<S>& c, int i
   const int k = c.joint_axis[i].coordinate;
   const bool revolute = type == JointType::Revolute || type == JointType::Continuous;
   if (revolute && k >= 0)
-    return with_axis(k, [&](auto K) {
+    return with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE {
       constexpr int a = (K.value + 1) % 3, b = (K.value + 2) % 3;
       const S x = vJ.angular[K.value];
       Motion<S> r = Motion<S>::zero();
@@ -88,7 +88,7 @@ BATCHDYN_INLINE Transform<S> world_placement(const ModelConstants<S>& c, int i, 
                                              const Transform<S>& X) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return parent_world * X;
-  return with_axis(k, [&](auto K) -> Transform<S> {
+  return with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE -> Transform<S> {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
     return {times_axis_rotation<K.value>(parent_world.rotation, cs, sn), parent_world.act_point(X.translation)};
@@ -100,7 +100,7 @@ template <class S>
 BATCHDYN_INLINE Motion<S> motion_to_body(const ModelConstants<S>& c, int i, const Transform<S>& X, const Motion<S>& m) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return X.act_inv(m);
-  return with_axis(k, [&](auto K) -> Motion<S> {
+  return with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE -> Motion<S> {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
     return {rotate_back_about_axis<K.value>(cs, sn, m.linear - cross(X.translation, m.angular)),
@@ -113,7 +113,7 @@ template <class S>
 BATCHDYN_INLINE Force<S> force_to_parent(const ModelConstants<S>& c, int i, const Transform<S>& X, const Force<S>& f) {
   const int k = c.tree[i].rotation_axis;
   if (k < 0) return X.act(f);
-  return with_axis(k, [&](auto K) -> Force<S> {
+  return with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE -> Force<S> {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
     const Vec3<S> linear = rotate_about_axis<K.value>(cs, sn, f.linear);
@@ -132,7 +132,7 @@ BATCHDYN_INLINE void add_inertia_to_parent(const ModelConstants<S>& c, int i, co
     H.add_transformed(X, base, out);
     return;
   }
-  with_axis(k, [&](auto K) {
+  with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
     H.template add_transformed_about_axis<K.value>(cs, sn, X.translation, base, out);

@@ -37,7 +37,7 @@ struct Vec3 {
 
 template <class S> Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * s; }
 template <class S> S dot(const Vec3<S>& a, const Vec3<S>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-template <class S> Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
+template <class S> BATCHDYN_INLINE Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
 
@@ -91,7 +91,7 @@ struct Mat3 {
 
 // R A R^T for symmetric A: one full product and the upper triangle of the second (75 flops
 // instead of 90), mirrored.
-template <class S> Mat3<S> rotate_symmetric(const Mat3<S>& R, const Mat3<S>& A) {
+template <class S> BATCHDYN_INLINE Mat3<S> rotate_symmetric(const Mat3<S>& R, const Mat3<S>& A) {
   const Mat3<S> RA = R * A;
   Mat3<S> r;
   for (int i = 0; i < 3; ++i)
@@ -102,7 +102,7 @@ template <class S> Mat3<S> rotate_symmetric(const Mat3<S>& R, const Mat3<S>& A) 
   return r;
 }
 // [p]x M, column by column: p x m_j.
-template <class S> Mat3<S> skew_times(const Vec3<S>& p, const Mat3<S>& M) {
+template <class S> BATCHDYN_INLINE Mat3<S> skew_times(const Vec3<S>& p, const Mat3<S>& M) {
   Mat3<S> r;
   for (int j = 0; j < 3; ++j) {
     const Vec3<S> c = cross(p, M.column(j));
@@ -111,7 +111,7 @@ template <class S> Mat3<S> skew_times(const Vec3<S>& p, const Mat3<S>& M) {
   return r;
 }
 // M [p]x, row by row: row_i(M [p]x) = row_i(M) x p.
-template <class S> Mat3<S> times_skew(const Mat3<S>& M, const Vec3<S>& p) {
+template <class S> BATCHDYN_INLINE Mat3<S> times_skew(const Mat3<S>& M, const Vec3<S>& p) {
   Mat3<S> r;
   for (int i = 0; i < 3; ++i) {
     const Vec3<S> c = cross(Vec3<S>{M.m[i][0], M.m[i][1], M.m[i][2]}, p);
@@ -121,7 +121,7 @@ template <class S> Mat3<S> times_skew(const Mat3<S>& M, const Vec3<S>& p) {
 }
 
 // a b^T
-template <class S> Mat3<S> outer(const Vec3<S>& a, const Vec3<S>& b) {
+template <class S> BATCHDYN_INLINE Mat3<S> outer(const Vec3<S>& a, const Vec3<S>& b) {
   Mat3<S> r;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r.m[i][j] = a[i] * b[j];
@@ -248,11 +248,11 @@ struct Force {
 template <class S> S dot(const Force<S>& f, const Motion<S>& m) { return dot(f.linear, m.linear) + dot(f.angular, m.angular); }
 
 // m1 x m2 (motion cross product, Featherstone's crm).
-template <class S> Motion<S> cross(const Motion<S>& a, const Motion<S>& b) {
+template <class S> BATCHDYN_INLINE Motion<S> cross(const Motion<S>& a, const Motion<S>& b) {
   return {cross(a.angular, b.linear) + cross(a.linear, b.angular), cross(a.angular, b.angular)};
 }
 // m x* f (force cross product, crf).
-template <class S> Force<S> cross(const Motion<S>& m, const Force<S>& f) {
+template <class S> BATCHDYN_INLINE Force<S> cross(const Motion<S>& m, const Force<S>& f) {
   return {cross(m.angular, f.linear), cross(m.angular, f.angular) + cross(m.linear, f.linear)};
 }
 
@@ -268,21 +268,21 @@ struct Transform {
   Vec3<S> act_point(const Vec3<S>& x) const { return rotation * x + translation; }
 
   // aXb m: motion expressed in b -> expressed in a.
-  Motion<S> act(const Motion<S>& m) const {
+  BATCHDYN_INLINE Motion<S> act(const Motion<S>& m) const {
     const Vec3<S> w = rotation * m.angular;
     return {rotation * m.linear + cross(translation, w), w};
   }
   // bXa m: motion expressed in a -> expressed in b.
-  Motion<S> act_inv(const Motion<S>& m) const {
+  BATCHDYN_INLINE Motion<S> act_inv(const Motion<S>& m) const {
     return {rotation.transpose_times(m.linear - cross(translation, m.angular)), rotation.transpose_times(m.angular)};
   }
   // aXb* f: force expressed in b -> expressed in a.
-  Force<S> act(const Force<S>& f) const {
+  BATCHDYN_INLINE Force<S> act(const Force<S>& f) const {
     const Vec3<S> lin = rotation * f.linear;
     return {lin, rotation * f.angular + cross(translation, lin)};
   }
   // force expressed in a -> expressed in b.
-  Force<S> act_inv(const Force<S>& f) const {
+  BATCHDYN_INLINE Force<S> act_inv(const Force<S>& f) const {
     return {rotation.transpose_times(f.linear), rotation.transpose_times(f.angular - cross(translation, f.linear))};
   }
   // aMb * bMc = aMc
@@ -344,7 +344,7 @@ struct ArticulatedInertia {
     const Mat3<S> cx = Mat3<S>::skew(I.com);
     return {Mat3<S>::identity() * I.mass, cx * (-I.mass) /* -m [c]x */, I.inertia_origin()};
   }
-  Force<S> operator*(const Motion<S>& m) const {
+  BATCHDYN_INLINE Force<S> operator*(const Motion<S>& m) const {
     return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
   }
   ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
@@ -355,7 +355,7 @@ struct ArticulatedInertia {
   // Column 3 + k of the 6x6 matrix (I * (0; e_k), k < 3): a ball joint's column.
   Force<S> angular_column(int k) const { return {B.column(k), C.column(k)}; }
   // Column k of the 6x6 matrix, as a force (I * e_k).
-  Force<S> column(int k) const {
+  BATCHDYN_INLINE Force<S> column(int k) const {
     Force<S> f;
     for (int r = 0; r < 6; ++r) f[r] = (*this)(r, k);
     return f;
