@@ -72,8 +72,8 @@ S guess_acting_rows(int k, int l, int b, const S* z_all, ContactSolverWorkspace<
     const S* sigma = ws.sigma.data() + 3 * c;
     const S* z = z_all + 3 * c;
     const S mu = ws.mu[static_cast<size_t>(c)];
-    S n = z[0] - (sigma[0] + mu * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2])), t1 = z[1] - sigma[1], t2 = z[2] - sigma[2];
-    project_to_cone(mu, n, t1, t2);
+    S n, t1, t2;
+    natural_map_projection(mu, z, sigma, n, t1, t2);
     const auto open = n <= S(0);
     const auto sticks = sqrt(t1 * t1 + t2 * t2) < S(0.999) * mu * n;  // strictly inside: the cone's boundary is sliding
     usable = select(present(c) && !open && !sticks, S(0), usable);

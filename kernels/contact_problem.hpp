@@ -145,6 +145,18 @@ void formed_contact_velocity(int m, ContactSolverWorkspace<S>& ws) {
   }
 }
 
+// One contact's rows of the natural map's projection, proj_K(z - sigma~) with the De Saxce shift
+// sigma~ = sigma + (mu ||sigma_t||, 0, 0): (n, t1, t2) for the impulses z and velocities sigma
+// (3 values each). The natural residual and the polishing's guess (kernels/contact_polish.hpp)
+// both read it.
+template <class S>
+BATCHDYN_INLINE void natural_map_projection(const S& mu, const S* z, const S* sigma, S& n, S& t1, S& t2) {
+  using std::sqrt;
+  const S shifted_n = sigma[0] + mu * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
+  n = z[0] - shifted_n, t1 = z[1] - sigma[1], t2 = z[2] - sigma[2];
+  project_to_cone(mu, n, t1, t2);
+}
+
 // The NCP's natural residual at impulses z (m, scaled), with ws.sigma = G' z + g' (the caller's:
 // formed_contact_velocity, or ADMM's Delassus operator), the largest over the problem of: per
 // cone, z - proj_K(z - sigma~) (zero exactly when z in K, sigma~ in K* and z . sigma~ = 0, and of
@@ -155,16 +167,13 @@ template <class S>
 S contact_natural_residual(int k, int l, int b, const S* z_all, const ContactSolverWorkspace<S>& ws) {
   using std::abs;
   using std::max;
-  using std::sqrt;
   const int m = 3 * k + l + b;
   S residual(0);
   for (int c = 0; c < k; ++c) {
     const S* sigma = ws.sigma.data() + 3 * c;
     const S* z = z_all + 3 * c;
-    const S mu = ws.mu[static_cast<size_t>(c)];
-    const S shifted_n = sigma[0] + mu * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
-    S n = z[0] - shifted_n, t1 = z[1] - sigma[1], t2 = z[2] - sigma[2];
-    project_to_cone(mu, n, t1, t2);
+    S n, t1, t2;
+    natural_map_projection(ws.mu[static_cast<size_t>(c)], z, sigma, n, t1, t2);
     residual = max(residual, max(abs(z[0] - n), max(abs(z[1] - t1), abs(z[2] - t2))));
   }
   for (int i = 3 * k; i < 3 * k + l; ++i) {

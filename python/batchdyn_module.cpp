@@ -190,19 +190,38 @@ auto serialised(F f) {
   return serialised_call<B>(f, &F::operator());
 }
 
-// The getter and the setter of a property that is one field of the Batch's loop stabilisation
-// settings (the setter goes through Batch::set_loop_stabilisation, which checks them).
+// The getter and the setter of a property that is one field of one of the Batch's settings
+// structs: read whole with `read`, written back whole with `write` (which checks it).
+template <class B, class Engine, class Settings, class Field>
+auto settings_field_getter(const Settings& (Engine::*read)() const, Field Settings::*field) {
+  return serialised<B>([read, field](B& b) { return (b.batch.*read)().*field; });
+}
+template <class B, class Engine, class Settings, class Field>
+auto settings_field_setter(const Settings& (Engine::*read)() const, void (Engine::*write)(const Settings&),
+                           Field Settings::*field) {
+  return serialised<B>([read, write, field](B& b, Field value) {
+    Settings s = (b.batch.*read)();
+    s.*field = value;
+    (b.batch.*write)(s);
+  });
+}
+// The loop stabilisation's fields (Batch::set_loop_stabilisation checks them).
 template <class B, class Field>
 auto loop_stabilisation_getter(Field LoopStabilisationSettings::*field) {
-  return serialised<B>([field](B& b) { return b.batch.loop_stabilisation().*field; });
+  return settings_field_getter<B>(&decltype(B::batch)::loop_stabilisation, field);
 }
 template <class B, class Field>
 auto loop_stabilisation_setter(Field LoopStabilisationSettings::*field) {
-  return serialised<B>([field](B& b, Field value) {
-    LoopStabilisationSettings s = b.batch.loop_stabilisation();
-    s.*field = value;
-    b.batch.set_loop_stabilisation(s);
-  });
+  return settings_field_setter<B>(&decltype(B::batch)::loop_stabilisation, &decltype(B::batch)::set_loop_stabilisation, field);
+}
+// The contact settings' fields (Batch::set_contact_settings checks them).
+template <class B, class Field>
+auto contact_setting_getter(Field ContactSettings::*field) {
+  return settings_field_getter<B>(&decltype(B::batch)::contact_settings, field);
+}
+template <class B, class Field>
+auto contact_setting_setter(Field ContactSettings::*field) {
+  return settings_field_setter<B>(&decltype(B::batch)::contact_settings, &decltype(B::batch)::set_contact_settings, field);
 }
 
 // The owner of a view: the user's array when one was given, else the Batch itself.
@@ -498,35 +517,23 @@ void bind_batch(py::module_& m, const char* name) {
                     }), "ADMM's linear solve with G + rho I: 'cholesky' (a factor of the formed Delassus matrix, the default) or "
                         "'pv-soft' (on the tree, O(n + m) per solve; ground contacts and joint limits only: refused on a model "
                         "with contact pairs or loop constraints).")
-      .def_property("admm_polish", serialised<B>([](B& b) { return b.batch.contact_settings().polish; }),
-                    serialised<B>([](B& b, bool on) {
-                      ContactSettings s = b.batch.contact_settings();
-                      s.polish = on;
-                      b.batch.set_contact_settings(s);
-                    }), "Whether ADMM on the formed Delassus matrix polishes its iterate (default True): after 10, 20, 40, ... "
-                        "iterations it solves the rows it finds acting exactly (active-set passes), and a solution is taken "
-                        "only where it meets the tolerance. Turns caps on nearly redundant joint limits into exact solves.")
-      .def_property("contact_max_iterations", serialised<B>([](B& b) { return b.batch.contact_settings().max_iterations; }),
-                    serialised<B>([](B& b, int iterations) {
-                      ContactSettings s = b.batch.contact_settings();
-                      s.max_iterations = iterations;
-                      b.batch.set_contact_settings(s);
-                    }), "The contact solver's iteration cap per substep (1 to 1000000; default 500).")
-      .def_property("contact_tolerance", serialised<B>([](B& b) { return b.batch.contact_settings().tolerance; }),
-                    serialised<B>([](B& b, double tolerance) {
-                      ContactSettings s = b.batch.contact_settings();
-                      s.tolerance = tolerance;
-                      b.batch.set_contact_settings(s);
-                    }), "The contact solver's relative tolerance (finite, >= 0; default 1e-6 in float64, 1e-5 in float32).")
-      .def_property("joint_limits", serialised<B>([](B& b) { return b.batch.contact_settings().joint_limits; }),
-                    serialised<B>([](B& b, bool on) {
-                      ContactSettings s = b.batch.contact_settings();
-                      s.joint_limits = on;
-                      b.batch.set_contact_settings(s);
-                    }), "Whether step() keeps the 1-dof joints within their position limits (unilateral rows of the "
-                        "contact problem, default True; with loop constraints and no contacts, on the mechanism with its loops "
-                        "closed). The reference "
-                        "functions never apply them.")
+      .def_property("admm_polish", contact_setting_getter<B>(&ContactSettings::polish),
+                    contact_setting_setter<B>(&ContactSettings::polish),
+                    "Whether ADMM on the formed Delassus matrix polishes its iterate (default True): after 10, 20, 40, ... "
+                    "iterations it solves the rows it finds acting exactly (active-set passes), and a solution is taken "
+                    "only where it meets the tolerance. Turns caps on nearly redundant joint limits into exact solves.")
+      .def_property("contact_max_iterations", contact_setting_getter<B>(&ContactSettings::max_iterations),
+                    contact_setting_setter<B>(&ContactSettings::max_iterations),
+                    "The contact solver's iteration cap per substep (1 to 1000000; default 500).")
+      .def_property("contact_tolerance", contact_setting_getter<B>(&ContactSettings::tolerance),
+                    contact_setting_setter<B>(&ContactSettings::tolerance),
+                    "The contact solver's relative tolerance (finite, >= 0; default 1e-6 in float64, 1e-5 in float32).")
+      .def_property("joint_limits", contact_setting_getter<B>(&ContactSettings::joint_limits),
+                    contact_setting_setter<B>(&ContactSettings::joint_limits),
+                    "Whether step() keeps the 1-dof joints within their position limits (unilateral rows of the "
+                    "contact problem, default True; with loop constraints and no contacts, on the mechanism with its loops "
+                    "closed). The reference "
+                    "functions never apply them.")
       .def("set_ground", serialised<B>([](B& b, const std::vector<int>& envs, double height, const std::array<double, 3>& normal) {
              b.batch.set_ground(envs, height, Vec3d{normal[0], normal[1], normal[2]});
            }), py::arg("envs"), py::arg("height"), py::arg("normal") = std::array<double, 3>{0.0, 0.0, 1.0},
