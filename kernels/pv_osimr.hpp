@@ -27,7 +27,7 @@ namespace batchdyn {
 namespace detail {
 // O f for a 6 x 6 row-major O (a map from forces to accelerations) and a force f.
 template <class S>
-Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
+BATCHDYN_INLINE Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
   Motion<S> a;
   for (int r = 0; r < 6; ++r) {
     S s = O[r * 6] * f.linear.x;
