@@ -5,7 +5,9 @@
 //  * a Transform is the placement aMb of frame b in frame a: x_a = R x_b + p;
 //  * act() maps a quantity expressed in b to a, act_inv() maps from a to b.
 // Every operation is written on 3-vectors and 3x3 blocks so it reads like the formula and
-// costs only what the structure needs (no generic 6x6 products).
+// costs only what the structure needs (no generic 6x6 products). Every one is BATCHDYN_INLINE
+// (layout/inline.hpp): in a translation unit that holds several kernels, GCC otherwise calls
+// Mat3 * Vec3, dot or Force += out of line from inside the sweeps.
 #pragma once
 
 #include "layout/inline.hpp"
@@ -18,25 +20,25 @@ template <class S>
 struct Vec3 {
   S x{}, y{}, z{};
 
-  static Vec3 zero() { return {S(0), S(0), S(0)}; }
+  BATCHDYN_INLINE static Vec3 zero() { return {S(0), S(0), S(0)}; }
   // Entry i through a table of member pointers: a runtime i (a joint axis from the model) costs
   // one indexed load, where a chain of comparisons cost two branches; a constant i folds away.
-  const S& operator[](int i) const { return this->*members[i]; }
-  S& operator[](int i) { return this->*members[i]; }
+  BATCHDYN_INLINE const S& operator[](int i) const { return this->*members[i]; }
+  BATCHDYN_INLINE S& operator[](int i) { return this->*members[i]; }
 
-  Vec3 operator+(const Vec3& o) const { return {x + o.x, y + o.y, z + o.z}; }
-  Vec3 operator-(const Vec3& o) const { return {x - o.x, y - o.y, z - o.z}; }
-  Vec3 operator-() const { return {-x, -y, -z}; }
-  Vec3 operator*(const S& s) const { return {x * s, y * s, z * s}; }
-  Vec3& operator+=(const Vec3& o) { x += o.x; y += o.y; z += o.z; return *this; }
-  Vec3& operator-=(const Vec3& o) { x -= o.x; y -= o.y; z -= o.z; return *this; }
+  BATCHDYN_INLINE Vec3 operator+(const Vec3& o) const { return {x + o.x, y + o.y, z + o.z}; }
+  BATCHDYN_INLINE Vec3 operator-(const Vec3& o) const { return {x - o.x, y - o.y, z - o.z}; }
+  BATCHDYN_INLINE Vec3 operator-() const { return {-x, -y, -z}; }
+  BATCHDYN_INLINE Vec3 operator*(const S& s) const { return {x * s, y * s, z * s}; }
+  BATCHDYN_INLINE Vec3& operator+=(const Vec3& o) { x += o.x; y += o.y; z += o.z; return *this; }
+  BATCHDYN_INLINE Vec3& operator-=(const Vec3& o) { x -= o.x; y -= o.y; z -= o.z; return *this; }
 
  private:
   static constexpr S Vec3::*members[3] = {&Vec3::x, &Vec3::y, &Vec3::z};
 };
 
-template <class S> Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * s; }
-template <class S> S dot(const Vec3<S>& a, const Vec3<S>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+template <class S> BATCHDYN_INLINE Vec3<S> operator*(const S& s, const Vec3<S>& v) { return v * s; }
+template <class S> BATCHDYN_INLINE S dot(const Vec3<S>& a, const Vec3<S>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 template <class S> BATCHDYN_INLINE Vec3<S> cross(const Vec3<S>& a, const Vec3<S>& b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
@@ -48,45 +50,45 @@ struct Mat3 {
   // temporary showed up as memset in the batched kernel's profile). Use zero() for zeros.
   S m[3][3];
 
-  static Mat3 zero() { Mat3 r; for (auto& row : r.m) for (auto& e : row) e = S(0); return r; }
-  static Mat3 identity() { Mat3 r = zero(); r.m[0][0] = r.m[1][1] = r.m[2][2] = S(1); return r; }
-  static Mat3 diagonal(const S& a, const S& b, const S& c) {
+  BATCHDYN_INLINE static Mat3 zero() { Mat3 r; for (auto& row : r.m) for (auto& e : row) e = S(0); return r; }
+  BATCHDYN_INLINE static Mat3 identity() { Mat3 r = zero(); r.m[0][0] = r.m[1][1] = r.m[2][2] = S(1); return r; }
+  BATCHDYN_INLINE static Mat3 diagonal(const S& a, const S& b, const S& c) {
     Mat3 r = zero(); r.m[0][0] = a; r.m[1][1] = b; r.m[2][2] = c; return r;
   }
   // [v]x, the cross-product matrix: skew(v) * w = v x w.
-  static Mat3 skew(const Vec3<S>& v) {
+  BATCHDYN_INLINE static Mat3 skew(const Vec3<S>& v) {
     Mat3 r;
     r.m[0][0] = S(0); r.m[0][1] = -v.z; r.m[0][2] = v.y;
     r.m[1][0] = v.z;  r.m[1][1] = S(0); r.m[1][2] = -v.x;
     r.m[2][0] = -v.y; r.m[2][1] = v.x;  r.m[2][2] = S(0);
     return r;
   }
-  S operator()(int r, int c) const { return m[r][c]; }
-  S& operator()(int r, int c) { return m[r][c]; }
+  BATCHDYN_INLINE S operator()(int r, int c) const { return m[r][c]; }
+  BATCHDYN_INLINE S& operator()(int r, int c) { return m[r][c]; }
 
-  Vec3<S> operator*(const Vec3<S>& v) const {
+  BATCHDYN_INLINE Vec3<S> operator*(const Vec3<S>& v) const {
     return {m[0][0] * v.x + m[0][1] * v.y + m[0][2] * v.z,
             m[1][0] * v.x + m[1][1] * v.y + m[1][2] * v.z,
             m[2][0] * v.x + m[2][1] * v.y + m[2][2] * v.z};
   }
   // R^T v without forming R^T.
-  Vec3<S> transpose_times(const Vec3<S>& v) const {
+  BATCHDYN_INLINE Vec3<S> transpose_times(const Vec3<S>& v) const {
     return {m[0][0] * v.x + m[1][0] * v.y + m[2][0] * v.z,
             m[0][1] * v.x + m[1][1] * v.y + m[2][1] * v.z,
             m[0][2] * v.x + m[1][2] * v.y + m[2][2] * v.z};
   }
-  Mat3 operator*(const Mat3& o) const {
+  BATCHDYN_INLINE Mat3 operator*(const Mat3& o) const {
     Mat3 r;
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][0] * o.m[0][j] + m[i][1] * o.m[1][j] + m[i][2] * o.m[2][j];
     return r;
   }
-  Mat3 operator+(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] + o.m[i][j]; return r; }
-  Mat3 operator-(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] - o.m[i][j]; return r; }
-  Mat3 operator*(const S& s) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] * s; return r; }
-  Mat3& operator+=(const Mat3& o) { return *this = *this + o; }
-  Mat3 transpose() const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[j][i]; return r; }
-  Vec3<S> column(int j) const { return {m[0][j], m[1][j], m[2][j]}; }
+  BATCHDYN_INLINE Mat3 operator+(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] + o.m[i][j]; return r; }
+  BATCHDYN_INLINE Mat3 operator-(const Mat3& o) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] - o.m[i][j]; return r; }
+  BATCHDYN_INLINE Mat3 operator*(const S& s) const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[i][j] * s; return r; }
+  BATCHDYN_INLINE Mat3& operator+=(const Mat3& o) { return *this = *this + o; }
+  BATCHDYN_INLINE Mat3 transpose() const { Mat3 r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.m[i][j] = m[j][i]; return r; }
+  BATCHDYN_INLINE Vec3<S> column(int j) const { return {m[0][j], m[1][j], m[2][j]}; }
 };
 
 // R A R^T for symmetric A: one full product and the upper triangle of the second (75 flops
@@ -220,32 +222,32 @@ template <int K, class S> BATCHDYN_INLINE Mat3<S> rotate_about_axis(const S& c, 
 template <class S>
 struct Motion {
   Vec3<S> linear, angular;
-  static Motion zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
-  Motion operator+(const Motion& o) const { return {linear + o.linear, angular + o.angular}; }
-  Motion operator-(const Motion& o) const { return {linear - o.linear, angular - o.angular}; }
-  Motion operator-() const { return {-linear, -angular}; }
-  Motion operator*(const S& s) const { return {linear * s, angular * s}; }
-  Motion& operator+=(const Motion& o) { linear += o.linear; angular += o.angular; return *this; }
-  S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
-  S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
+  BATCHDYN_INLINE static Motion zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
+  BATCHDYN_INLINE Motion operator+(const Motion& o) const { return {linear + o.linear, angular + o.angular}; }
+  BATCHDYN_INLINE Motion operator-(const Motion& o) const { return {linear - o.linear, angular - o.angular}; }
+  BATCHDYN_INLINE Motion operator-() const { return {-linear, -angular}; }
+  BATCHDYN_INLINE Motion operator*(const S& s) const { return {linear * s, angular * s}; }
+  BATCHDYN_INLINE Motion& operator+=(const Motion& o) { linear += o.linear; angular += o.angular; return *this; }
+  BATCHDYN_INLINE S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
+  BATCHDYN_INLINE S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
 };
 
 // Spatial force vector (wrench): [force; torque].
 template <class S>
 struct Force {
   Vec3<S> linear, angular;
-  static Force zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
-  Force operator+(const Force& o) const { return {linear + o.linear, angular + o.angular}; }
-  Force operator-(const Force& o) const { return {linear - o.linear, angular - o.angular}; }
-  Force operator*(const S& s) const { return {linear * s, angular * s}; }
-  Force& operator+=(const Force& o) { linear += o.linear; angular += o.angular; return *this; }
-  Force& operator-=(const Force& o) { linear -= o.linear; angular -= o.angular; return *this; }
-  S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
-  S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
+  BATCHDYN_INLINE static Force zero() { return {Vec3<S>::zero(), Vec3<S>::zero()}; }
+  BATCHDYN_INLINE Force operator+(const Force& o) const { return {linear + o.linear, angular + o.angular}; }
+  BATCHDYN_INLINE Force operator-(const Force& o) const { return {linear - o.linear, angular - o.angular}; }
+  BATCHDYN_INLINE Force operator*(const S& s) const { return {linear * s, angular * s}; }
+  BATCHDYN_INLINE Force& operator+=(const Force& o) { linear += o.linear; angular += o.angular; return *this; }
+  BATCHDYN_INLINE Force& operator-=(const Force& o) { linear -= o.linear; angular -= o.angular; return *this; }
+  BATCHDYN_INLINE S operator[](int k) const { return k < 3 ? linear[k] : angular[k - 3]; }
+  BATCHDYN_INLINE S& operator[](int k) { return k < 3 ? linear[k] : angular[k - 3]; }
 };
 
 // Power pairing f . m.
-template <class S> S dot(const Force<S>& f, const Motion<S>& m) { return dot(f.linear, m.linear) + dot(f.angular, m.angular); }
+template <class S> BATCHDYN_INLINE S dot(const Force<S>& f, const Motion<S>& m) { return dot(f.linear, m.linear) + dot(f.angular, m.angular); }
 
 // m1 x m2 (motion cross product, Featherstone's crm).
 template <class S> BATCHDYN_INLINE Motion<S> cross(const Motion<S>& a, const Motion<S>& b) {
@@ -265,7 +267,7 @@ struct Transform {
 
   static Transform identity() { return {Mat3<S>::identity(), Vec3<S>::zero()}; }
 
-  Vec3<S> act_point(const Vec3<S>& x) const { return rotation * x + translation; }
+  BATCHDYN_INLINE Vec3<S> act_point(const Vec3<S>& x) const { return rotation * x + translation; }
 
   // aXb m: motion expressed in b -> expressed in a.
   BATCHDYN_INLINE Motion<S> act(const Motion<S>& m) const {
@@ -286,8 +288,8 @@ struct Transform {
     return {rotation.transpose_times(f.linear), rotation.transpose_times(f.angular - cross(translation, f.linear))};
   }
   // aMb * bMc = aMc
-  Transform operator*(const Transform& o) const { return {rotation * o.rotation, rotation * o.translation + translation}; }
-  Transform inverse() const {
+  BATCHDYN_INLINE Transform operator*(const Transform& o) const { return {rotation * o.rotation, rotation * o.translation + translation}; }
+  BATCHDYN_INLINE Transform inverse() const {
     const Mat3<S> rt = rotation.transpose();
     return {rt, -(rt * translation)};
   }
@@ -304,12 +306,12 @@ struct RigidInertia {
   static RigidInertia zero() { return {S(0), Vec3<S>::zero(), Mat3<S>::zero()}; }
 
   // I m  (momentum of a body moving with twist m)
-  Force<S> operator*(const Motion<S>& m) const {
+  BATCHDYN_INLINE Force<S> operator*(const Motion<S>& m) const {
     const Vec3<S> f = (m.linear - cross(com, m.angular)) * mass;
     return {f, inertia_com * m.angular + cross(com, f)};
   }
   // Inertia expressed in frame a when this one is expressed in b (T = aMb).
-  RigidInertia transformed(const Transform<S>& T) const {
+  BATCHDYN_INLINE RigidInertia transformed(const Transform<S>& T) const {
     return {mass, T.act_point(com), rotate_symmetric(T.rotation, inertia_com)};
   }
   // Sum of two rigid bodies expressed in the same frame (parallel axis theorem).
@@ -339,21 +341,21 @@ template <class S>
 struct ArticulatedInertia {
   Mat3<S> A = Mat3<S>::zero(), B = Mat3<S>::zero(), C = Mat3<S>::zero();
 
-  static ArticulatedInertia zero() { return {}; }
-  static ArticulatedInertia from_rigid(const RigidInertia<S>& I) {
+  BATCHDYN_INLINE static ArticulatedInertia zero() { return {}; }
+  BATCHDYN_INLINE static ArticulatedInertia from_rigid(const RigidInertia<S>& I) {
     const Mat3<S> cx = Mat3<S>::skew(I.com);
     return {Mat3<S>::identity() * I.mass, cx * (-I.mass) /* -m [c]x */, I.inertia_origin()};
   }
   BATCHDYN_INLINE Force<S> operator*(const Motion<S>& m) const {
     return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
   }
-  ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
+  BATCHDYN_INLINE ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
   // I * (0; w): the force produced by a purely angular motion (revolute joint column).
-  Force<S> times_angular(const Vec3<S>& w) const { return {B * w, C * w}; }
+  BATCHDYN_INLINE Force<S> times_angular(const Vec3<S>& w) const { return {B * w, C * w}; }
   // I * (v; 0): the force produced by a purely linear motion (prismatic joint column).
-  Force<S> times_linear(const Vec3<S>& v) const { return {A * v, B.transpose_times(v)}; }
+  BATCHDYN_INLINE Force<S> times_linear(const Vec3<S>& v) const { return {A * v, B.transpose_times(v)}; }
   // Column 3 + k of the 6x6 matrix (I * (0; e_k), k < 3): a ball joint's column.
-  Force<S> angular_column(int k) const { return {B.column(k), C.column(k)}; }
+  BATCHDYN_INLINE Force<S> angular_column(int k) const { return {B.column(k), C.column(k)}; }
   // Column k of the 6x6 matrix, as a force (I * e_k).
   BATCHDYN_INLINE Force<S> column(int k) const {
     Force<S> f;
@@ -361,7 +363,7 @@ struct ArticulatedInertia {
     return f;
   }
   // this -= (u u^T) * s for a force-like column u (rank-1 update of ABA, D^{-1} = s).
-  void subtract_outer(const Force<S>& u, const Force<S>& w) {
+  BATCHDYN_INLINE void subtract_outer(const Force<S>& u, const Force<S>& w) {
     // this -= u w^T where u, w are 6-vectors [lin; ang]
     A = A - outer(u.linear, w.linear);
     B = B - outer(u.linear, w.angular);
@@ -370,7 +372,7 @@ struct ArticulatedInertia {
   // this -= u w^T when u w^T is known to be symmetric (U_i D_i^{-1} U_i^T, summed over a joint's
   // columns): the upper triangles of A and C only, mirrored, so the result stays exactly
   // symmetric (42 flops instead of 54).
-  void subtract_symmetric_outer(const Force<S>& u, const Force<S>& w) {
+  BATCHDYN_INLINE void subtract_symmetric_outer(const Force<S>& u, const Force<S>& w) {
     B = B - outer(u.linear, w.angular);
     for (int i = 0; i < 3; ++i)
       for (int j = i; j < 3; ++j) {
@@ -417,7 +419,7 @@ struct ArticulatedInertia {
                                                   ArticulatedInertia& out) const {
     rotated_about_axis<K>(c, s).add_translated(p, base, out);
   }
-  S operator()(int r, int c) const {
+  BATCHDYN_INLINE S operator()(int r, int c) const {
     if (r < 3) return c < 3 ? A(r, c) : B(r, c - 3);
     return c < 3 ? B(c, r - 3) : C(r - 3, c - 3);
   }
