@@ -161,29 +161,18 @@ class BlockIO {
   Rows neutral_rows() const { return {neutral_.data(), zeros_.data(), zeros_.data(), neutral_target_.data()}; }
 
   // The lanes' rows into the lanes the kernels read (ws.q, and ws.v, ws.tau, ws.target when the
-  // call reads them), through the staging rows: entry k of every lane, then the next entry. That
-  // measured 2-3x faster than staging one environment after another, whose last environment's
-  // stores are still in flight when the lane vectors are loaded.
+  // call reads them): entry k of every lane assembled in registers (lanes_from_rows). Staging the
+  // entries through memory first cost a store and a reload per entry.
   void transpose(const LaneRows& sources, const EnvRows<T>& rows, BlockWorkspace<L>& ws) const {
-    using Traits = LaneTraits<L>;
     const int nq = layout_.nq, nv = layout_.nv;
-    for (int k = 0; k < nq; ++k)
-      for (int l = 0; l < W; ++l) ws.stage_q[static_cast<size_t>(k * W + l)] = sources.q[l][k];
-    for (int k = 0; rows.v && k < nv; ++k)
-      for (int l = 0; l < W; ++l) {
-        ws.stage_v[static_cast<size_t>(k * W + l)] = sources.v[l][k];
-        ws.stage_tau[static_cast<size_t>(k * W + l)] = sources.tau[l][k];
-      }
-    for (size_t k = 0; rows.target && k < dofs_.size(); ++k)
-      for (int l = 0; l < W; ++l) ws.stage_target[static_cast<size_t>(dofs_[k].v * W + l)] = sources.target[l][dofs_[k].v];
-    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = Traits::load(&ws.stage_q[static_cast<size_t>(k * W)]);
+    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.q, k);
     for (int k = 0; rows.v && k < nv; ++k) {
-      ws.v[static_cast<size_t>(k)] = Traits::load(&ws.stage_v[static_cast<size_t>(k * W)]);
-      ws.tau[static_cast<size_t>(k)] = Traits::load(&ws.stage_tau[static_cast<size_t>(k * W)]);
+      ws.v[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.v, k);
+      ws.tau[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.tau, k);
     }
     for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
       const int dof = dofs_[k].v;
-      ws.target[static_cast<size_t>(dof)] = Traits::load(&ws.stage_target[static_cast<size_t>(dof * W)]);
+      ws.target[static_cast<size_t>(dof)] = lanes_from_rows<L>(sources.target, dof);
     }
   }
   // Per lane, non-zero when what find_state_fault checks fails somewhere: a non-finite entry of

@@ -59,7 +59,7 @@ struct BlockWorkspace {
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
         observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
-        stage_target(stage_v.size()), stage_qdd(stage_v.size()), stage_lambda(size(m.constraint_rows * W)) {
+        stage_qdd(stage_v.size()), stage_lambda(size(m.constraint_rows * W)) {
     if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
       delassus.emplace(m, delassus_plan);
       lcaba.emplace(m, lcaba_plan);
@@ -95,8 +95,9 @@ struct BlockWorkspace {
   LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement;
   LaneArray<L> rk4_q0, rk4_v0, rk4_velocity, rk4_acceleration;  // a Runge-Kutta substep's start and weighted sums (batch/integration.hpp)
   LaneArray<L> G, factor, lambda, violation, observation_out;
-  // Lane-major scalar staging rows (stage[k * W + l]) for the transposition of env-major rows
-  std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_target, stage_qdd, stage_lambda;
+  // Lane-major scalar staging rows (stage[k * W + l]): the dense constrained solver reads and
+  // writes one lane at a time through them, and the multipliers' warm start is assembled in them
+  std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_qdd, stage_lambda;
 
   // Bytes of kernel workspace and gathered state.
   size_t bytes() const {
@@ -105,7 +106,7 @@ struct BlockWorkspace {
            (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + rk4_q0.size() +
             rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
-           (stage_q.size() + stage_v.size() + stage_tau.size() + stage_target.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
+           (stage_q.size() + stage_v.size() + stage_tau.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
   }
 };
 

@@ -9,6 +9,29 @@
 using namespace batchdyn;
 using namespace batchdyn::test;
 
+// Rows of distinct entries (row l, entry k = 100 l + k), read back through lanes_from_rows.
+template <class L>
+void check_lanes_from_rows() {
+  using T = lane_scalar<L>;
+  constexpr int W = lane_width<L>, entries = 7;
+  std::vector<std::vector<T>> rows(W, std::vector<T>(entries));
+  const T* row_pointers[W];
+  for (int l = 0; l < W; ++l) {
+    for (int k = 0; k < entries; ++k) rows[l][k] = static_cast<T>(100 * l + k);
+    row_pointers[l] = rows[l].data();
+  }
+  for (int k = 0; k < entries; ++k) {
+    const L lanes = lanes_from_rows<L>(row_pointers, k);
+    for (int l = 0; l < W; ++l) CHECK(LaneTraits<L>::get(lanes, l) == static_cast<T>(100 * l + k));
+  }
+}
+
+TEST_CASE("the gather's lanes_from_rows puts entry k of row l into lane l (double and float lanes, and W = 1)") {
+  check_lanes_from_rows<SimdLane<double>>();
+  check_lanes_from_rows<SimdLane<float>>();
+  check_lanes_from_rows<double>();
+}
+
 TEST_CASE("each SIMD lane of batched double ABA equals the scalar ABA of its environment (1e-12)") {
   std::mt19937 rng(80);
   for (const NamedModel& m : tree_models()) {
