@@ -17,6 +17,7 @@
 #include "batch/block_workspace.hpp"
 #include "batch/env_status.hpp"
 #include "batch/validation.hpp"
+#include "layout/lane_transpose.hpp"
 #include "topology/configuration.hpp"
 #include "topology/tree_plan.hpp"
 
@@ -110,15 +111,23 @@ class BlockIO {
   }
 
   // `count` lanes into rows of the env-major `out`, for the valid environments of the block, as
-  // they are. Each lane vector goes to W rows at once, so the rows are written sequentially.
+  // they are: W x W tiles transposed in registers (layout/lane_transpose.hpp), each row's W
+  // entries one store; the last count % W entries one at a time.
   void write_rows(int block, const bool* valid, const L* lanes, int count, T* out) const {
-    using Traits = LaneTraits<L>;
     const int first = block * W, in_block = std::min(W, n_ - first);
+    T* rows[W];
+    bool write[W];
+    for (int l = 0; l < W; ++l) {
+      write[l] = l < in_block && valid[l];
+      rows[l] = write[l] ? out + static_cast<long>(first + l) * count : nullptr;
+    }
+    int k = 0;
+    for (; k + W <= count; k += W) rows_from_lane_tile<L>(lanes + k, k, rows, write);
     alignas(64) T values[W];
-    for (int k = 0; k < count; ++k) {
-      Traits::store(lanes[k], values);
-      for (int l = 0; l < in_block; ++l)
-        if (valid[l]) out[static_cast<long>(first + l) * count + k] = values[l];
+    for (; k < count; ++k) {
+      LaneTraits<L>::store(lanes[k], values);
+      for (int l = 0; l < W; ++l)
+        if (write[l]) rows[l][k] = values[l];
     }
   }
 
@@ -161,15 +170,17 @@ class BlockIO {
   Rows neutral_rows() const { return {neutral_.data(), zeros_.data(), zeros_.data(), neutral_target_.data()}; }
 
   // The lanes' rows into the lanes the kernels read (ws.q, and ws.v, ws.tau, ws.target when the
-  // call reads them): entry k of every lane assembled in registers (lanes_from_rows). Staging the
-  // entries through memory first cost a store and a reload per entry.
+  // call reads them): W x W tiles transposed in registers (layout/lane_transpose.hpp), the last
+  // count % W entries and the targets (1-dof joints only) assembled entry by entry. Staging every
+  // entry through memory cost a store and a reload per entry.
   void transpose(const LaneRows& sources, const EnvRows<T>& rows, BlockWorkspace<L>& ws) const {
-    const int nq = layout_.nq, nv = layout_.nv;
-    for (int k = 0; k < nq; ++k) ws.q[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.q, k);
-    for (int k = 0; rows.v && k < nv; ++k) {
-      ws.v[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.v, k);
-      ws.tau[static_cast<size_t>(k)] = lanes_from_rows<L>(sources.tau, k);
-    }
+    const auto lanes_from = [](const T* const* row, int count, L* lanes) {
+      int k = 0;
+      for (; k + W <= count; k += W) lanes_from_row_tile<L>(row, k, lanes + k);
+      for (; k < count; ++k) lanes[k] = lanes_from_rows<L>(row, k);
+    };
+    lanes_from(sources.q, layout_.nq, ws.q.data());
+    if (rows.v) lanes_from(sources.v, layout_.nv, ws.v.data()), lanes_from(sources.tau, layout_.nv, ws.tau.data());
     for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
       const int dof = dofs_[k].v;
       ws.target[static_cast<size_t>(dof)] = lanes_from_rows<L>(sources.target, dof);

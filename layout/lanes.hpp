@@ -41,17 +41,6 @@ inline constexpr int lane_width = LaneTraits<L>::width;
 template <class L>
 using lane_scalar = typename LaneTraits<L>::Scalar;
 
-// The lane vector (rows[0][k], ..., rows[W-1][k]): entry k of W env-major rows, one scalar load
-// per lane, assembled in registers (for AVX2 double: two loads into halves, one insert).
-template <class L, class T>
-BATCHDYN_INLINE L lanes_from_rows(const T* const* rows, long k) {
-  if constexpr (lane_width<L> == 1) {
-    return L(rows[0][k]);
-  } else {
-    return [&]<std::size_t... l>(std::index_sequence<l...>) { return L{rows[l][k]...}; }(std::make_index_sequence<lane_width<L>>());
-  }
-}
-
 // select(condition, a, b): lane-wise a where condition holds, else b. For batches ADL finds
 // xsimd::select; these are the scalar-lane versions.
 inline double select(bool condition, double a, double b) { return condition ? a : b; }

@@ -9,27 +9,41 @@
 using namespace batchdyn;
 using namespace batchdyn::test;
 
-// Rows of distinct entries (row l, entry k = 100 l + k), read back through lanes_from_rows.
+// W rows of distinct entries (row l, entry k = 100 l + k), read into lanes entry by entry
+// (lanes_from_rows) and by W x W tiles (lanes_from_row_tile), and written back by tiles
+// (rows_from_lane_tile) into rows of which one is not to be written.
 template <class L>
-void check_lanes_from_rows() {
+void check_lane_transposes() {
   using T = lane_scalar<L>;
-  constexpr int W = lane_width<L>, entries = 7;
-  std::vector<std::vector<T>> rows(W, std::vector<T>(entries));
+  constexpr int W = lane_width<L>, entries = 2 * W + 3;
+  std::vector<std::vector<T>> rows(W, std::vector<T>(entries)), written(W, std::vector<T>(entries, T(-1)));
   const T* row_pointers[W];
+  T* written_pointers[W];
+  bool write[W];
   for (int l = 0; l < W; ++l) {
     for (int k = 0; k < entries; ++k) rows[l][k] = static_cast<T>(100 * l + k);
-    row_pointers[l] = rows[l].data();
+    row_pointers[l] = rows[l].data(), written_pointers[l] = written[l].data(), write[l] = l != W / 2;
   }
   for (int k = 0; k < entries; ++k) {
     const L lanes = lanes_from_rows<L>(row_pointers, k);
     for (int l = 0; l < W; ++l) CHECK(LaneTraits<L>::get(lanes, l) == static_cast<T>(100 * l + k));
   }
+  for (int k = 0; k + W <= entries; ++k) {  // tiles at every offset, aligned or not
+    L tile[W];
+    lanes_from_row_tile<L>(row_pointers, k, tile);
+    for (int j = 0; j < W; ++j)
+      for (int l = 0; l < W; ++l) CHECK(LaneTraits<L>::get(tile[j], l) == static_cast<T>(100 * l + k + j));
+    rows_from_lane_tile<L>(tile, k, written_pointers, write);
+  }
+  for (int l = 0; l < W; ++l)
+    for (int k = 0; k < entries; ++k) CHECK(written[l][k] == (write[l] ? static_cast<T>(100 * l + k) : T(-1)));
 }
 
-TEST_CASE("the gather's lanes_from_rows puts entry k of row l into lane l (double and float lanes, and W = 1)") {
-  check_lanes_from_rows<SimdLane<double>>();
-  check_lanes_from_rows<SimdLane<float>>();
-  check_lanes_from_rows<double>();
+TEST_CASE("the gather's and the scatter's transposes move entry k of row l to lane l and back (double and float lanes, and W = 1)") {
+  INFO("register transpose: double ", has_register_transpose<SimdLane<double>>, ", float ", has_register_transpose<SimdLane<float>>);
+  check_lane_transposes<SimdLane<double>>();
+  check_lane_transposes<SimdLane<float>>();
+  check_lane_transposes<double>();
 }
 
 TEST_CASE("each SIMD lane of batched double ABA equals the scalar ABA of its environment (1e-12)") {

@@ -1,0 +1,139 @@
+// Between env-major rows (one environment's values contiguous, as users hold q, v, tau and the
+// outputs) and lanes (one value of W environments, as the kernels read them): the gather's and
+// the scatter's inner step (batch/block_io.hpp).
+//
+// A W x W tile (W entries of W rows) is transposed in registers. For 256-bit lanes (AVX2:
+// double W = 4, float W = 8) that is the usual unpack / shuffle / 128-bit permute network: each
+// row is one unaligned load or store, 8 shuffles per 4 x 4 double tile and 24 per 8 x 8 float
+// tile. xsimd 8.1 has no transpose (its zip_lo / zip_hi interleave within 128-bit halves), so
+// other widths (SSE2, AVX-512, W = 1) assemble each lane vector from W scalar loads
+// (lanes_from_rows) and write rows through a stored vector: the same values, bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "layout/lanes.hpp"
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace batchdyn {
+
+// The lane vector (rows[0][k], ..., rows[W-1][k]): entry k of W env-major rows, one scalar load
+// per lane, assembled in registers (for AVX2 double: two loads into halves, one insert).
+template <class L, class T>
+BATCHDYN_INLINE L lanes_from_rows(const T* const* rows, long k) {
+  if constexpr (lane_width<L> == 1) {
+    return L(rows[0][k]);
+  } else {
+    return [&]<std::size_t... l>(std::index_sequence<l...>) { return L{rows[l][k]...}; }(std::make_index_sequence<lane_width<L>>());
+  }
+}
+
+namespace lane_transpose_detail {
+
+// transpose_registers(r): in place, r[j] holds row j of a tile, afterwards column j. Only the
+// register types of Register256 below have one.
+template <class R>
+void transpose_registers(R& r) = delete;
+
+#if defined(__AVX__)
+// 4 x 4 double.
+BATCHDYN_INLINE void transpose_registers(__m256d (&r)[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]);  // r0_0 r1_0 r0_2 r1_2
+  const __m256d t1 = _mm256_unpackhi_pd(r[0], r[1]);  // r0_1 r1_1 r0_3 r1_3
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]);  // r2_0 r3_0 r2_2 r3_2
+  const __m256d t3 = _mm256_unpackhi_pd(r[2], r[3]);  // r2_1 r3_1 r2_3 r3_3
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+// 8 x 8 float.
+BATCHDYN_INLINE void transpose_registers(__m256 (&r)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+#endif
+
+// The register type of a 256-bit lane the network above transposes (void: none).
+template <class L>
+struct Register256 {
+  using type = void;
+};
+#if defined(__AVX__)
+template <class A>
+  requires(sizeof(xsimd::batch<double, A>) == 32)
+struct Register256<xsimd::batch<double, A>> {
+  using type = __m256d;
+};
+template <class A>
+  requires(sizeof(xsimd::batch<float, A>) == 32)
+struct Register256<xsimd::batch<float, A>> {
+  using type = __m256;
+};
+#endif
+
+}  // namespace lane_transpose_detail
+
+// True where tiles go through the register network (AVX2 lanes), false where they are
+// assembled entry by entry; both give the same values.
+template <class L>
+inline constexpr bool has_register_transpose = !std::is_void_v<typename lane_transpose_detail::Register256<L>::type>;
+
+// Rows to lanes, a W x W tile: lanes[j] = (rows[0][k + j], ..., rows[W-1][k + j]) for j < W.
+// Each row must hold entries k .. k + W - 1.
+template <class L, class T>
+BATCHDYN_INLINE void lanes_from_row_tile(const T* const* rows, long k, L* lanes) {
+  constexpr int W = lane_width<L>;
+  if constexpr (has_register_transpose<L>) {
+    using R = typename lane_transpose_detail::Register256<L>::type;
+    R r[W];
+    for (int l = 0; l < W; ++l) r[l] = L::load_unaligned(rows[l] + k);
+    lane_transpose_detail::transpose_registers(r);
+    for (int j = 0; j < W; ++j) lanes[j] = L(r[j]);
+  } else {
+    for (int j = 0; j < W; ++j) lanes[j] = lanes_from_rows<L>(rows, k + j);
+  }
+}
+
+// Lanes to rows, a W x W tile: rows[l][k + j] = lane l of lanes[j] for j < W, for the rows whose
+// write[l] is true (the others are not touched). Each written row must hold entries k .. k + W - 1.
+template <class L, class T>
+BATCHDYN_INLINE void rows_from_lane_tile(const L* lanes, long k, T* const* rows, const bool* write) {
+  constexpr int W = lane_width<L>;
+  if constexpr (has_register_transpose<L>) {
+    using R = typename lane_transpose_detail::Register256<L>::type;
+    R r[W];
+    for (int j = 0; j < W; ++j) r[j] = lanes[j];
+    lane_transpose_detail::transpose_registers(r);
+    for (int l = 0; l < W; ++l)
+      if (write[l]) L(r[l]).store_unaligned(rows[l] + k);
+  } else {
+    alignas(64) T values[W];
+    for (int j = 0; j < W; ++j) {
+      LaneTraits<L>::store(lanes[j], values);
+      for (int l = 0; l < W; ++l)
+        if (write[l]) rows[l][k + j] = values[l];
+    }
+  }
+}
+
+}  // namespace batchdyn
