@@ -68,20 +68,11 @@ void aba_kernel(const ModelConstants<S>& c, AbaWorkspace<S>& ws, const S* q, con
     if (body.parent == 0) continue;  // the world absorbs nothing
     Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;  // columns of U_i D_i^{-1}
     times_Dinv(body.nv, U, Dinv, U_Dinv);
-    // The first carry into a parent starts H^A_λ from I_λ: read from the model's table, or
-    // formed once here (per-environment inertias keep no table), never copied on the way.
-    const auto carry = [&](const ArticulatedInertia<S>* parent_body_inertia) BATCHDYN_LAMBDA_INLINE {
+    // The first carry into a parent starts H^A_λ from I_λ (the first sweep copied leaves only).
+    with_parent_body_inertia(c, i, [&](const ArticulatedInertia<S>* parent_body_inertia) BATCHDYN_LAMBDA_INLINE {
       carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], ws.parent_from_body[i], ws.inertia[i], ws.bias[i],
                       ws.inertia[body.parent], ws.bias[body.parent], parent_body_inertia);
-    };
-    if (!body.first_child_carried) {
-      carry(nullptr);
-    } else if (!c.spatial_inertia.empty()) {
-      carry(&c.spatial_inertia[static_cast<size_t>(body.parent)]);  // I_λ
-    } else {
-      const ArticulatedInertia<S> formed = c.body_spatial_inertia(body.parent);  // I_λ
-      carry(&formed);
-    }
+    });
   }
 
   // Second forward sweep, the roll-out: a'_i = ^iX_{λ(i)} a_{λ(i)} + c_i,

@@ -63,7 +63,10 @@ struct DelassusWorkspace {
 };
 
 // The tree part of the first forward sweep of Alg. 1 and Alg. 3 (lines 1-2): placements (world
-// placements too when some constraint closes an internal loop) and H^A_i = H_i. The terminals'
+// placements too when some constraint closes an internal loop) and H^A_i = H_i, copied for the
+// leaves only: delassus_eliminate_joint starts a parent's H^A_λ from I_λ at its first carry
+// (with_parent_body_inertia), so every backward sweep after this must eliminate every body
+// from n-1 down to 1 before reading H^A. The terminals'
 // force columns are the caller's: from the constraints (delassus_first_sweep) or the contact
 // bodies' unit forces (kernels/frictional_contact.hpp).
 template <class S>
@@ -74,7 +77,8 @@ void delassus_tree_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, D
     ws.world_from_body[0] = Transform<S>::identity();
     for (int i = 1; i < n; ++i) ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[c.tree[i].parent], ws.parent_from_body[i]);
   }
-  for (int i = 1; i < n; ++i) ws.articulated_inertia[i] = c.body_spatial_inertia(i);
+  for (int i = 1; i < n; ++i)
+    if (!c.tree[i].has_children) ws.articulated_inertia[i] = c.body_spatial_inertia(i);
 }
 
 // The first forward sweep of Alg. 1 and Alg. 3 (lines 1-4): the tree sweep, and every
@@ -101,7 +105,10 @@ void delassus_eliminate_joint(const ModelConstants<S>& c, DelassusWorkspace<S>& 
   eliminate_joint(c, i, ws.articulated_inertia[i], U, Dinv);
   times_Dinv(body.nv, U, Dinv, U_Dinv);
   if (body.parent == 0) return;
-  carry_inertia_to_parent(c, i, body.nv, U, U_Dinv, ws.parent_from_body[i], ws.articulated_inertia[i], ws.articulated_inertia[body.parent]);
+  with_parent_body_inertia(c, i, [&](const ArticulatedInertia<S>* parent_body_inertia) BATCHDYN_LAMBDA_INLINE {
+    carry_inertia_to_parent(c, i, body.nv, U, U_Dinv, ws.parent_from_body[i], ws.articulated_inertia[i],
+                            ws.articulated_inertia[body.parent], parent_body_inertia);
+  });
 }
 
 }  // namespace batchdyn
