@@ -123,12 +123,7 @@ class BlockIO {
     }
     int k = 0;
     for (; k + W <= count; k += W) rows_from_lane_tile<L>(lanes + k, k, rows, write);
-    alignas(64) T values[W];
-    for (; k < count; ++k) {
-      LaneTraits<L>::store(lanes[k], values);
-      for (int l = 0; l < W; ++l)
-        if (write[l]) rows[l][k] = values[l];
-    }
+    for (; k < count; ++k) rows_from_lanes<L>(lanes[k], k, rows, write);
   }
 
   // A report on environment e that does not stop it from being stepped (its rows are written):

@@ -7,7 +7,8 @@
 // row is one unaligned load or store, 8 shuffles per 4 x 4 double tile and 24 per 8 x 8 float
 // tile. xsimd 8.1 has no transpose (its zip_lo / zip_hi interleave within 128-bit halves), so
 // other widths (SSE2, AVX-512, W = 1) assemble each lane vector from W scalar loads
-// (lanes_from_rows) and write rows through a stored vector: the same values, bit for bit.
+// (lanes_from_rows) and write rows through a stored vector (rows_from_lanes): the same values,
+// bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,17 @@ BATCHDYN_INLINE L lanes_from_rows(const T* const* rows, long k) {
   } else {
     return [&]<std::size_t... l>(std::index_sequence<l...>) { return L{rows[l][k]...}; }(std::make_index_sequence<lane_width<L>>());
   }
+}
+
+// Lanes to rows, one entry: rows[l][k] = lane l of `lanes`, for the rows whose write[l] is true
+// (the others are not touched).
+template <class L, class T>
+BATCHDYN_INLINE void rows_from_lanes(const L& lanes, long k, T* const* rows, const bool* write) {
+  constexpr int W = lane_width<L>;
+  alignas(64) T values[W];
+  LaneTraits<L>::store(lanes, values);
+  for (int l = 0; l < W; ++l)
+    if (write[l]) rows[l][k] = values[l];
 }
 
 namespace lane_transpose_detail {
@@ -127,12 +139,7 @@ BATCHDYN_INLINE void rows_from_lane_tile(const L* lanes, long k, T* const* rows,
     for (int l = 0; l < W; ++l)
       if (write[l]) L(r[l]).store_unaligned(rows[l] + k);
   } else {
-    alignas(64) T values[W];
-    for (int j = 0; j < W; ++j) {
-      LaneTraits<L>::store(lanes[j], values);
-      for (int l = 0; l < W; ++l)
-        if (write[l]) rows[l][k + j] = values[l];
-    }
+    for (int j = 0; j < W; ++j) rows_from_lanes<L>(lanes[j], k + j, rows, write);
   }
 }
 
