@@ -97,9 +97,19 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
       P[col] = propagate_force(c, i, U_Dinv, P[col], Y[col]);
       Dinv_times(nv, Dinv, Y[col], Z[col]);
     }
-    for (int a = 0; a < width; ++a)  // upper triangle; the forward sweep mirrors it
-      for (int b = a; b < width; ++b)
-        for (int k = 0; k < nv; ++k) Omega[a * 6 + b] += Y[a][k] * Z[b][k];
+    if (nv == 1) {  // most joints: a rank-1 update, Y and Z one value per column
+      for (int a = 0; a < width; ++a) {  // upper triangle; the forward sweep mirrors it
+        const S y = Y[a][0];
+        for (int b = a; b < width; ++b) Omega[a * 6 + b] += y * Z[b][0];
+      }
+    } else {
+      for (int a = 0; a < width; ++a)
+        for (int b = a; b < width; ++b) {
+          S sum = Omega[a * 6 + b];
+          for (int k = 0; k < nv; ++k) sum += Y[a][k] * Z[b][k];
+          Omega[a * 6 + b] = sum;
+        }
+    }
     if (body.parent > 0)
       for (int col = 0; col < width; ++col) P[col] = force_to_parent(c, i, ws.parent_from_body[i], P[col]);
   }
@@ -177,21 +187,37 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
     const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
     const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
-    const bool upper = pair.level_a >= 0;
-    const Force<S>* Ka = upper ? &ws.level_columns[static_cast<size_t>(pair.level_a * 6)] : nullptr;
-    const Motion<S>* OKb = upper ? &ws.level_accelerations[static_cast<size_t>(pair.level_b * 6)] : nullptr;
-    const S* chain = pair.chain_head >= 0 ? &ws.chain_inverse_inertia[static_cast<size_t>(pair.chain_head * 36)] : nullptr;
-    const int offset_a = plan.terminal_basis_offset[static_cast<size_t>(pair.a)];
-    const int offset_b = plan.terminal_basis_offset[static_cast<size_t>(pair.b)];
-    for (int r = 0; r < ta.dim; ++r)
-      for (int s = 0; s < tb.dim; ++s) {
-        S value = upper ? dot(Ka[r], OKb[s]) : S(0);
-        if (chain) {  // upper triangle of the chain's ^{Nanc}Ω
+    const bool mirrored = pair.a != pair.b;
+    S block[6][6];  // ^cK_a ^0Ω_c ^cK_b^T, ta.dim x tb.dim
+    if (pair.level_a >= 0) {
+      const Force<S>* Ka = &ws.level_columns[static_cast<size_t>(pair.level_a * 6)];
+      const Motion<S>* OKb = &ws.level_accelerations[static_cast<size_t>(pair.level_b * 6)];
+      for (int r = 0; r < ta.dim; ++r) {
+        const Force<S> k_r = Ka[r];  // held in registers across the row
+        for (int s = 0; s < tb.dim; ++s) block[r][s] = dot(k_r, OKb[s]);
+      }
+    } else {
+      for (int r = 0; r < ta.dim; ++r)
+        for (int s = 0; s < tb.dim; ++s) block[r][s] = S(0);
+    }
+    if (pair.chain_head >= 0) {  // upper triangle of the chain's ^{Nanc}Ω
+      const S* chain = &ws.chain_inverse_inertia[static_cast<size_t>(pair.chain_head * 36)];
+      const int offset_a = plan.terminal_basis_offset[static_cast<size_t>(pair.a)];
+      const int offset_b = plan.terminal_basis_offset[static_cast<size_t>(pair.b)];
+      for (int r = 0; r < ta.dim; ++r)
+        for (int s = 0; s < tb.dim; ++s) {
           const int i = offset_a + r, j = offset_b + s;
-          value += i <= j ? chain[i * 6 + j] : chain[j * 6 + i];
+          block[r][s] += i <= j ? chain[i * 6 + j] : chain[j * 6 + i];
         }
-        G[(ta.row + r) * m + tb.row + s] += value;
-        if (pair.a != pair.b) G[(tb.row + s) * m + ta.row + r] += value;
+    }
+    for (int r = 0; r < ta.dim; ++r) {
+      S* row = G + (ta.row + r) * m + tb.row;
+      for (int s = 0; s < tb.dim; ++s) row[s] += block[r][s];
+    }
+    if (mirrored)
+      for (int s = 0; s < tb.dim; ++s) {
+        S* row = G + (tb.row + s) * m + ta.row;
+        for (int r = 0; r < ta.dim; ++r) row[r] += block[r][s];
       }
   }
 }
