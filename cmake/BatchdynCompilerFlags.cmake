@@ -67,6 +67,21 @@ endfunction()
 
 add_library(batchdyn_options INTERFACE)
 target_link_libraries(batchdyn_options INTERFACE batchdyn_warnings)
+# GCC copies a Motion or Force of lanes (6 vectors: 192 bytes for AVX2 doubles) that it cannot
+# keep in registers with a call to memcpy, and fills small lane arrays with a call to memset,
+# inside the kernels' sweeps (PV-OSIMr's chain propagators, LCABA's backward sweep, ABA's first
+# forward sweep). Copies and fills of a known size up to 512 bytes become inline vector moves;
+# larger or unknown sizes still call the C library. Measured: kernels 3-8 % faster (README,
+# stop 46). x86 GCC only; other compilers keep their defaults.
+set(BATCHDYN_INLINE_COPY_FLAGS -mmemcpy-strategy=vector_loop:512:noalign,libcall:-1:noalign
+                               -mmemset-strategy=vector_loop:512:noalign,libcall:-1:noalign)
+string(REPLACE ";" " " _batchdyn_inline_copy_flags "${BATCHDYN_INLINE_COPY_FLAGS}")
+set(CMAKE_REQUIRED_FLAGS ${_batchdyn_inline_copy_flags})
+check_cxx_source_compiles("int main() { return 0; }" BATCHDYN_HAS_INLINE_COPY_FLAGS)
+unset(CMAKE_REQUIRED_FLAGS)
+if(BATCHDYN_HAS_INLINE_COPY_FLAGS)
+  target_compile_options(batchdyn_options INTERFACE ${BATCHDYN_INLINE_COPY_FLAGS})
+endif()
 if(BATCHDYN_NATIVE)
   target_compile_options(batchdyn_options INTERFACE -march=native)
   set(CMAKE_REQUIRED_FLAGS -march=native)
