@@ -227,21 +227,21 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     const auto touching = gap < margin;
     ws.gap[static_cast<size_t>(k)] = gap;
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));
-    const Vec3<S> directions[3] = {normal, t1, t2};
+    const Vec3<S>* const directions[3] = {&normal, &t1, &t2};
     const Vec3<S> lever = X.rotation.transpose_times(contact_point - X.translation);  // body frame
     for (int r = 0; r < 3; ++r) {
-      const Vec3<S> direction = X.rotation.transpose_times(directions[r]);
-      Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];
-      f = Force<S>{direction, cross(lever, direction)};
+      Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];  // formed in place, as force_to_parent
+      f.linear = X.rotation.transpose_times(*directions[r]);
+      f.angular = cross(lever, f.linear);
       ws.velocity[static_cast<size_t>(3 * k + r)] = dot(f, ws.body_velocity[static_cast<size_t>(cand.body)]);
     }
     if (!cand.against_ground()) {  // the opposite rows on the other body: J_c = J_a - J_b
       const Transform<S>& X2 = ws.world_from_body[static_cast<size_t>(cand.body2)];
       const Vec3<S> lever2 = X2.rotation.transpose_times(contact_point - X2.translation);
       for (int r = 0; r < 3; ++r) {
-        const Vec3<S> direction = X2.rotation.transpose_times(-directions[r]);
         Force<S>& f = ws.columns2[static_cast<size_t>(3 * k + r)];
-        f = Force<S>{direction, cross(lever2, direction)};
+        f.linear = X2.rotation.transpose_times(-*directions[r]);
+        f.angular = cross(lever2, f.linear);
         ws.velocity[static_cast<size_t>(3 * k + r)] += dot(f, ws.body_velocity[static_cast<size_t>(cand.body2)]);
       }
     }

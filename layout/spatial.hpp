@@ -271,8 +271,10 @@ struct Transform {
 
   // aXb m: motion expressed in b -> expressed in a.
   BATCHDYN_INLINE Motion<S> act(const Motion<S>& m) const {
-    const Vec3<S> w = rotation * m.angular;
-    return {rotation * m.linear + cross(translation, w), w};
+    Motion<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    out.angular = rotation * m.angular;
+    out.linear = rotation * m.linear + cross(translation, out.angular);
+    return out;
   }
   // bXa m: motion expressed in a -> expressed in b.
   BATCHDYN_INLINE Motion<S> act_inv(const Motion<S>& m) const {
@@ -280,8 +282,10 @@ struct Transform {
   }
   // aXb* f: force expressed in b -> expressed in a.
   BATCHDYN_INLINE Force<S> act(const Force<S>& f) const {
-    const Vec3<S> lin = rotation * f.linear;
-    return {lin, rotation * f.angular + cross(translation, lin)};
+    Force<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    out.linear = rotation * f.linear;
+    out.angular = rotation * f.angular + cross(translation, out.linear);
+    return out;
   }
   // force expressed in a -> expressed in b.
   BATCHDYN_INLINE Force<S> act_inv(const Force<S>& f) const {
@@ -290,8 +294,10 @@ struct Transform {
   // aMb * bMc = aMc
   BATCHDYN_INLINE Transform operator*(const Transform& o) const { return {rotation * o.rotation, rotation * o.translation + translation}; }
   BATCHDYN_INLINE Transform inverse() const {
-    const Mat3<S> rt = rotation.transpose();
-    return {rt, -(rt * translation)};
+    Transform out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    out.rotation = rotation.transpose();
+    out.translation = -(out.rotation * translation);
+    return out;
   }
 };
 
@@ -307,8 +313,10 @@ struct RigidInertia {
 
   // I m  (momentum of a body moving with twist m)
   BATCHDYN_INLINE Force<S> operator*(const Motion<S>& m) const {
-    const Vec3<S> f = (m.linear - cross(com, m.angular)) * mass;
-    return {f, inertia_com * m.angular + cross(com, f)};
+    Force<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    out.linear = (m.linear - cross(com, m.angular)) * mass;
+    out.angular = inertia_com * m.angular + cross(com, out.linear);
+    return out;
   }
   // Inertia expressed in frame a when this one is expressed in b (T = aMb).
   BATCHDYN_INLINE RigidInertia transformed(const Transform<S>& T) const {
