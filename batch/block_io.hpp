@@ -98,9 +98,16 @@ class BlockIO {
   // reported by that step, not the next.
   void mark_non_finite(int block, bool* valid, const L* lanes, int count) {
     using Traits = LaneTraits<L>;
-    // x * 0 is 0 for finite x and NaN otherwise: one sum per lane flags a non-finite output.
-    L non_finite(T(0));
-    for (int k = 0; k < count; ++k) non_finite += lanes[k] * L(T(0));
+    // x * 0 is 0 for finite x and NaN otherwise: a sum per lane flags a non-finite output. Four
+    // independent sums, so that a Delassus block's m x m entries are not one chain of additions
+    // each waiting for the last.
+    const L zero(T(0));
+    L sums[4] = {zero, zero, zero, zero};
+    int k = 0;
+    for (; k + 4 <= count; k += 4)
+      for (int j = 0; j < 4; ++j) sums[j] += lanes[k + j] * zero;
+    for (; k < count; ++k) sums[0] += lanes[k] * zero;
+    const L non_finite = (sums[0] + sums[1]) + (sums[2] + sums[3]);
     alignas(64) T flags[W];
     Traits::store(non_finite, flags);
     for (int l = 0; l < W && block * W + l < n_; ++l)
