@@ -92,3 +92,25 @@ if(BATCHDYN_NATIVE)
     batchdyn_avx512_header_workaround(batchdyn_options INTERFACE)
   endif()
 endif()
+
+# The lane ISA of the native build itself (batchdyn_options), when it is exactly one of those
+# batchdyn_isa_flags() knows: tests/ then needs no separate per-ISA copy for it, since the main
+# test executable compiles and runs the same lane tests for that ISA under the same warnings.
+# Empty when the host's lanes match none of them exactly (e.g. SSE4 only, or AVX-512F without
+# DQ/BW/VL): every ISA then gets its copy.
+set(BATCHDYN_NATIVE_LANE_ISA "")
+if(NOT BATCHDYN_NATIVE)
+  set(BATCHDYN_NATIVE_LANE_ISA sse2)  # x86-64's baseline: xsimd's SSE2 lanes
+else()
+  set(CMAKE_REQUIRED_FLAGS -march=native)
+  check_cxx_source_compiles("#if !(defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__))\n#error\n#endif\nint main() { return 0; }"
+                            BATCHDYN_NATIVE_IS_AVX512)
+  check_cxx_source_compiles("#if !(defined(__AVX2__) && defined(__FMA__)) || defined(__AVX512F__)\n#error\n#endif\nint main() { return 0; }"
+                            BATCHDYN_NATIVE_IS_AVX2)
+  unset(CMAKE_REQUIRED_FLAGS)
+  if(BATCHDYN_NATIVE_IS_AVX512)
+    set(BATCHDYN_NATIVE_LANE_ISA avx512)
+  elseif(BATCHDYN_NATIVE_IS_AVX2)
+    set(BATCHDYN_NATIVE_LANE_ISA avx2)
+  endif()
+endif()
