@@ -230,7 +230,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     const Vec3<S>* const directions[3] = {&normal, &t1, &t2};
     const Vec3<S> lever = X.rotation.transpose_times(contact_point - X.translation);  // body frame
     for (int r = 0; r < 3; ++r) {
-      Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];  // formed in place, as force_to_parent
+      Force<S>& f = ws.columns[static_cast<size_t>(3 * k + r)];  // formed in place, as Transform::act
       f.linear = X.rotation.transpose_times(*directions[r]);
       f.angular = cross(lever, f.linear);
       ws.velocity[static_cast<size_t>(3 * k + r)] = dot(f, ws.body_velocity[static_cast<size_t>(cand.body)]);

@@ -116,8 +116,7 @@ BATCHDYN_INLINE Force<S> force_to_parent(const ModelConstants<S>& c, int i, cons
   return with_axis(k, [&](auto K) BATCHDYN_LAMBDA_INLINE -> Force<S> {
     S cs, sn;
     axis_rotation_of<K.value>(X, cs, sn);
-    // Formed in place: from `{linear, ...}` with a named Vec3 of lanes GCC 12 copied `linear`
-    // through the stack in 8-byte pieces (vpinsrq), a failed store forward per column.
+    // Formed in place, as Transform::act (layout/spatial.hpp) explains.
     Force<S> out;
     out.linear = rotate_about_axis<K.value>(cs, sn, f.linear);
     out.angular = rotate_about_axis<K.value>(cs, sn, f.angular) + cross(X.translation, out.linear);

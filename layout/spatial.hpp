@@ -271,7 +271,7 @@ struct Transform {
 
   // aXb m: motion expressed in b -> expressed in a.
   BATCHDYN_INLINE Motion<S> act(const Motion<S>& m) const {
-    Motion<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    Motion<S> out;  // formed in place: see act(const Force&)
     out.angular = rotation * m.angular;
     out.linear = rotation * m.linear + cross(translation, out.angular);
     return out;
@@ -282,7 +282,9 @@ struct Transform {
   }
   // aXb* f: force expressed in b -> expressed in a.
   BATCHDYN_INLINE Force<S> act(const Force<S>& f) const {
-    Force<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    // Formed in place, here and below: from `{lin, ...}` with a named Vec3 of lanes, GCC 12
+    // copied `lin` through the stack in 8-byte pieces (vpinsrq), a failed store forward per call.
+    Force<S> out;
     out.linear = rotation * f.linear;
     out.angular = rotation * f.angular + cross(translation, out.linear);
     return out;
@@ -294,7 +296,7 @@ struct Transform {
   // aMb * bMc = aMc
   BATCHDYN_INLINE Transform operator*(const Transform& o) const { return {rotation * o.rotation, rotation * o.translation + translation}; }
   BATCHDYN_INLINE Transform inverse() const {
-    Transform out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    Transform out;  // formed in place: see act(const Force&)
     out.rotation = rotation.transpose();
     out.translation = -(out.rotation * translation);
     return out;
@@ -313,7 +315,7 @@ struct RigidInertia {
 
   // I m  (momentum of a body moving with twist m)
   BATCHDYN_INLINE Force<S> operator*(const Motion<S>& m) const {
-    Force<S> out;  // formed in place: see force_to_parent (kernels/joint.hpp)
+    Force<S> out;  // formed in place: see Transform::act(const Force&)
     out.linear = (m.linear - cross(com, m.angular)) * mass;
     out.angular = inertia_com * m.angular + cross(com, out.linear);
     return out;
