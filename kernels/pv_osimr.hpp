@@ -183,7 +183,11 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   // its transpose for a != b. When c is an end-effector whose chain carries its own rows,
   // ^0Ω_c = ^{Nanc}Ω_c + ^{Nanc}P_c^T ^0Ω_{Nanc} ^{Nanc}P_c in row coordinates, so the block is
   // the chain's entry plus the same product one level up (eq. 18 folded into eq. 17).
-  for (int k = 0; k < m * m; ++k) G[k] = S(0);
+  // Each block of G is stored by the first pair that reaches it (no pass zeroing m x m lanes
+  // first); only the blocks no pair reaches are zeroed.
+  for (const DelassusPlan::ZeroBlock& zero : plan.unwritten_blocks)
+    for (int r = 0; r < zero.rows; ++r)
+      for (int s = 0; s < zero.cols; ++s) G[(zero.row + r) * m + zero.col + s] = S(0);
   for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
     const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
     const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
@@ -212,12 +216,18 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
     }
     for (int r = 0; r < ta.dim; ++r) {
       S* row = G + (ta.row + r) * m + tb.row;
-      for (int s = 0; s < tb.dim; ++s) row[s] += block[r][s];
+      if (pair.assigns)
+        for (int s = 0; s < tb.dim; ++s) row[s] = block[r][s];
+      else
+        for (int s = 0; s < tb.dim; ++s) row[s] += block[r][s];
     }
     if (mirrored)
       for (int s = 0; s < tb.dim; ++s) {
         S* row = G + (tb.row + s) * m + ta.row;
-        for (int r = 0; r < ta.dim; ++r) row[r] += block[r][s];
+        if (pair.mirror_assigns)
+          for (int r = 0; r < ta.dim; ++r) row[r] = block[r][s];
+        else
+          for (int r = 0; r < ta.dim; ++r) row[r] += block[r][s];
       }
   }
 }

@@ -1,6 +1,7 @@
 // The PV-OSIMr plan (topology/delassus_plan.hpp) equals the paper's definitions evaluated by
 // brute force on the graph: ES(i) by walking every end-effector up to the root, N by its
 // definition on those sets, Nanc by walking up, cca by intersecting ancestor sets.
+#include <algorithm>
 #include <set>
 
 #include "helpers.hpp"
@@ -109,6 +110,26 @@ void check_against_brute_force(const Model& m, const DelassusPlan& plan) {
       CHECK(term.row == c.row);
       CHECK(term.dim == c.dim);
     }
+  // The assembly stores every entry of G exactly once before it adds to it: the unwritten
+  // blocks are zeroed first, then each pair's block (and its mirror) is stored by the first pair
+  // that reaches it and added by the later ones.
+  const int rows = m.constraint_rows;
+  std::vector<int> stored(static_cast<size_t>(rows * rows), 0);
+  auto write = [&](int row, int col, int dr, int dc, bool assigns) {
+    for (int r = 0; r < dr; ++r)
+      for (int s = 0; s < dc; ++s) {
+        int& e = stored[static_cast<size_t>((row + r) * rows + col + s)];
+        CHECK(e == (assigns ? 0 : 1));
+        e = 1;
+      }
+  };
+  for (const DelassusPlan::ZeroBlock& z : plan.unwritten_blocks) write(z.row, z.col, z.rows, z.cols, true);
+  for (const DelassusPlan::TerminalPair& p : plan.pairs) {
+    const DelassusPlan::Terminal &a = plan.terminals[static_cast<size_t>(p.a)], &b = plan.terminals[static_cast<size_t>(p.b)];
+    write(a.row, b.row, a.dim, b.dim, p.assigns);
+    if (p.a != p.b) write(b.row, a.row, b.dim, a.dim, p.mirror_assigns);
+  }
+  CHECK(std::count(stored.begin(), stored.end(), 1) == rows * rows);
 }
 }  // namespace
 

@@ -141,6 +141,26 @@ DelassusPlan plan_delassus(const Model& model) {
       }
       plan.pairs.push_back(pair);
     }
+  // Which writes of the assembly reach their block of G first, and which blocks none reaches
+  // (a block is named by its constraints' first rows).
+  const int m = model.constraint_rows;
+  std::vector<char> written(static_cast<size_t>(m) * static_cast<size_t>(m), 0);
+  auto first_write = [&](int row, int col) {
+    char& w = written[static_cast<size_t>(row) * static_cast<size_t>(m) + static_cast<size_t>(col)];
+    const bool first = !w;
+    w = 1;
+    return first;
+  };
+  for (DelassusPlan::TerminalPair& pair : plan.pairs) {
+    const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
+    const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
+    pair.assigns = first_write(ta.row, tb.row);
+    if (pair.a != pair.b) pair.mirror_assigns = first_write(tb.row, ta.row);
+  }
+  for (const Constraint& ci : model.constraints)
+    for (const Constraint& cj : model.constraints)
+      if (!written[static_cast<size_t>(ci.row) * static_cast<size_t>(m) + static_cast<size_t>(cj.row)])
+        plan.unwritten_blocks.push_back({ci.row, cj.row, ci.dim, cj.dim});
   plan.level_needs_acceleration.assign(plan.level_head.size(), 0);
   for (const DelassusPlan::TerminalPair& p : plan.pairs)
     if (p.level_b >= 0) plan.level_needs_acceleration[static_cast<size_t>(p.level_b)] = 1;

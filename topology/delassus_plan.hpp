@@ -79,12 +79,22 @@ struct DelassusPlan {
   // never formed: the block is that chain's ^{Nanc}Ω (rows offset_a.., offset_b..) plus the
   // block at the next level up (Nanc), so chain_head names the chain and the levels are
   // Nanc's (-1 when Nanc is the world).
+  // assigns / mirror_assigns: the pair is the first to write its block of G (rows of a x rows
+  // of b) / the transposed block (a != b), so it stores (=) instead of adding (+=); later
+  // pairs on the same block (the terminals of an internal loop's two sides) add.
   struct TerminalPair {
     int a = 0, b = 0;
     int level_a = 0, level_b = 0;
     int chain_head = -1;
+    bool assigns = false, mirror_assigns = false;
   };
   std::vector<TerminalPair> pairs;
+  // The blocks of G that no pair writes: two constraints whose terminals' ccas are all the
+  // world. The kernel zeroes these and no other entry of G.
+  struct ZeroBlock {
+    int row = 0, col = 0, rows = 0, cols = 0;
+  };
+  std::vector<ZeroBlock> unwritten_blocks;
   // Per level slot: whether some pair reads ^0Ω_c ^cK_t^T there (as its b side).
   std::vector<char> level_needs_acceleration;
 
