@@ -16,11 +16,12 @@
 
 namespace batchdyn {
 
-// Which bodies the first forward sweep sets H_i = I_i for: all of them (the loop kernels add
-// their terms to H_i before their backward sweeps), or only those without children (ABA: its
-// backward sweep's first carry into a parent writes I_λ plus the child's term, so an inner
-// body's I_i is read once rather than copied into the workspace and read back).
-enum class BodyInertias { All, LeavesOnly };
+// Which bodies the first forward sweep sets H_i = I_i for: all of them (proxBBO adds its terms
+// to H_i before its backward sweep), only those without children (ABA: its backward sweep's
+// first carry into a parent writes I_λ plus the child's term, so an inner body's I_i is read
+// once rather than copied into the workspace and read back), or none (LCABA copies the bodies
+// its plan lists, LcabaPlan::inertia_copied, and starts the others at their first carry).
+enum class BodyInertias { All, LeavesOnly, None };
 
 // ABA's first forward sweep (Alg. 1 lines 1-5), also the first sweep of LCABA and proxBBO:
 // placements ^{λ(i)}M_i, velocities v_i = ^iX_{λ(i)} v_{λ(i)} + S_i qd_i, bias accelerations
@@ -43,7 +44,8 @@ void aba_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S*
     const Motion<S> vi = body_velocity(c, i, X, ws.velocity[c.tree[i].parent], v, vj);
     ws.velocity[i] = vi;
     ws.bias_acceleration[i] = cross_joint_velocity(c, i, vi, vj);  // c_i = v_i x v_J
-    if (inertias == BodyInertias::All || !c.tree[i].has_children) ws.inertia[i] = c.body_spatial_inertia(i);
+    if (inertias == BodyInertias::All || (inertias == BodyInertias::LeavesOnly && !c.tree[i].has_children))
+      ws.inertia[i] = c.body_spatial_inertia(i);
     ws.bias[i] = cross(vi, c.inertia[static_cast<size_t>(i)] * vi);
   }
 }

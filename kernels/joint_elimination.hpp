@@ -96,17 +96,24 @@ BATCHDYN_INLINE void carry_inertia_to_parent(const ModelConstants<S>& c, int i, 
 // the model's table or formed here (per-environment inertias keep no table), carry(nullptr) for
 // the others. The sum is the copy-then-add's bit for bit, without the copy: 27 lanes per body.
 // Three call sites, so that each inlined carry knows whether it adds I_λ.
+// `starts_parent` says whether this carry is the first into λ: the tree's
+// (BodyPlan::first_child_carried) for the sweeps from n-1 down to 1, the plan's for LCABA's
+// elimination order (LcabaPlan::carry_starts_parent).
 template <class S, class Carry>
-BATCHDYN_INLINE void with_parent_body_inertia(const ModelConstants<S>& c, int i, Carry&& carry) {
-  const BodyPlan& body = c.tree[i];
-  if (!body.first_child_carried) {
+BATCHDYN_INLINE void with_parent_body_inertia(const ModelConstants<S>& c, int i, bool starts_parent, Carry&& carry) {
+  const int parent = c.tree[i].parent;
+  if (!starts_parent) {
     carry(nullptr);
   } else if (!c.spatial_inertia.empty()) {
-    carry(&c.spatial_inertia[static_cast<size_t>(body.parent)]);  // I_λ
+    carry(&c.spatial_inertia[static_cast<size_t>(parent)]);  // I_λ
   } else {
-    const ArticulatedInertia<S> formed = c.body_spatial_inertia(body.parent);  // I_λ
+    const ArticulatedInertia<S> formed = c.body_spatial_inertia(parent);  // I_λ
     carry(&formed);
   }
+}
+template <class S, class Carry>
+BATCHDYN_INLINE void with_parent_body_inertia(const ModelConstants<S>& c, int i, Carry&& carry) {
+  with_parent_body_inertia(c, i, c.tree[i].first_child_carried, carry);
 }
 
 // ABA's backward step for body i (RBDA Table 7.1): H^a_i and p^a_i = p^A_i + U_i D_i^{-1} u_i +

@@ -180,7 +180,12 @@ void backward_sweep(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWork
         }
     }
     if (parent == 0) continue;  // the world absorbs nothing
-    carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], X, ws.inertia[i], ws.bias[i], ws.inertia[parent], ws.bias[parent]);
+    // The first write into H_{π,π} forms I_π plus this term (the plan copied I_π otherwise).
+    with_parent_body_inertia(c, i, plan.carry_starts_parent[static_cast<size_t>(i)],
+                             [&](const ArticulatedInertia<S>* parent_body_inertia) BATCHDYN_LAMBDA_INLINE {
+                               carry_to_parent(c, i, U, U_Dinv, u, ws.bias_acceleration[i], X, ws.inertia[i], ws.bias[i],
+                                               ws.inertia[parent], ws.bias[parent], parent_body_inertia);
+                             });
   }
 }
 
@@ -285,7 +290,10 @@ LoopDynamicsResult<S> lcaba_kernel(const ModelConstants<S>& c, const LcabaPlan& 
   // The first pass (Alg. 1): the first forward sweep with the loops' rows and right-hand sides
   // (a side on the world moves its known K a_0 to the right, eq. 35), their penalty terms
   // (lines 6-12, eq. 25), the backward sweep and the roll-out.
-  loop_first_forward_sweep(c, ws, q, v);
+  // H_{i,i} = I_i only where the plan needs the copy; the backward sweep's first carry into
+  // every other body starts it from I_i (LcabaPlan::inertia_copied, carry_starts_parent).
+  loop_first_forward_sweep(c, ws, q, v, BodyInertias::None);
+  for (const int b : plan.inertia_copied) ws.inertia[static_cast<size_t>(b)] = c.body_spatial_inertia(b);
   for (CouplingBlock<S>& block : ws.coupling) block = CouplingBlock<S>::zero();
   add_penalty_terms(c, plan, ws, mu, lambda);
   backward_sweep(c, plan, ws, tau);

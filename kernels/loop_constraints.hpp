@@ -88,13 +88,15 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
 // ABA's (kernels/aba.hpp: placements, world placements, velocities v_i, bias accelerations c_i,
 // H_{i,i} = I_i, bias forces p_i), then per constraint its rows and rhs[6 j + r] = kappa with a
 // side on the world's known K a_0 moved to the right (eq. 35). `ws` is a kernel workspace with
-// those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp).
+// those members (kernels/lcaba_workspace.hpp, kernels/proxbbo_workspace.hpp); `inertias` as in
+// aba_first_forward_sweep.
 // With velocity-level constraints, the bodies' velocity-product accelerations a^vp_i =
 // ^iX_λ a^vp_λ + c_i (a^vp_0 = 0) first, in ws.acceleration: the roll-out overwrites every a_i
 // after its parent's, so the array is free until then. One more pass over the bodies, O(n).
 template <class S, class Workspace>
-void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v) {
-  aba_first_forward_sweep(c, ws, q, v);
+void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S* q, const S* v,
+                              BodyInertias inertias = BodyInertias::All) {
+  aba_first_forward_sweep(c, ws, q, v, inertias);
   const bool velocity_level = std::any_of(c.constraints.begin(), c.constraints.end(), [](const auto& k) { return k.velocity_level; });
   std::vector<Motion<S>>& velocity_product = ws.acceleration;  // a^vp_i, until the roll-out
   if (velocity_level) {

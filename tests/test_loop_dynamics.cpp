@@ -112,6 +112,38 @@ TEST_CASE("lcaba plan: a constraint to the world couples nothing") {
   CHECK(plan.num_slots() == 0);
 }
 
+TEST_CASE("lcaba plan: every link's H_ii starts once, copied before the sweep or formed by the first carry into it") {
+  std::mt19937 rng(17);
+  std::vector<NamedModel> models = constrained_models();
+  for (int trial = 0; trial < 20; ++trial) {
+    Model m = random_tree(rng, std::uniform_int_distribution<int>(3, 14)(rng), trial % 2 ? RootJoint::FreeFlyer : RootJoint::Fixed);
+    add_random_constraints(m, rng, std::uniform_int_distribution<int>(1, 4)(rng));
+    models.push_back({"random " + std::to_string(trial), m});
+  }
+  for (const NamedModel& nm : models) {
+    CAPTURE(nm.name);
+    const Model& m = nm.model;
+    const LcabaPlan plan = plan_lcaba(m);
+    std::vector<int> starts(static_cast<size_t>(m.num_bodies()), 0);
+    for (int b : plan.inertia_copied) ++starts[static_cast<size_t>(b)];
+    for (int i = 1; i < m.num_bodies(); ++i)
+      if (plan.carry_starts_parent[static_cast<size_t>(i)]) {
+        const int parent = m.bodies[i].parent;
+        ++starts[static_cast<size_t>(parent)];
+        // That child is the parent's first child in the elimination order.
+        for (int j : m.bodies[parent].children) CHECK(plan.step_of_body[static_cast<size_t>(i)] <= plan.step_of_body[static_cast<size_t>(j)]);
+      }
+    for (int b = 1; b < m.num_bodies(); ++b) CHECK(starts[static_cast<size_t>(b)] == 1);
+    // Whatever is written before any carry is copied: leaves and every constrained link.
+    auto copied = [&](int b) { return std::binary_search(plan.inertia_copied.begin(), plan.inertia_copied.end(), b); };
+    for (int b = 1; b < m.num_bodies(); ++b)
+      if (m.bodies[b].children.empty()) CHECK(copied(b));
+    for (const Constraint& c : m.constraints)
+      for (int b : {c.body1, c.body2})
+        if (b != 0) CHECK(copied(b));
+  }
+}
+
 TEST_CASE("lcaba without constraints equals ABA") {
   std::mt19937 rng(3);
   for (const NamedModel& nm : tree_models()) {

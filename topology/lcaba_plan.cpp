@@ -92,6 +92,34 @@ LcabaPlan plan_lcaba(const Model& model) {
   }
   plan.neighbour_begin[static_cast<size_t>(n)] = static_cast<int>(plan.neighbours.size());
   plan.pair_begin[static_cast<size_t>(n)] = static_cast<int>(plan.pair_slot.size());
+
+  // The kernel's accesses to each H_{b,b} in its order (kernels/lcaba.hpp): the penalty terms,
+  // then per eliminated i: its own elimination reads H_{i,i}, eq. 30d adds to H_{j,j} of every
+  // neighbour j, eq. 34 to H_{π,π} when π(i) ∈ N_i, and the carry to H_{π,π}. The first access
+  // that is not a carry needs I_b copied beforehand; a carry that comes first starts from I_π.
+  std::vector<char> started(static_cast<size_t>(n), 0);
+  plan.carry_starts_parent.assign(static_cast<size_t>(n), 0);
+  auto needs_start = [&](int b) {
+    if (b == 0 || started[static_cast<size_t>(b)]) return;
+    started[static_cast<size_t>(b)] = 1;
+    plan.inertia_copied.push_back(b);
+  };
+  for (const Constraint& c : model.constraints) {
+    needs_start(c.body1);
+    needs_start(c.body2);
+  }
+  for (const int i : plan.elimination_order) {
+    needs_start(i);
+    for (int t = plan.neighbour_begin[static_cast<size_t>(i)]; t < plan.neighbour_begin[static_cast<size_t>(i) + 1]; ++t)
+      needs_start(plan.neighbours[static_cast<size_t>(t)].body);
+    const int parent = model.bodies[i].parent;
+    if (parent == 0) continue;
+    if (!started[static_cast<size_t>(parent)]) {
+      started[static_cast<size_t>(parent)] = 1;
+      plan.carry_starts_parent[static_cast<size_t>(i)] = 1;
+    }
+  }
+  std::sort(plan.inertia_copied.begin(), plan.inertia_copied.end());
   return plan;
 }
 

@@ -62,6 +62,16 @@ struct LcabaPlan {
   int max_neighbours = 0;    // m_c: the largest |N_i| met during the elimination
   // Neighbour count of each body at its elimination (for reports). Per body.
   std::vector<int> neighbour_count;
+
+  // Where H_{i,i} starts from I_i (as ABA's LeavesOnly sweep, kernels/joint_elimination.hpp:
+  // with_parent_body_inertia). inertia_copied: the bodies whose H_{i,i} the kernel sets to I_i
+  // before the penalty terms, because something reads or adds to it before a child's carry
+  // does (a leaf; a body with a constraint side; a neighbour or parent that an elimination
+  // couples into first). carry_starts_parent[i]: i's carry is the first write into
+  // H_{π(i),π(i)}, which it then forms as I_π + X* H^a_i X, the same sum bit for bit without
+  // the copy. Per body.
+  std::vector<int> inertia_copied;
+  std::vector<char> carry_starts_parent;
 };
 
 // Runs the symbolic elimination. O(n^2 + n m_c^2) once per model.
