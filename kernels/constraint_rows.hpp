@@ -10,9 +10,30 @@
 // Side 1 carries them with sign +1, side 2 with sign -1, expressed in that side's body.
 #pragma once
 
-#include "kernels/model_constants.hpp"
+#include "layout/lanes.hpp"
+#include "layout/spatial.hpp"
+#include "topology/model.hpp"
 
 namespace batchdyn {
+
+// A constraint's numbers for the lane kernels: its two frames in their bodies, and for a
+// revolute constraint the two directions orthogonal to its axis (frame 1) that its angular
+// rows constrain (below).
+template <class S>
+struct ConstraintConstants {
+  ConstraintType type = ConstraintType::Weld;
+  int body1 = 0, body2 = 0;
+  int row = 0, dim = 0;
+  Transform<S> placement1, placement2;  // ^{b1}M_{c1}, ^{b2}M_{c2}
+  Vec3<S> normal1, normal2;             // revolute: orthonormal completion of the axis
+  S kp = S(0), kd = S(0);               // Baumgarte gains: k = -kp * position_error - kd * velocity_error
+  bool uses_position_error = false;     // kp != 0 (the position error costs a log6)
+  bool velocity_level = false;          // rows on qdd alone, without J̇v (Constraint::velocity_level)
+  // Side 1's force columns K^1^T e_r in body1's frame (terminal_force_columns with placement1),
+  // the first `dim` of them: constant, since frame 1 is fixed in body 1. ModelConstants forms
+  // them once; the kernels copy them instead of forming them per call.
+  Force<S> body1_columns[6];
+};
 
 // Basis force r of the constraint, in constraint frame 1 (before moving it to a body).
 template <class S>

@@ -3,6 +3,7 @@
 // DelassusPlan, and the first forward sweep both algorithms share.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/constraint_rows.hpp"
@@ -89,8 +90,9 @@ void delassus_first_sweep(const ModelConstants<S>& c, const DelassusPlan& plan, 
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
     const ConstraintConstants<S>& k = c.constraints[static_cast<size_t>(term.constraint)];
-    const Transform<S> body_from_frame1 = term.sign > 0 ? k.placement1 : body2_from_frame1(k, ws.world_from_body.data());
-    terminal_force_columns(k, term.sign, body_from_frame1, &ws.terminal_columns[static_cast<size_t>(t) * 6]);
+    Force<S>* columns = &ws.terminal_columns[static_cast<size_t>(t) * 6];
+    if (term.sign > 0) std::copy(k.body1_columns, k.body1_columns + k.dim, columns);  // constant: frame 1 is fixed in body 1
+    else terminal_force_columns(k, term.sign, body2_from_frame1(k, ws.world_from_body.data()), columns);
   }
 }
 

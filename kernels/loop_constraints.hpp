@@ -50,12 +50,16 @@ struct LoopConstraintTerms {
 template <class S>
 void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* world_from_body, const Motion<S>* velocity,
                            LoopConstraintTerms<S>& out, bool position_error = false, const Motion<S>* velocity_product = nullptr) {
+  // A side 2 on the world (the plan's body2 = 0, where world_from_body is the identity and the
+  // velocity zero) is read as such rather than composed with the identity: the same values.
+  const bool on_world = k.body2 == 0;
   const Transform<S> world_from_c1 = world_from_body[k.body1] * k.placement1;
-  const Transform<S> world_from_c2 = world_from_body[k.body2] * k.placement2;
+  const Transform<S> world_from_c2 = on_world ? k.placement2 : world_from_body[k.body2] * k.placement2;
   const Transform<S> c1_from_c2 = world_from_c1.inverse() * world_from_c2;
-  terminal_force_columns(k, +1, k.placement1, out.columns[0]);
-  terminal_force_columns(k, -1, world_from_body[k.body2].inverse() * world_from_c1, out.columns[1]);
-  const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]), v2 = k.placement2.act_inv(velocity[k.body2]);
+  std::copy(k.body1_columns, k.body1_columns + k.dim, out.columns[0]);  // constant: frame 1 is fixed in body 1
+  terminal_force_columns(k, -1, on_world ? world_from_c1 : body2_from_frame1(k, world_from_body), out.columns[1]);
+  const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]);
+  const Motion<S> v2 = on_world ? Motion<S>::zero() : k.placement2.act_inv(velocity[k.body2]);
 
   S velocity_product_rows[6];  // Kdot v
   S* error_rows = out.position_error;
@@ -75,7 +79,8 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
   }
   const bool without_drift = k.velocity_level && velocity_product;
   for (int r = 0; r < k.dim; ++r) {
-    out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]) + dot(out.columns[1][r], velocity[k.body2]);
+    out.velocity_error[r] = dot(out.columns[0][r], velocity[k.body1]);
+    if (!on_world) out.velocity_error[r] += dot(out.columns[1][r], velocity[k.body2]);
     // k; a velocity-level row corrects the error above its rounding floor (kernels/velocity_level_rows.hpp)
     const S corrected_error = k.velocity_level ? velocity_level_position_error(error_rows[r]) : error_rows[r];
     const S desired = -k.kp * corrected_error - k.kd * out.velocity_error[r];

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/constraint_rows.hpp"
 #include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/joint_model.hpp"
@@ -20,21 +21,6 @@
 #include "topology/tree_plan.hpp"
 
 namespace batchdyn {
-
-// A constraint's numbers for the lane kernels: its two frames in their bodies, and for a
-// revolute constraint the two directions orthogonal to its axis (frame 1) that its angular
-// rows constrain (kernels/constraint_rows.hpp).
-template <class S>
-struct ConstraintConstants {
-  ConstraintType type = ConstraintType::Weld;
-  int body1 = 0, body2 = 0;
-  int row = 0, dim = 0;
-  Transform<S> placement1, placement2;  // ^{b1}M_{c1}, ^{b2}M_{c2}
-  Vec3<S> normal1, normal2;             // revolute: orthonormal completion of the axis
-  S kp = S(0), kd = S(0);               // Baumgarte gains: k = -kp * position_error - kd * velocity_error
-  bool uses_position_error = false;     // kp != 0 (the position error costs a log6)
-  bool velocity_level = false;          // rows on qdd alone, without J̇v (Constraint::velocity_level)
-};
 
 // Two unit vectors completing `axis` (unit) to a right-handed orthonormal basis, deterministic:
 // b1 = axis x e_x normalised (axis x e_y when axis is close to e_x), b2 = axis x b1. Lane-generic
@@ -63,6 +49,8 @@ struct ModelConstants {
       perpendicular_basis(k.axis, b1, b2);
       cc.normal1 = cast3<S>(b1), cc.normal2 = cast3<S>(b2);
       cc.kp = S(k.kp), cc.kd = S(k.kd), cc.uses_position_error = k.kp != 0.0, cc.velocity_level = k.velocity_level;
+      for (Force<S>& column : cc.body1_columns) column = Force<S>::zero();
+      terminal_force_columns(cc, +1, cc.placement1, cc.body1_columns);
       constraints.push_back(cc);
     }
     joint_placement.resize(n);
