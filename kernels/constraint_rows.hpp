@@ -33,6 +33,9 @@ struct ConstraintConstants {
   // the first `dim` of them: constant, since frame 1 is fixed in body 1. ModelConstants forms
   // them once; the kernels copy them instead of forming them per call.
   Force<S> body1_columns[6];
+  // sum_r K^1_r^T K^1_r over those columns (symmetric 6x6): LCABA's penalty term on body 1 is mu
+  // times it (lcaba-proxbbo eq. 25), one scaled add instead of dim rank-1 updates per call.
+  ArticulatedInertia<S> body1_gram;
 };
 
 // Basis force r of the constraint, in constraint frame 1 (before moving it to a body).

@@ -74,7 +74,8 @@ BATCHDYN_INLINE void add_symmetrised(ArticulatedInertia<S>& H, const Force<S>* N
 }
 
 // The loops' penalty terms for multipliers lambda (dense convention, see lcaba_kernel) (eq. 25):
-// H_{t,t} += mu K^t^T K^t, H_{1,2} += mu K^1^T K^2, p_t += K^t^T (-lambda - mu kappa).
+// H_{t,t} += mu K^t^T K^t, H_{1,2} += mu K^1^T K^2, p_t += K^t^T (-lambda - mu kappa). Side 1's
+// K^1^T K^1 is a model constant (ConstraintConstants::body1_gram); side 2's rows move with q.
 template <class S>
 void add_penalty_terms(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaWorkspace<S>& ws, const S& mu, const S* lambda) {
   for (size_t j = 0; j < c.constraints.size(); ++j) {
@@ -86,9 +87,10 @@ void add_penalty_terms(const ModelConstants<S>& c, const LcabaPlan& plan, LcabaW
       if (body[side] == 0) continue;
       ArticulatedInertia<S>& H = ws.inertia[static_cast<size_t>(body[side])];
       Force<S>& p = ws.bias[static_cast<size_t>(body[side])];
+      if (side == 0) H.add_scaled(k.body1_gram, mu);
       for (int r = 0; r < k.dim; ++r) {
         const Force<S>& col = t.columns[side][r];
-        H.subtract_outer(col, col * (-mu));
+        if (side == 1) H.subtract_outer(col, col * (-mu));
         p += col * (-lambda[k.row + r] - mu * kappa[r]);
       }
     }

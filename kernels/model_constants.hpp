@@ -51,6 +51,7 @@ struct ModelConstants {
       cc.kp = S(k.kp), cc.kd = S(k.kd), cc.uses_position_error = k.kp != 0.0, cc.velocity_level = k.velocity_level;
       for (Force<S>& column : cc.body1_columns) column = Force<S>::zero();
       terminal_force_columns(cc, +1, cc.placement1, cc.body1_columns);
+      for (int r = 0; r < cc.dim; ++r) cc.body1_gram.subtract_outer(cc.body1_columns[r], cc.body1_columns[r] * S(-1));
       constraints.push_back(cc);
     }
     joint_placement.resize(n);

@@ -360,6 +360,8 @@ struct ArticulatedInertia {
     return {A * m.linear + B * m.angular, B.transpose_times(m.linear) + C * m.angular};
   }
   BATCHDYN_INLINE ArticulatedInertia& operator+=(const ArticulatedInertia& o) { A += o.A; B += o.B; C += o.C; return *this; }
+  // this += o * s (54 flops).
+  BATCHDYN_INLINE void add_scaled(const ArticulatedInertia& o, const S& s) { A += o.A * s; B += o.B * s; C += o.C * s; }
   // I * (0; w): the force produced by a purely angular motion (revolute joint column).
   BATCHDYN_INLINE Force<S> times_angular(const Vec3<S>& w) const { return {B * w, C * w}; }
   // I * (v; 0): the force produced by a purely linear motion (prismatic joint column).
