@@ -64,6 +64,17 @@ void terminal_force_columns(const ConstraintConstants<S>& k, int sign, const Tra
   }
 }
 
+// K^2 a for a side 2 on the world (body2 = 0) without its force columns: with T = ^0M_{c1}
+// (a connect's at its own point, placement2), column r is -T* e_r, so K^2_r a = -e_r . T^-1 a
+// (a force and a motion pair the same in every frame). dim values into `out`.
+template <class S>
+void world_side_rows_times(const ConstraintConstants<S>& k, const Transform<S>& world_from_frame1, const Motion<S>& a, S* out) {
+  const Transform<S> at_point{world_from_frame1.rotation,
+                              k.type == ConstraintType::Connect ? k.placement2.translation : world_from_frame1.translation};
+  const Motion<S> in_frame = at_point.act_inv(a);
+  for (int r = 0; r < k.dim; ++r) out[r] = -dot(constraint_basis_force(k, r), in_frame);
+}
+
 // ^{b2}M_{c1} for side 2 of an internal loop, from the world placements of both bodies.
 template <class S>
 Transform<S> body2_from_frame1(const ConstraintConstants<S>& k, const Transform<S>* world_from_body) {

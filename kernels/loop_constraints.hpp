@@ -36,7 +36,11 @@ namespace batchdyn {
 
 template <class S>
 struct LoopConstraintTerms {
-  Force<S> columns[2][6];  // K^t^T e_r for side t (0: body1, 1: body2), in that body's frame
+  // K^t^T e_r for side t (0: body1, 1: body2), in that body's frame. A side on the world (body2
+  // = 0) has none formed: every kernel skips the world's side, and the one product a kernel needs
+  // of it, K^2 a_0, comes from world_from_frame1 (world_side_rows_times).
+  Force<S> columns[2][6];
+  Transform<S> world_from_frame1;  // ^0M_{c1}
   S rhs[6];                // kappa
   S velocity_error[6];     // nu = J v (the Baumgarte velocity term)
   S position_error[6];     // e, with de/dt = nu (kernels/constraints.hpp); zero unless computed (below)
@@ -51,13 +55,14 @@ template <class S>
 void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* world_from_body, const Motion<S>* velocity,
                            LoopConstraintTerms<S>& out, bool position_error = false, const Motion<S>* velocity_product = nullptr) {
   // A side 2 on the world (the plan's body2 = 0, where world_from_body is the identity and the
-  // velocity zero) is read as such rather than composed with the identity: the same values.
+  // velocity zero) is read as such rather than composed with the identity, and its rows are not
+  // formed (LoopConstraintTerms::columns).
   const bool on_world = k.body2 == 0;
-  const Transform<S> world_from_c1 = world_from_body[k.body1] * k.placement1;
+  const Transform<S>& world_from_c1 = out.world_from_frame1 = world_from_body[k.body1] * k.placement1;
   const Transform<S> world_from_c2 = on_world ? k.placement2 : world_from_body[k.body2] * k.placement2;
   const Transform<S> c1_from_c2 = world_from_c1.inverse() * world_from_c2;
   std::copy(k.body1_columns, k.body1_columns + k.dim, out.columns[0]);  // constant: frame 1 is fixed in body 1
-  terminal_force_columns(k, -1, on_world ? world_from_c1 : body2_from_frame1(k, world_from_body), out.columns[1]);
+  if (!on_world) terminal_force_columns(k, -1, body2_from_frame1(k, world_from_body), out.columns[1]);
   const Motion<S> v1 = k.placement1.act_inv(velocity[k.body1]);
   const Motion<S> v2 = on_world ? Motion<S>::zero() : k.placement2.act_inv(velocity[k.body2]);
 
@@ -84,8 +89,13 @@ void loop_constraint_terms(const ConstraintConstants<S>& k, const Transform<S>* 
     // k; a velocity-level row corrects the error above its rounding floor (kernels/velocity_level_rows.hpp)
     const S corrected_error = k.velocity_level ? velocity_level_position_error(error_rows[r]) : error_rows[r];
     const S desired = -k.kp * corrected_error - k.kd * out.velocity_error[r];
-    out.rhs[r] = without_drift ? desired + (dot(out.columns[0][r], velocity_product[k.body1]) + dot(out.columns[1][r], velocity_product[k.body2]))
-                               : desired - velocity_product_rows[r];
+    if (without_drift) {
+      S known = dot(out.columns[0][r], velocity_product[k.body1]);  // K a^vp (a^vp_0 = 0)
+      if (!on_world) known += dot(out.columns[1][r], velocity_product[k.body2]);
+      out.rhs[r] = desired + known;
+    } else {
+      out.rhs[r] = desired - velocity_product_rows[r];
+    }
   }
 }
 
@@ -115,10 +125,13 @@ void loop_first_forward_sweep(const ModelConstants<S>& c, Workspace& ws, const S
     const ConstraintConstants<S>& k = c.constraints[j];
     LoopConstraintTerms<S>& t = ws.terms[j];
     loop_constraint_terms(k, ws.world_from_body.data(), ws.velocity.data(), t, false, velocity_level ? velocity_product.data() : nullptr);
+    S world_side[6];  // K^2 a_0 when side 2 is the world
+    for (S& value : world_side) value = S(0);
+    if (k.body2 == 0) world_side_rows_times(k, t.world_from_frame1, c.base_acceleration, world_side);
     for (int r = 0; r < k.dim; ++r) {
       S kappa = t.rhs[r];
       if (k.body1 == 0) kappa -= dot(t.columns[0][r], c.base_acceleration);
-      if (k.body2 == 0) kappa -= dot(t.columns[1][r], c.base_acceleration);
+      if (k.body2 == 0) kappa -= world_side[r];
       ws.rhs[6 * j + static_cast<size_t>(r)] = kappa;
     }
   }
