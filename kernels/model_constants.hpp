@@ -1,7 +1,8 @@
 // The numbers of a Model converted once to a lane type S: the flat per-body table
 // (topology/tree_plan.hpp), joint placements and axes (with their cross-product matrices for
-// Rodrigues' formula, topology/joint_model.hpp), the constraints' frames, spatial inertias and
-// the base acceleration. Kernels read these instead of converting doubles per call.
+// Rodrigues' formula, topology/joint_model.hpp), the constraints' frames and side 1's constant
+// rows (kernels/constraint_rows.hpp), spatial inertias and the base acceleration. Kernels read
+// these instead of converting doubles, or forming what does not change, per call.
 //
 // The physical parameters (inertias, armature, damping, gravity) are read through views
 // (`inertia`, `spatial_inertia`, `armature`, `damping`, `base_acceleration`). They show the
