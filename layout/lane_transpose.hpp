@@ -5,10 +5,12 @@
 // A W x W tile (W entries of W rows) is transposed in registers. For 256-bit lanes (AVX2:
 // double W = 4, float W = 8) that is the usual unpack / shuffle / 128-bit permute network: each
 // row is one unaligned load or store, 8 shuffles per 4 x 4 double tile and 24 per 8 x 8 float
-// tile. xsimd 8.1 has no transpose (its zip_lo / zip_hi interleave within 128-bit halves), so
-// other widths (SSE2, AVX-512, W = 1) assemble each lane vector from W scalar loads
-// (lanes_from_rows) and write rows through a stored vector (rows_from_lanes): the same values,
-// bit for bit.
+// tile. For 512-bit lanes (AVX-512: double W = 8, float W = 16) the same network gains a stage
+// of 128-bit block shuffles: 24 shuffles per 8 x 8 double tile, 64 per 16 x 16 float tile,
+// where assembling the lanes entry by entry took 64 / 256 scalar loads or stores. xsimd 8.1 has
+// no transpose (its zip_lo / zip_hi interleave within 128-bit halves), so the other widths
+// (SSE2, W = 1) assemble each lane vector from W scalar loads (lanes_from_rows) and write rows
+// through a stored vector (rows_from_lanes): the same values, bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -48,7 +50,7 @@ BATCHDYN_INLINE void rows_from_lanes(const L& lanes, long k, T* const* rows, con
 namespace lane_transpose_detail {
 
 // transpose_registers(r): in place, r[j] holds row j of a tile, afterwards column j. Only the
-// register types of Register256 below have one.
+// register types of TileRegister below have one.
 template <class R>
 void transpose_registers(R& r) = delete;
 
@@ -85,30 +87,89 @@ BATCHDYN_INLINE void transpose_registers(__m256 (&r)[8]) {
 }
 #endif
 
-// The register type of a 256-bit lane the network above transposes (void: none).
+#if defined(__AVX512F__)
+// 8 x 8 double: pairs of rows interleaved (unpack), then 128-bit blocks gathered twice
+// (shuffle_f64x2 with 0x88 takes blocks 0, 2 of each source, 0xdd blocks 1, 3).
+BATCHDYN_INLINE void transpose_registers(__m512d (&r)[8]) {
+  __m512d t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);      // per block b: r_{2i}[2b]   r_{2i+1}[2b]
+    t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);  //              r_{2i}[2b+1] r_{2i+1}[2b+1]
+  }
+  for (int h = 0; h < 2; ++h)      // rows 4h .. 4h + 3
+    for (int s = 0; s < 2; ++s) {  // u[4h + s]: columns s, 4 + s; u[4h + 2 + s]: columns 2 + s, 6 + s
+      u[4 * h + s] = _mm512_shuffle_f64x2(t[4 * h + s], t[4 * h + 2 + s], 0x88);
+      u[4 * h + 2 + s] = _mm512_shuffle_f64x2(t[4 * h + s], t[4 * h + 2 + s], 0xdd);
+    }
+  for (int c = 0; c < 4; ++c) {  // column c and 4 + c, rows 0 .. 7
+    r[c] = _mm512_shuffle_f64x2(u[c], u[4 + c], 0x88);
+    r[4 + c] = _mm512_shuffle_f64x2(u[c], u[4 + c], 0xdd);
+  }
+}
+// 16 x 16 float: the 8 x 8 network of 256-bit lanes within each 128-bit block (unpack, then
+// shuffle), then 128-bit blocks gathered twice (shuffle_f32x4).
+BATCHDYN_INLINE void transpose_registers(__m512 (&r)[16]) {
+  __m512 t[16], u[16], v[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);      // per block b: r_{2i}[4b] r_{2i+1}[4b] r_{2i}[4b+1] r_{2i+1}[4b+1]
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);  //              the same of entries 4b+2, 4b+3
+  }
+  for (int j = 0; j < 4; ++j) {  // u[4j + s], block b: rows 4j .. 4j + 3 of column 4b + s
+    u[4 * j] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * j + 1] = _mm512_shuffle_ps(t[4 * j], t[4 * j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * j + 2] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * j + 3] = _mm512_shuffle_ps(t[4 * j + 1], t[4 * j + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int h = 0; h < 2; ++h)      // rows 8h .. 8h + 7
+    for (int s = 0; s < 4; ++s) {  // v[8h + s]: columns s, 8 + s; v[8h + 4 + s]: columns 4 + s, 12 + s
+      v[8 * h + s] = _mm512_shuffle_f32x4(u[8 * h + s], u[8 * h + 4 + s], 0x88);
+      v[8 * h + 4 + s] = _mm512_shuffle_f32x4(u[8 * h + s], u[8 * h + 4 + s], 0xdd);
+    }
+  for (int s = 0; s < 4; ++s) {  // columns s, 8 + s, 4 + s, 12 + s, rows 0 .. 15
+    r[s] = _mm512_shuffle_f32x4(v[s], v[8 + s], 0x88);
+    r[8 + s] = _mm512_shuffle_f32x4(v[s], v[8 + s], 0xdd);
+    r[4 + s] = _mm512_shuffle_f32x4(v[4 + s], v[12 + s], 0x88);
+    r[12 + s] = _mm512_shuffle_f32x4(v[4 + s], v[12 + s], 0xdd);
+  }
+}
+#endif
+
+// The register type of a lane the networks above transpose (void: none).
 template <class L>
-struct Register256 {
+struct TileRegister {
   using type = void;
 };
 #if defined(__AVX__)
 template <class A>
   requires(sizeof(xsimd::batch<double, A>) == 32)
-struct Register256<xsimd::batch<double, A>> {
+struct TileRegister<xsimd::batch<double, A>> {
   using type = __m256d;
 };
 template <class A>
   requires(sizeof(xsimd::batch<float, A>) == 32)
-struct Register256<xsimd::batch<float, A>> {
+struct TileRegister<xsimd::batch<float, A>> {
   using type = __m256;
+};
+#endif
+#if defined(__AVX512F__)
+template <class A>
+  requires(sizeof(xsimd::batch<double, A>) == 64)
+struct TileRegister<xsimd::batch<double, A>> {
+  using type = __m512d;
+};
+template <class A>
+  requires(sizeof(xsimd::batch<float, A>) == 64)
+struct TileRegister<xsimd::batch<float, A>> {
+  using type = __m512;
 };
 #endif
 
 }  // namespace lane_transpose_detail
 
-// True where tiles go through the register network (AVX2 lanes), false where they are
-// assembled entry by entry; both give the same values.
+// True where tiles go through a register network (AVX2 and AVX-512 lanes), false where they
+// are assembled entry by entry (SSE2, W = 1); both give the same values.
 template <class L>
-inline constexpr bool has_register_transpose = !std::is_void_v<typename lane_transpose_detail::Register256<L>::type>;
+inline constexpr bool has_register_transpose = !std::is_void_v<typename lane_transpose_detail::TileRegister<L>::type>;
 
 // Rows to lanes, a W x W tile: lanes[j] = (rows[0][k + j], ..., rows[W-1][k + j]) for j < W.
 // Each row must hold entries k .. k + W - 1.
@@ -116,7 +177,7 @@ template <class L, class T>
 BATCHDYN_INLINE void lanes_from_row_tile(const T* const* rows, long k, L* lanes) {
   constexpr int W = lane_width<L>;
   if constexpr (has_register_transpose<L>) {
-    using R = typename lane_transpose_detail::Register256<L>::type;
+    using R = typename lane_transpose_detail::TileRegister<L>::type;
     R r[W];
     for (int l = 0; l < W; ++l) r[l] = L::load_unaligned(rows[l] + k);
     lane_transpose_detail::transpose_registers(r);
@@ -132,7 +193,7 @@ template <class L, class T>
 BATCHDYN_INLINE void rows_from_lane_tile(const L* lanes, long k, T* const* rows, const bool* write) {
   constexpr int W = lane_width<L>;
   if constexpr (has_register_transpose<L>) {
-    using R = typename lane_transpose_detail::Register256<L>::type;
+    using R = typename lane_transpose_detail::TileRegister<L>::type;
     R r[W];
     for (int j = 0; j < W; ++j) r[j] = lanes[j];
     lane_transpose_detail::transpose_registers(r);

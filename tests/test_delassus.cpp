@@ -2,6 +2,7 @@
 // kernels/delassus_operations.hpp) against the dense oracle J M^{-1} J^T of
 // kernels/constrained_dynamics.hpp (CRBA, frame Jacobians, Cholesky), on random trees and
 // constraint sets, the paper's mechanisms, and the batch engine's lanes.
+#include <cstdint>
 #include <limits>
 #include <sstream>
 
@@ -174,6 +175,17 @@ TEST_CASE("Batch::delassus writes into a user buffer of N x m x m and refuses a 
   CHECK(mine[0] > 0.0f);  // a diagonal entry of a PSD matrix of a constrained foot
   std::vector<float> wrong(static_cast<size_t>(n * mm - 1));
   CHECK_THROWS_WITH_AS(batch.use_delassus_buffer(wrong), doctest::Contains("'delassus'"), Error);
+}
+
+TEST_CASE("Batch's own Delassus matrices and factors start on a 64-byte cache line") {
+  // With m^2 a multiple of W (m = 24 here) every environment's matrix then starts on a cache
+  // line too, so the scatter's full-width row stores never straddle two lines.
+  Model m = load_urdf_file(model_path("humanoid.urdf"), RootJoint::FreeFlyer);
+  add_constraints_from_json_file(m, model_path("humanoid_feet_hands.json"));
+  Batch<double> batch(m, 3, 1);
+  batch.delassus_cholesky(1e-8);
+  CHECK(reinterpret_cast<std::uintptr_t>(batch.delassus_matrices()) % 64 == 0);
+  CHECK(reinterpret_cast<std::uintptr_t>(batch.delassus_factors()) % 64 == 0);
 }
 
 TEST_CASE("Batch::delassus_cholesky gives each environment's factor of G + rho I, and refuses rho <= 0") {
