@@ -134,35 +134,41 @@ BATCHDYN_INLINE void transpose_registers(__m512 (&r)[16]) {
 }
 #endif
 
-// The register type of a lane the networks above transpose (void: none).
-template <class L>
-struct TileRegister {
+// The register type of T lanes of `Bytes` bytes that a network above transposes (void: none).
+template <class T, std::size_t Bytes>
+struct RegisterOf {
   using type = void;
 };
 #if defined(__AVX__)
-template <class A>
-  requires(sizeof(xsimd::batch<double, A>) == 32)
-struct TileRegister<xsimd::batch<double, A>> {
+template <>
+struct RegisterOf<double, 32> {
   using type = __m256d;
 };
-template <class A>
-  requires(sizeof(xsimd::batch<float, A>) == 32)
-struct TileRegister<xsimd::batch<float, A>> {
+template <>
+struct RegisterOf<float, 32> {
   using type = __m256;
 };
 #endif
 #if defined(__AVX512F__)
-template <class A>
-  requires(sizeof(xsimd::batch<double, A>) == 64)
-struct TileRegister<xsimd::batch<double, A>> {
+template <>
+struct RegisterOf<double, 64> {
   using type = __m512d;
 };
-template <class A>
-  requires(sizeof(xsimd::batch<float, A>) == 64)
-struct TileRegister<xsimd::batch<float, A>> {
+template <>
+struct RegisterOf<float, 64> {
   using type = __m512;
 };
 #endif
+
+// The register type of lane type L (void for scalars and SSE2 lanes: no network).
+template <class L>
+struct TileRegister {
+  using type = void;
+};
+template <class T, class A>
+struct TileRegister<xsimd::batch<T, A>> {
+  using type = typename RegisterOf<T, sizeof(xsimd::batch<T, A>)>::type;
+};
 
 }  // namespace lane_transpose_detail
 
