@@ -57,6 +57,7 @@ struct BenchSettings {
   ContactSolver contact_solver = ContactSolver::Admm;  // --contact-solver admm|pgs: the contact stage's solver (--step)
   AdmmLinearSolve admm_linear_solve = AdmmLinearSolve::Cholesky;  // --admm-linear-solve cholesky|pv-soft: ADMM's x-step
   bool admm_polish = true;  // --admm-polish on|off: ADMM polishes its iterate (ContactSettings::polish)
+  bool joint_limits = true;  // --joint-limits on|off: the joints' position limits as rows of the contact stage (ContactSettings::joint_limits)
   bool progress = false;
 };
 
@@ -152,8 +153,8 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   r.peak_per_cycle = peak_flops_per_cycle<T>();  // the core's SIMD peak, also for --scalar runs
   r.measured_peak = measured_peak_flops<T>();
   if constexpr (requires { batch.contact_iterations(); }) {
-    if (s.step && batch.contacts()) {
-      const int c = batch.contact_candidates(), n = batch.num_envs();
+    if (s.step && (batch.contacts() || s.joint_limits)) {  // the stage ran (contacts and / or joint limits)
+      const int c = batch.contacts() ? batch.contact_candidates() : 0, n = batch.num_envs();
       r.contact_candidates = c;
       for (int e = 0; e < n; ++e) {
         r.mean_contact_iterations += batch.contact_iterations()[static_cast<size_t>(e)] / static_cast<double>(n);
@@ -226,6 +227,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   contact_settings.solver = s.contact_solver;
   contact_settings.admm_linear_solve = s.admm_linear_solve;
   contact_settings.polish = s.admm_polish;
+  contact_settings.joint_limits = s.joint_limits;
   batch.set_contact_settings(contact_settings);
   fill_random_poses(batch, model);
   if (s.step && batch.constrained()) {
@@ -282,7 +284,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   try {
     const Options o = parse_options(
         args, with_model_options({"--algo", "--envs", "--threads", "--precision", "--seconds", "--dt", "--substeps", "--iterations",
-                                  "--passive-forces", "--contact-solver", "--admm-linear-solve", "--admm-polish", "--integrator"}, kModelOptions),
+                                  "--passive-forces", "--contact-solver", "--admm-linear-solve", "--admm-polish", "--joint-limits", "--integrator"}, kModelOptions),
         with_model_options({"--json", "--step", "--scalar", "--pd", "--randomize"}, kModelFlags));
     const Model model = load_model(o, default_model_path());
     const std::string algo = o.get("--algo").value_or("aba");
@@ -323,6 +325,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       if (*polish != "on" && *polish != "off") throw Error("--admm-polish must be on or off, got '" + *polish + "'");
       if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-polish needs --step and the admm contact solver");
       s.admm_polish = *polish == "on";
+    }
+    if (const auto limits = o.get("--joint-limits")) {
+      if (*limits != "on" && *limits != "off") throw Error("--joint-limits must be on or off, got '" + *limits + "'");
+      if (!s.step) throw Error("--joint-limits needs --step");
+      s.joint_limits = *limits == "on";
     }
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
@@ -383,11 +390,12 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["workspace_bytes_per_env"] = r.bytes_per_env;
     j["lane_block_bytes"] = r.block_bytes;
     j["failed_envs"] = r.failed;
-    j["contact_candidates"] = r.contact_candidates;  // 0: the step ran no contact stage
+    j["contact_candidates"] = r.contact_candidates;  // 0: no contacts solved (joint limits may still run the stage)
     j["mean_candidates_in_contact"] = r.mean_in_contact;
     j["contact_solver"] = contact_solver_name(s.contact_solver);
     j["admm_linear_solve"] = admm_linear_solve_name(s.admm_linear_solve);
     j["admm_polish"] = s.admm_polish;
+    j["joint_limits"] = s.joint_limits;
     j["mean_contact_iterations"] = r.mean_contact_iterations;
     if (json_output) {
       out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

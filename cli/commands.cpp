@@ -36,7 +36,8 @@ int usage(std::ostream& out) {
          "  batchdyn bench [MODEL] [MODEL OPTIONS] [--algo aba|lcaba|proxbbo|constrained|pv-osimr|pv-osim|delassus] [--envs N]\n"
          "                 [--threads T] [--precision float|double] [--seconds S] [--step] [--dt DT] [--substeps K] [--pd]\n"
          "                 [--randomize] [--iterations K] [--scalar] [--passive-forces on|off] [--contact-solver admm|pgs]\n"
-         "                 [--admm-linear-solve cholesky|pv-soft] [--admm-polish on|off] [--integrator euler|rk4] [--json]\n"
+         "                 [--admm-linear-solve cholesky|pv-soft] [--admm-polish on|off] [--joint-limits on|off]\n"
+         "                 [--integrator euler|rk4] [--json]\n"
          "MODEL OPTIONS: --root fixed|free, --constraints FILE (JSON: constraints, lock_joints, armature),\n"
          "  --contacts FILE (JSON: ground plane, collision geometry on links, friction, margin, stiffness, damping; a URDF's <collision>\n"
          "  spheres, boxes and cylinders load by default, and a free-root model gets a ground plane at z = 0),\n"
@@ -55,7 +56,8 @@ int usage(std::ostream& out) {
          "the dense J M^-1 J^T (CRBA + Cholesky). bench --step --contact-solver pgs solves contacts by projected Gauss-Seidel\n"
          "(the baseline) instead of ADMM; --admm-linear-solve pv-soft does ADMM's linear solves on the tree (PV-soft, O(n + m))\n"
          "instead of a Cholesky factor of the formed Delassus matrix (ground contacts and joint limits only); --admm-polish off\n"
-         "turns off ADMM's polishing (solving the rows its iterate shows acting exactly; on by default).\n"
+         "turns off ADMM's polishing (solving the rows its iterate shows acting exactly; on by default); --joint-limits off\n"
+         "steps without the joints' position limits (on by default).\n"
          "Exit code: 0 ok, 1 usage or model error, 2 some environment failed.\n";
   return 1;
 }

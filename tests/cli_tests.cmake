@@ -229,6 +229,21 @@ run(1 "--admm-polish must be on or off" bench ${MODELS}/a1.urdf --root free --st
 run(1 "--admm-polish needs --step and the admm contact solver" bench ${MODELS}/a1.urdf --root free --step --contact-solver pgs --admm-polish off)
 run(0 "" bench ${MODELS}/a1.urdf --root free --contacts ${MODELS}/a1_contacts.json --step --envs 32 --threads 1 --seconds 0.1 --admm-polish off --json)
 expect_json("${last_out}" OFF admm_polish)
+# --joint-limits on|off: the fixed-root quadruped has no ground, so its contact stage is its
+# joint limits alone: random poses put some joints within their margin (ADMM iterates), and
+# without limits the stage has nothing to solve
+run(1 "--joint-limits must be on or off" bench ${MODELS}/quadruped.urdf --step --joint-limits maybe)
+run(1 "--joint-limits needs --step" bench ${MODELS}/quadruped.urdf --joint-limits off)
+run(0 "" bench ${MODELS}/quadruped.urdf --step --envs 32 --threads 1 --seconds 0.1 --json)
+expect_json("${last_out}" ON joint_limits)
+string(JSON limit_iterations GET "${last_out}" mean_contact_iterations)
+if(NOT limit_iterations GREATER 0)
+  message(SEND_ERROR "bench --step with joint limits: ${limit_iterations} limit-solve iterations on average, expected some")
+  math(EXPR failures "${failures} + 1")
+endif()
+run(0 "" bench ${MODELS}/quadruped.urdf --step --envs 32 --threads 1 --seconds 0.1 --joint-limits off --json)
+expect_json("${last_out}" OFF joint_limits)
+expect_json("${last_out}" 0.0 mean_contact_iterations)
 run(1 "needs constraints" bench --algo pv-osimr)
 
 # errors: clear message, non-zero exit
