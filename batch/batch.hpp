@@ -231,6 +231,9 @@ class BatchEngine {
   void set_contact_settings(const ContactSettings& settings) { contacts_.set_settings(settings); }
   const ContactSettings& contact_settings() const { return contacts_.settings(); }
   int contact_candidates() const { return contacts_.candidates(); }
+  // Whether step() runs the contact stage: contacts (contacts()) and / or joint limits
+  // (contact_settings().joint_limits on a model with limited joints).
+  bool contact_stage_runs() const { return contacts_.runs(); }
   // Per environment: the ground plane n . x = height (n normalised) and one friction coefficient
   // for all candidates. Throw Error for an environment out of range or a bad value.
   void set_ground(std::span<const int> envs, double height, const Vec3d& normal) { contacts_.set_ground(envs, height, normal); }

@@ -153,7 +153,7 @@ BenchResult timed(Engine& batch, const BenchSettings& s, Call&& call) {
   r.peak_per_cycle = peak_flops_per_cycle<T>();  // the core's SIMD peak, also for --scalar runs
   r.measured_peak = measured_peak_flops<T>();
   if constexpr (requires { batch.contact_iterations(); }) {
-    if (s.step && (batch.contacts() || s.joint_limits)) {  // the stage ran (contacts and / or joint limits)
+    if (s.step && batch.contact_stage_runs()) {  // contacts and / or joint limits
       const int c = batch.contacts() ? batch.contact_candidates() : 0, n = batch.num_envs();
       r.contact_candidates = c;
       for (int e = 0; e < n; ++e) {
@@ -321,16 +321,11 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-linear-solve needs --step and the admm contact solver");
       s.admm_linear_solve = *solve == "pv-soft" ? AdmmLinearSolve::PvSoft : AdmmLinearSolve::Cholesky;
     }
-    if (const auto polish = o.get("--admm-polish")) {
-      if (*polish != "on" && *polish != "off") throw Error("--admm-polish must be on or off, got '" + *polish + "'");
-      if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-polish needs --step and the admm contact solver");
-      s.admm_polish = *polish == "on";
-    }
-    if (const auto limits = o.get("--joint-limits")) {
-      if (*limits != "on" && *limits != "off") throw Error("--joint-limits must be on or off, got '" + *limits + "'");
-      if (!s.step) throw Error("--joint-limits needs --step");
-      s.joint_limits = *limits == "on";
-    }
+    s.admm_polish = on_off_option(o, "--admm-polish", true);
+    if (o.get("--admm-polish") && (!s.step || s.contact_solver != ContactSolver::Admm))
+      throw Error("--admm-polish needs --step and the admm contact solver");
+    s.joint_limits = on_off_option(o, "--joint-limits", true);
+    if (o.get("--joint-limits") && !s.step) throw Error("--joint-limits needs --step");
     if ((s.pd || s.randomize) && delassus_algorithm) throw Error("--pd and --randomize are for --algo aba, lcaba and proxbbo");
     if (s.randomize && s.algorithm == Algorithm::Constrained)
       throw Error("--randomize is not available with --algo constrained (the dense solver reads the model's parameters)");

@@ -118,12 +118,14 @@ Model load_model(const Options& o, const std::string& default_model) {
   return model;
 }
 
-bool passive_forces_option(const Options& o, bool default_value) {
-  const auto value = o.get("--passive-forces");
+bool on_off_option(const Options& o, const std::string& name, bool default_value) {
+  const auto value = o.get(name);
   if (!value) return default_value;
   if (*value == "on") return true;
   if (*value == "off") return false;
-  throw Error("--passive-forces must be on or off (got '" + *value + "')");
+  throw Error(name + " must be on or off (got '" + *value + "')");
 }
+
+bool passive_forces_option(const Options& o, bool default_value) { return on_off_option(o, "--passive-forces", default_value); }
 
 }  // namespace batchdyn::cli

@@ -42,6 +42,8 @@ int integer_option(const Options& o, const std::string& name, int default_value,
 // Option `name` as a finite number in [lo, hi] (lo_exclusive: in (lo, hi]); `default_value` when absent.
 double number_option(const Options& o, const std::string& name, double default_value, double lo, double hi, bool lo_exclusive = false);
 
+// Option `name` given as on or off; `default_value` when absent; an Error naming it otherwise.
+bool on_off_option(const Options& o, const std::string& name, bool default_value);
 // --passive-forces on|off (eval: off by default, Pinocchio's dynamics; bench: on, as a simulator).
 bool passive_forces_option(const Options& o, bool default_value);
 

@@ -134,40 +134,16 @@ BATCHDYN_INLINE void transpose_registers(__m512 (&r)[16]) {
 }
 #endif
 
-// The register type of T lanes of `Bytes` bytes that a network above transposes (void: none).
-template <class T, std::size_t Bytes>
-struct RegisterOf {
-  using type = void;
-};
-#if defined(__AVX__)
-template <>
-struct RegisterOf<double, 32> {
-  using type = __m256d;
-};
-template <>
-struct RegisterOf<float, 32> {
-  using type = __m256;
-};
-#endif
-#if defined(__AVX512F__)
-template <>
-struct RegisterOf<double, 64> {
-  using type = __m512d;
-};
-template <>
-struct RegisterOf<float, 64> {
-  using type = __m512;
-};
-#endif
-
-// The register type of lane type L (void for scalars and SSE2 lanes: no network).
+// The register type of lane type L that a network above transposes: xsimd's own register
+// type for 256- and 512-bit lanes (void for scalars and SSE2 lanes: no network).
 template <class L>
 struct TileRegister {
   using type = void;
 };
 template <class T, class A>
+  requires(sizeof(xsimd::batch<T, A>) == 32 || sizeof(xsimd::batch<T, A>) == 64)
 struct TileRegister<xsimd::batch<T, A>> {
-  using type = typename RegisterOf<T, sizeof(xsimd::batch<T, A>)>::type;
+  using type = typename xsimd::batch<T, A>::register_type;
 };
 
 }  // namespace lane_transpose_detail
