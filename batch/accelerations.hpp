@@ -11,11 +11,17 @@
 
 namespace batchdyn {
 
+// Whether the stage runs ABA (its workspace then holds M's factorisation at ws.q), not a loop solver.
+template <class L>
+bool accelerations_by_aba(const ConstraintSolving<L>& constraints, bool loops_in_contact) {
+  return !constraints.active() || loops_in_contact;
+}
+
 template <class L>
 void compute_accelerations(ConstraintSolving<L>& constraints, int block, const ModelConstants<L>& c, BlockWorkspace<L>& ws,
                            const bool* valid, bool loops_in_contact, const Model& dense_model) {
-  if (constraints.active() && !loops_in_contact) constraints.solve(block, c, ws, valid, dense_model);
-  else aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
+  if (accelerations_by_aba(constraints, loops_in_contact)) aba_kernel(c, ws.aba, ws.q.data(), ws.v.data(), ws.tau_applied.data(), ws.qdd.data());
+  else constraints.solve(block, c, ws, valid, dense_model);
 }
 
 }  // namespace batchdyn

@@ -470,10 +470,11 @@ class BatchEngine {
         compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact, stabilisation_.model(integrate));  // accelerations
       };
       const bool runge_kutta = integrate && integrator_ == Integrator::RungeKutta4;
+      const bool aba_at_q = accelerations_by_aba(constraints_, loops_in_contact);
       for (int s = 0; s < substeps; ++s) {
         if (runge_kutta) runge_kutta_evaluations(constants_.tree, ws, h, evaluate);  // four stages of the above
         else evaluate();
-        if (contact) contacts_.solve(c, ws, h, loop_rows);  // contact
+        if (contact) contacts_.solve(c, ws, h, loop_rows, aba_at_q && !runge_kutta);  // contact
         if (runge_kutta) integrate_runge_kutta_substep(constants_.tree, ws, h);  // integrate
         else if (integrate) integrate_substep(constants_.tree, ws, h);
       }

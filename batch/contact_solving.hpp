@@ -238,15 +238,18 @@ class ContactSolving {
   // the loop multipliers. With LoopRows::Solve (loop_rows()), ws.qdd comes in without the loops,
   // and ws.lambda is the warm start in (times h: impulses) and the loop forces (impulse / h) out.
   // With Hold, ws.qdd and ws.lambda come from the loop solver, and ws.lambda gains the limits'
-  // reactions.
-  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops) {
+  // reactions. `aba_factorised`: the accelerations stage ran ABA (ws.aba) at ws.q with `c`, so
+  // that joint-limit rows alone take M's factorisation from it instead of eliminating the joints
+  // again (not after RK4's stages, the last of which is at another state).
+  void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops, bool aba_factorised) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
     const int loop_rows = loops != LoopRows::None ? model_.constraint_rows : 0;
     for (int r = 0; r < loop_rows; ++r)
       cl.state.loop_impulses[static_cast<size_t>(r)] = loops == LoopRows::Solve ? ws.lambda[static_cast<size_t>(r)] * h : L(T(0));
+    const TreeFactor<L> aba = tree_factor_of(ws.aba);
     cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.state,
-                                          ws.q.data(), ws.v.data(), h, ws.qdd.data());
+                                          ws.q.data(), ws.v.data(), h, ws.qdd.data(), aba_factorised ? &aba : nullptr);
     for (int r = 0; r < loop_rows; ++r) {
       const L force = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
       ws.lambda[static_cast<size_t>(r)] = loops == LoopRows::Solve ? force : ws.lambda[static_cast<size_t>(r)] + force;

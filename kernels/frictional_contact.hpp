@@ -81,7 +81,7 @@ template <class S>
 struct FrictionalContactWorkspace {
   FrictionalContactWorkspace(const Model& model, const ContactPlan& plan)
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
-        body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()),
+        body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()), joint_torque(v_free.size()),
         GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())), gap(static_cast<size_t>(plan.num_candidates())),
         in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
@@ -95,6 +95,7 @@ struct FrictionalContactWorkspace {
   std::vector<Transform<S>> world_from_body;  // ^0M_i
   std::vector<Motion<S>> body_velocity;       // at v_free, body frames
   std::vector<S> v_free, response;            // nv: v + h qdd_free, M^-1 J^T lambda
+  std::vector<S> joint_torque;                // nv: the limits' impulses as joint torques (step 5)
   std::vector<S> GT;                          // G_T over the terminals' rows, row-major
   // Per candidate
   std::vector<S> gap, in_contact;             // to the ground (kernels/terrain.hpp); 1 when gap < margin, else 0
@@ -119,25 +120,13 @@ struct FrictionalContactWorkspace {
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
            (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
-           (v_free.size() + response.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
+           (v_free.size() + response.size() + joint_torque.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() + loop_scale.size() +
             list_impulses.size()) * sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
            (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes() + soft.bytes();
   }
 };
-
-// The joint subspace column of 1-dof joint i as the pair of wrenches a unit joint torque is:
-// S_i on body i and its reaction on the parent (zero for the world). Adds tau times it to the
-// bodies' forces.
-template <class S>
-void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int i, const S& tau) {
-  const Motion<S> axis = subspace_column(c, i, 0);
-  const Force<S> f{axis.linear * tau, axis.angular * tau};
-  ws.body_force[static_cast<size_t>(i)] += f;
-  const int parent = c.tree[i].parent;
-  if (parent > 0) ws.body_force[static_cast<size_t>(parent)] -= force_to_parent(c, i, ws.parent_from_body[static_cast<size_t>(i)], f);
-}
 
 // One contact step's impulses for a lane block at (q, v) with the free accelerations qdd (in:
 // ABA's; out: plus M^-1 J^T lambda / h), with these rows:
@@ -153,13 +142,16 @@ void add_joint_torque(const ModelConstants<S>& c, DelassusWorkspace<S>& ws, int 
 // warm start. Returns the solver's report (iterations 0 and converged in a lane whose problem has
 // no row: nothing in contact, no limit within its margin, no loop row to solve). `c` must be the
 // constants the accelerations stage used (the implicitly damped ones in a damped step), so that
-// M is the same.
+// M is the same. `factorised`: M's factorisation at this q and c when the caller has one (the
+// accelerations stage's ABA, tree_factor_of(aba workspace)), else nullptr. A problem of
+// joint-limit rows alone then takes M from it instead of eliminating every joint again.
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6) on the
 // formed G; with PV-soft O(n + B^2 + (l + 1) n + (iterations + refactorisations) (n + m)).
 template <class S>
 ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, const ContactPlan& plan, const Model& model,
                                            const ContactSettings& settings, int candidates, LoopRows loops, const GroundLanes<S>& ground,
-                                           const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd) {
+                                           const S* mu, FrictionalContactWorkspace<S>& ws, const S* q, const S* v, const S& h, S* qdd,
+                                           const TreeFactor<S>* factorised = nullptr) {
   const int n = static_cast<int>(c.tree.size());
   const int nv = model.nv;
   const int limited = settings.joint_limits ? plan.num_limited_joints() : 0;
@@ -190,17 +182,21 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   }
   if (loops == LoopRows::Hold && candidates == 0 && limits_in_block == 0) return report;
 
-  // 1. The free velocity, the placements (world too) and the bodies' velocities at v_free.
+  // 1. The free velocity; for rows on bodies (contacts, loops), the placements (world too) and
+  // the bodies' velocities at v_free. Joint-limit rows alone live in joint space.
   for (int k = 0; k < nv; ++k) ws.v_free[static_cast<size_t>(k)] = v[k] + h * qdd[k];
-  delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
-  ws.world_from_body[0] = Transform<S>::identity();
-  ws.body_velocity[0] = Motion<S>::zero();
-  for (int i = 1; i < n; ++i) {
-    const Transform<S>& X = ws.delassus.parent_from_body[static_cast<size_t>(i)];
-    ws.world_from_body[static_cast<size_t>(i)] = ws.world_from_body[static_cast<size_t>(c.tree[i].parent)] * X;
-    Motion<S> joint_velocity;
-    ws.body_velocity[static_cast<size_t>(i)] =
-        body_velocity(c, i, X, ws.body_velocity[static_cast<size_t>(c.tree[i].parent)], ws.v_free.data(), joint_velocity);
+  const bool rows_on_bodies = candidates > 0 || loop_constraints > 0;
+  if (rows_on_bodies) {
+    delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
+    ws.world_from_body[0] = Transform<S>::identity();
+    ws.body_velocity[0] = Motion<S>::zero();
+    for (int i = 1; i < n; ++i) {
+      const Transform<S>& X = ws.delassus.parent_from_body[static_cast<size_t>(i)];
+      ws.world_from_body[static_cast<size_t>(i)] = ws.world_from_body[static_cast<size_t>(c.tree[i].parent)] * X;
+      Motion<S> joint_velocity;
+      ws.body_velocity[static_cast<size_t>(i)] =
+          body_velocity(c, i, X, ws.body_velocity[static_cast<size_t>(c.tree[i].parent)], ws.v_free.data(), joint_velocity);
+    }
   }
 
   // 2. Each candidate: gap, mask, rows as forces at its contact point (its lowest point against
@@ -263,7 +259,10 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // 3. G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the
   // unit forces at its body's origin, a 3-row terminal's its one candidate's rows (step 2). Then
   // the block's problem: G_ab = T_a G_T[a, b] T_b^T (T = I for a 3-row terminal), g = J v_free +
-  // closing terms. Only joint-limit rows: no G_T (their columns come from responses below).
+  // closing terms. Only joint-limit rows: no G_T (their columns come from responses below), and
+  // M's factorisation from the caller when it has one at this q (ABA's), else from eliminating
+  // the joints here (the factorisation PV-OSIMr's backward sweep computes otherwise).
+  TreeFactor<S> M = tree_factor_of(ws.delassus);
   if (in_block + loop_rows > 0) {
     for (int t = 0; t < plan.delassus.num_terminals(); ++t) {
       const int own = plan.own_candidate[static_cast<size_t>(t)];
@@ -278,9 +277,10 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
       }
     }
     pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data());
+  } else if (factorised) {
+    M = *factorised;
   } else {
-    // Only joint-limit rows: no G_T, but their responses below need the joints eliminated at
-    // this q (the factorisation PV-OSIMr's backward sweep computes otherwise).
+    if (!rows_on_bodies) delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
     for (int i = n - 1; i >= 1; --i) delassus_eliminate_joint(c, ws.delassus, i);
   }
   const int rowsT = plan.terminal_rows();
@@ -388,16 +388,15 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
       ws.problem.in_contact[static_cast<size_t>(in_block + limits_in_block + k.row + r)] = S(plan.loop_row_kept[static_cast<size_t>(k.row + r)] ? 1 : 0);
     }
   }
-  // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint) read
-  // by the contact and loop rows (through the bodies' accelerations) and by the other limit rows
-  // (PV-soft: its own diagonal entry only).
+  // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint's dof d,
+  // its backward sweep along the joint's ancestors only) read by the contact and loop rows
+  // (through the bodies' accelerations) and by the other limit rows (PV-soft: its own diagonal
+  // entry only).
   for (int r = 0; r < limits_in_block; ++r) {
     const int jr = ws.limit_list[static_cast<size_t>(r)];
     const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(jr)];
     const S sign = ws.limit_sign[static_cast<size_t>(jr)];
-    for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
-    add_joint_torque(c, ws.delassus, joint.body, S(1));
-    delassus_force_response(c, ws.delassus, ws.response.data());
+    joint_torque_response(c, M, ws.delassus, joint.body, joint.dof, S(1), ws.response.data());
     const int row = limit_row + r;
     for (int ga = 0; ga < (pv_soft ? 0 : groups); ++ga) {
       const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
@@ -449,6 +448,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // 5. v+ = v_free + M^-1 J^T lambda: the impulses as forces on their bodies (a limit's as a
   // joint torque), one response sweep.
   for (int i = 0; i < n; ++i) ws.delassus.body_force[static_cast<size_t>(i)] = Force<S>::zero();
+  for (S& tau : ws.joint_torque) tau = S(0);
   for (int b = 0; b < in_block; ++b) {
     const int kb = ws.contact_list[static_cast<size_t>(b)];
     for (int r = 0; r < 3; ++r) ws.impulses[static_cast<size_t>(3 * kb + r)] = warm[static_cast<size_t>(3 * b + r)];
@@ -466,9 +466,9 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     const int jr = ws.limit_list[static_cast<size_t>(r)];
     const S impulse = warm[static_cast<size_t>(limit_row + r)];
     ws.limit_impulses[static_cast<size_t>(jr)] = impulse;
-    add_joint_torque(c, ws.delassus, plan.limited_joints[static_cast<size_t>(jr)].body, ws.limit_sign[static_cast<size_t>(jr)] * impulse);
+    ws.joint_torque[static_cast<size_t>(plan.limited_joints[static_cast<size_t>(jr)].dof)] += ws.limit_sign[static_cast<size_t>(jr)] * impulse;
   }
-  delassus_force_response(c, ws.delassus, ws.response.data());
+  force_response(c, M, ws.delassus, ws.response.data(), ws.joint_torque.data());
   for (int k = 0; k < nv; ++k) qdd[k] += ws.response[static_cast<size_t>(k)] / h;
   // Held loops: a lane with no limit near solved an all-zero problem alongside its block mates;
   // it did no work (and its count must not depend on them).
