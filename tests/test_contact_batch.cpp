@@ -78,6 +78,72 @@ TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landi
   }
 }
 
+namespace {
+
+// A state of the free humanoid (no contact candidates: the limits are the stage's only rows)
+// with `count` limited joints 5 mrad beyond a limit (alternately the lower and the upper),
+// moving further into it.
+std::pair<Eigen::VectorXd, Eigen::VectorXd> humanoid_into_limits(const Model& m, const ContactPlan& plan, std::mt19937& rng, int count) {
+  State s = random_state(m, rng);
+  for (int j = 0; j < count; ++j) {
+    const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>((3 * j + static_cast<int>(rng() % 3)) % plan.num_limited_joints())];
+    const bool lower = j % 2 == 0;
+    s.q[joint.coordinate] = lower ? joint.lower - 5e-3 : joint.upper + 5e-3;
+    s.v[joint.dof] = lower ? -1.5 : 1.5;
+  }
+  return {s.q, s.v};
+}
+
+}  // namespace
+
+TEST_CASE("step() with joint limits alone: the free humanoid pushed into eight limits steps as the dense reference's limit rows") {
+  const Model m = humanoid();
+  ScalarBatch<double> batch(m, 4, 1);
+  REQUIRE_FALSE(batch.contacts());  // no candidates: the stage runs for the limits alone
+  REQUIRE(batch.contact_stage_runs());
+  ContactSettings settings = batch.contact_settings();
+  settings.tolerance = 1e-11, settings.max_iterations = 2000;
+  batch.set_contact_settings(settings);
+  ContactSettings reference = settings;
+  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  std::mt19937 rng(31);
+  std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> states;
+  for (int e = 0; e < 4; ++e) states.push_back(humanoid_into_limits(m, batch.contact_plan(), rng, 8));
+  const std::vector<ContactStepResult> results = check_step_equals_dense_reference(batch, states, 2e-3, reference);
+  for (const ContactStepResult& r : results) CHECK(r.limits.size() >= 6);
+}
+
+TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation of M steps as it does eliminating the joints itself") {
+  const Model m = humanoid();
+  Data<double> data(m);
+  const ContactPlan plan = plan_contacts(m);
+  REQUIRE(plan.num_limited_joints() > 10);
+  const ContactSettings settings;
+  const GroundLanes<double> ground{};
+  std::mt19937 rng(32);
+  const double h = 1e-3;
+  for (int trial = 0; trial < 4; ++trial) {
+    CAPTURE(trial);
+    const auto [q, v] = humanoid_into_limits(m, plan, rng, 4 + 3 * trial);
+    const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
+    Eigen::VectorXd qdd(m.nv);
+    aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), qdd.data());
+    const TreeFactor<double> aba = tree_factor_of(data.aba);
+    Eigen::VectorXd reused = qdd, own = qdd;
+    FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
+    const ContactSolverReport<double> report_reused = frictional_contact_kernel(
+        data.constants, plan, m, settings, 0, LoopRows::None, ground, static_cast<const double*>(nullptr), ws_reused, q.data(), v.data(), h, reused.data(), &aba);
+    const ContactSolverReport<double> report_own = frictional_contact_kernel(
+        data.constants, plan, m, settings, 0, LoopRows::None, ground, static_cast<const double*>(nullptr), ws_own, q.data(), v.data(), h, own.data());
+    CHECK(report_reused.iterations > 0);
+    CHECK(report_reused.iterations == report_own.iterations);
+    CHECK((reused - qdd).cwiseAbs().maxCoeff() > 1.0);  // the limits act
+    CHECK((reused - own).cwiseAbs().maxCoeff() <= 1e-9 * (1 + own.cwiseAbs().maxCoeff()));
+    for (int j = 0; j < plan.num_limited_joints(); ++j)
+      CHECK(ws_reused.limit_impulses[static_cast<size_t>(j)] == doctest::Approx(ws_own.limit_impulses[static_cast<size_t>(j)]).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("step() with joint limits: a pendulum swung into its limit stops there and never passes it, switched off, it swings on") {
   const Model pendulum = load_urdf_string(R"(<robot name="pendulum"><link name="base"/>
     <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>

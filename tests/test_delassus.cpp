@@ -119,6 +119,59 @@ TEST_CASE("Delassus times a vector without forming G equals G x") {
   }
 }
 
+namespace {
+
+// The scratch a response writes: the bodies' forces and accelerations, the joints' forces.
+struct ResponseScratch {
+  explicit ResponseScratch(const Model& m)
+      : body_force(static_cast<size_t>(m.num_bodies())), body_acceleration(body_force.size()), joint_force(static_cast<size_t>(m.nv)) {}
+  std::vector<Force<double>> body_force;
+  std::vector<Motion<double>> body_acceleration;
+  std::vector<double> joint_force;
+};
+
+// Every dof's joint_torque_response at the factorisation `M` is the column of M^{-1} (the dense
+// inverse of CRBA's M) and the whole tree's force_response to that torque alone.
+void check_columns_of_inverse_mass_matrix(const Model& m, const ModelConstants<double>& c, const TreeFactor<double>& M,
+                                          const Eigen::MatrixXd& inverse_mass_matrix) {
+  ResponseScratch scratch(m);
+  Eigen::VectorXd column(m.nv), whole_tree(m.nv), torque = Eigen::VectorXd::Zero(m.nv);
+  for (int i = 1; i < m.num_bodies(); ++i)
+    for (int k = 0; k < m.bodies[static_cast<size_t>(i)].nv; ++k) {
+      const int dof = m.bodies[static_cast<size_t>(i)].idx_v + k;
+      CAPTURE(dof);
+      column.setConstant(std::numeric_limits<double>::quiet_NaN());
+      joint_torque_response(c, M, scratch, i, dof, 2.0, column.data());
+      CHECK(relative_error(column, 2.0 * inverse_mass_matrix.col(dof)) <= 1e-10);
+      for (Force<double>& f : scratch.body_force) f = Force<double>::zero();
+      torque.setZero();
+      torque[dof] = 2.0;
+      force_response(c, M, scratch, whole_tree.data(), torque.data());
+      CHECK(relative_error(column, whole_tree) <= 1e-12);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a joint torque's response, carried down its ancestors only, is the column of M^{-1}, from ABA's factorisation or a Delassus sweep's") {
+  std::mt19937 rng(95);
+  std::vector<NamedModel> models = constrained_models();
+  for (int trial = 0; trial < 12; ++trial)  // trees with every joint type, no constraints: ABA's factorisation only
+    models.push_back({"random tree " + std::to_string(trial), random_tree(rng, 2 + trial, trial % 2 ? RootJoint::FreeFlyer : RootJoint::Fixed)});
+  for (const NamedModel& m : models) {
+    CAPTURE(m.name);
+    Data<double> data(m.model);
+    const State s = random_state(m.model, rng);
+    const Eigen::MatrixXd inverse_mass_matrix = crba(m.model, data, s.q).inverse();
+    aba(m.model, data, s.q, s.v, s.tau);  // leaves M's factorisation at q in data.aba
+    check_columns_of_inverse_mass_matrix(m.model, data.constants, tree_factor_of(data.aba), inverse_mass_matrix);
+    if (m.model.constraint_rows == 0) continue;
+    DelassusData<double> dd(m.model);
+    pv_osimr_delassus(m.model, data, dd, s.q);  // a Delassus sweep's factorisation at the same q
+    check_columns_of_inverse_mass_matrix(m.model, data.constants, tree_factor_of(dd.workspace), inverse_mass_matrix);
+  }
+}
+
 TEST_CASE("the damped Cholesky factor satisfies L L^T = G + rho I and solves, also for redundant rows") {
   std::mt19937 rng(97);
   for (const NamedModel& m : constrained_models()) {
