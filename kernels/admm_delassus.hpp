@@ -58,7 +58,8 @@ template <class S>
 struct PvSoftDelassus {
   static constexpr bool formed = false;  // only G's diagonal is there
   const ModelConstants<S>& c;
-  DelassusWorkspace<S>& configuration;      // ^{λ(i)}M_i and M's factor (the Delassus sweep at q); its response scratch
+  DelassusWorkspace<S>& configuration;      // the response's scratch (body forces and accelerations)
+  TreeFactor<S> M;                          // ^{λ(i)}M_i and M's factor at q (a Delassus sweep's, or ABA's)
   int k, m;                                 // contacts, rows
   const ContactSolverWorkspace<S>& problem;  // its scales and in_contact (after preconditioning)
   PvSoftDelassusWorkspace<S>& ws;
@@ -79,7 +80,7 @@ struct PvSoftDelassus {
         ws.tree.joint_torque[static_cast<size_t>(row.dof)] += row.sign * y;
       }
     }
-    delassus_force_response(c, configuration, ws.tree.joint_acceleration.data(), ws.tree.joint_torque.data());
+    force_response(c, M, configuration, ws.tree.joint_acceleration.data(), ws.tree.joint_torque.data());
     for (int i = 0; i < m; ++i) {  // P (J a + R P z)
       const PvSoftRow<S>& row = ws.rows[static_cast<size_t>(i)];
       const S velocity = row.column ? dot(*row.column, configuration.body_acceleration[static_cast<size_t>(row.body)])
@@ -93,7 +94,7 @@ struct PvSoftDelassus {
       const S s = scale(i);
       ws.weight[static_cast<size_t>(i)] = select(present(i), S(1) / (ws.compliance[static_cast<size_t>(i)] + delta / (s * s)), S(0));  // D^-1
     }
-    pv_soft_factor(c, configuration.parent_from_body.data(), m, ws.rows.data(), ws.weight.data(), ws.tree);
+    pv_soft_factor(c, M.parent_from_body, m, ws.rows.data(), ws.weight.data(), ws.tree);
   }
   void solve(S* rhs) {
     for (int i = 0; i < m; ++i) ws.rhs[static_cast<size_t>(i)] = rhs[i] / scale(i);  // P^-1 rhs

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 
 #include "kernels/delassus_workspace.hpp"
 #include "layout/dense.hpp"
@@ -32,16 +33,25 @@ TreeFactor<S> tree_factor_of(const Workspace<S>& ws) {
 // a_{λ(i)}) from the joint forces u = ws.joint_force (ABA's second forward sweep without bias
 // accelerations), into ws.body_acceleration and, when dqdd is given, the joints (nv lanes). O(n).
 template <class S, class Scratch>
+BATCHDYN_INLINE void roll_out_body(const ModelConstants<S>& c, const TreeFactor<S>& M, Scratch& ws, int i, S* dqdd) {
+  const BodyPlan& body = c.tree[i];
+  const Motion<S> a = motion_to_body(c, i, M.parent_from_body[i], ws.body_acceleration[body.parent]);
+  S qdd[6];
+  ws.body_acceleration[i] = roll_out_joint(c, i, M.U + body.idx_v, M.Dinv + M.Dinv_offset[i], a, ws.joint_force.data() + body.idx_v,
+                                           dqdd ? dqdd + body.idx_v : qdd);
+}
+template <class S, class Scratch>
 void roll_out_response(const ModelConstants<S>& c, const TreeFactor<S>& M, Scratch& ws, S* dqdd) {
   const int n = static_cast<int>(c.tree.size());
   ws.body_acceleration[0] = Motion<S>::zero();
-  for (int i = 1; i < n; ++i) {
-    const BodyPlan& body = c.tree[i];
-    const Motion<S> a = motion_to_body(c, i, M.parent_from_body[i], ws.body_acceleration[body.parent]);
-    S qdd[6];
-    ws.body_acceleration[i] = roll_out_joint(c, i, M.U + body.idx_v, M.Dinv + M.Dinv_offset[i], a, ws.joint_force.data() + body.idx_v,
-                                             dqdd ? dqdd + body.idx_v : qdd);
-  }
+  for (int i = 1; i < n; ++i) roll_out_body(c, M, ws, i, dqdd);
+}
+// The roll-out over `bodies` alone (ascending, every ancestor of a listed body listed too): the
+// only bodies whose accelerations and dofs it writes. O(|bodies|).
+template <class S, class Scratch>
+void roll_out_response(const ModelConstants<S>& c, const TreeFactor<S>& M, Scratch& ws, S* dqdd, std::span<const int> bodies) {
+  ws.body_acceleration[0] = Motion<S>::zero();
+  for (const int i : bodies) roll_out_body(c, M, ws, i, dqdd);
 }
 
 // The joint-space response dqdd = M^{-1} (J^T f + tau) to the spatial forces ws.body_force (one
@@ -84,10 +94,13 @@ void delassus_force_response(const ModelConstants<S>& c, Workspace& ws, S* dqdd,
 // The response dqdd = M^{-1} e_d tau to a torque tau on the one dof d (of body `body`): a column
 // of M^{-1}. A joint torque reaches only the joint's ancestors on the way down, so the backward
 // sweep walks that chain (depth(body) steps) instead of every body; the roll-out is the whole
-// tree's. Writes ws.body_acceleration, ws.joint_force (every dof) and dqdd (nv lanes). Equals
-// force_response with that torque alone. O(depth + n).
+// tree's, or, when `rolled_out` lists bodies (ascending, closed under parents), theirs alone:
+// a caller that reads a few dofs rolls out their chains. Writes ws.joint_force (every dof),
+// ws.body_acceleration and dqdd (nv lanes; with `rolled_out`, the listed bodies' only). Equals
+// force_response with that torque alone there. O(depth + n), or O(depth + |rolled_out|).
 template <class S, class Scratch>
-void joint_torque_response(const ModelConstants<S>& c, const TreeFactor<S>& M, Scratch& ws, int body, int dof, const S& tau, S* dqdd) {
+void joint_torque_response(const ModelConstants<S>& c, const TreeFactor<S>& M, Scratch& ws, int body, int dof, const S& tau, S* dqdd,
+                           std::span<const int> rolled_out = {}) {
   std::fill(ws.joint_force.begin(), ws.joint_force.end(), S(0));
   ws.joint_force[static_cast<size_t>(dof)] = tau;
   int i = body;
@@ -105,7 +118,8 @@ void joint_torque_response(const ModelConstants<S>& c, const TreeFactor<S>& M, S
       passed = propagate_force(c, i, M.U_Dinv + ancestor.idx_v, f, St_f);
     }
   }
-  roll_out_response(c, M, ws, dqdd);
+  if (rolled_out.empty()) roll_out_response(c, M, ws, dqdd);
+  else roll_out_response(c, M, ws, dqdd, rolled_out);
 }
 
 // y = G x (m lanes each) at the configuration of the last pv_osimr_kernel / pv_osim_kernel

@@ -38,7 +38,9 @@
 // before any sweep, and a lane with none gets exactly qdd back.
 #pragma once
 
+#include <algorithm>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "kernels/contact_admm.hpp"
@@ -88,7 +90,8 @@ struct FrictionalContactWorkspace {
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
         loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)), loop_scale(loop_impulses.size()),
         list_impulses(3 * gap.size() + limit_distance.size() + loop_impulses.size()), contact_list(gap.size()),
-        limit_list(limit_distance.size()), groups(gap.size() + loops.size()),
+        limit_list(limit_distance.size()), limit_chain_mark(static_cast<size_t>(model.num_bodies())), limit_chains(limit_chain_mark.size()),
+        groups(gap.size() + loops.size()),
         problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows),
         soft(model, 3 * plan.num_candidates() + plan.num_limited_joints()) {}
   DelassusWorkspace<S> delassus;
@@ -114,6 +117,8 @@ struct FrictionalContactWorkspace {
   std::vector<S> list_impulses;               // 3 per candidate of contact_list, 1 per limit of limit_list, the loop rows
   std::vector<int> contact_list;              // the block's candidates in contact (in any lane)
   std::vector<int> limit_list;                // the block's joints within a limit's margin (in any lane)
+  std::vector<int> limit_chain_mark;          // per body: 1 on a listed limit's chain (itself or an ancestor)
+  std::vector<int> limit_chains;              // those bodies, ascending: all a limit-rows-only problem reads
   std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
   ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
   PvSoftDelassusWorkspace<S> soft;            // ADMM on the tree (PV-soft): the problem's rows, compliance, factor
@@ -124,7 +129,7 @@ struct FrictionalContactWorkspace {
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() + loop_scale.size() +
             list_impulses.size()) * sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
-           (contact_list.size() + limit_list.size()) * sizeof(int) + problem.bytes() + soft.bytes();
+           (contact_list.size() + limit_list.size() + limit_chain_mark.size() + limit_chains.size()) * sizeof(int) + problem.bytes() + soft.bytes();
   }
 };
 
@@ -391,12 +396,25 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // The limit rows' columns, one O(n) response each: M^-1 e_d (a unit torque on the joint's dof d,
   // its backward sweep along the joint's ancestors only) read by the contact and loop rows
   // (through the bodies' accelerations) and by the other limit rows (PV-soft: its own diagonal
-  // entry only).
+  // entry only). Limit rows alone read only their joints' dofs: the roll-out visits the listed
+  // joints' chains (a few limits near in a block: a fraction of the tree).
+  std::span<const int> rolled_out;
+  if (groups == 0) {
+    std::fill(ws.limit_chain_mark.begin(), ws.limit_chain_mark.end(), 0);
+    for (int r = 0; r < limits_in_block; ++r)
+      for (int i = plan.limited_joints[static_cast<size_t>(ws.limit_list[static_cast<size_t>(r)])].body; i > 0 && !ws.limit_chain_mark[static_cast<size_t>(i)];
+           i = c.tree[i].parent)
+        ws.limit_chain_mark[static_cast<size_t>(i)] = 1;
+    int chain_bodies = 0;
+    for (int i = 1; i < n; ++i)
+      if (ws.limit_chain_mark[static_cast<size_t>(i)]) ws.limit_chains[static_cast<size_t>(chain_bodies++)] = i;
+    rolled_out = std::span<const int>(ws.limit_chains.data(), static_cast<size_t>(chain_bodies));
+  }
   for (int r = 0; r < limits_in_block; ++r) {
     const int jr = ws.limit_list[static_cast<size_t>(r)];
     const LimitedJoint& joint = plan.limited_joints[static_cast<size_t>(jr)];
     const S sign = ws.limit_sign[static_cast<size_t>(jr)];
-    joint_torque_response(c, M, ws.delassus, joint.body, joint.dof, S(1), ws.response.data());
+    joint_torque_response(c, M, ws.delassus, joint.body, joint.dof, S(1), ws.response.data(), rolled_out);
     const int row = limit_row + r;
     for (int ga = 0; ga < (pv_soft ? 0 : groups); ++ga) {
       const ContactRowGroup<S>& A = ws.groups[static_cast<size_t>(ga)];
@@ -440,7 +458,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     report = contact_pgs(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
   } else if (pv_soft) {
     report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data(),
-                          PvSoftDelassus<S>{c, ws.delassus, in_block, m, ws.problem, ws.soft});
+                          PvSoftDelassus<S>{c, ws.delassus, M, in_block, m, ws.problem, ws.soft});
   } else {
     report = contact_admm(in_block, limits_in_block, loop_rows, settings, ws.problem, warm.data());
   }

@@ -113,34 +113,40 @@ TEST_CASE("step() with joint limits alone: the free humanoid pushed into eight l
   for (const ContactStepResult& r : results) CHECK(r.limits.size() >= 6);
 }
 
-TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation of M steps as it does eliminating the joints itself") {
+TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation of M steps as it does eliminating the joints itself (ADMM, on G or PV-soft, and PGS)") {
   const Model m = humanoid();
   Data<double> data(m);
   const ContactPlan plan = plan_contacts(m);
   REQUIRE(plan.num_limited_joints() > 10);
-  const ContactSettings settings;
   const GroundLanes<double> ground{};
+  const double* no_friction = nullptr;  // no candidates
   std::mt19937 rng(32);
   const double h = 1e-3;
-  for (int trial = 0; trial < 4; ++trial) {
-    CAPTURE(trial);
-    const auto [q, v] = humanoid_into_limits(m, plan, rng, 4 + 3 * trial);
-    const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
-    Eigen::VectorXd qdd(m.nv);
-    aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), qdd.data());
-    const TreeFactor<double> aba = tree_factor_of(data.aba);
-    Eigen::VectorXd reused = qdd, own = qdd;
-    FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
-    const ContactSolverReport<double> report_reused = frictional_contact_kernel(
-        data.constants, plan, m, settings, 0, LoopRows::None, ground, static_cast<const double*>(nullptr), ws_reused, q.data(), v.data(), h, reused.data(), &aba);
-    const ContactSolverReport<double> report_own = frictional_contact_kernel(
-        data.constants, plan, m, settings, 0, LoopRows::None, ground, static_cast<const double*>(nullptr), ws_own, q.data(), v.data(), h, own.data());
-    CHECK(report_reused.iterations > 0);
-    CHECK(report_reused.iterations == report_own.iterations);
-    CHECK((reused - qdd).cwiseAbs().maxCoeff() > 1.0);  // the limits act
-    CHECK((reused - own).cwiseAbs().maxCoeff() <= 1e-9 * (1 + own.cwiseAbs().maxCoeff()));
-    for (int j = 0; j < plan.num_limited_joints(); ++j)
-      CHECK(ws_reused.limit_impulses[static_cast<size_t>(j)] == doctest::Approx(ws_own.limit_impulses[static_cast<size_t>(j)]).epsilon(1e-9));
+  for (int variant = 0; variant < 3; ++variant) {
+    ContactSettings settings;
+    if (variant == 1) settings.admm_linear_solve = AdmmLinearSolve::PvSoft;
+    if (variant == 2) settings.solver = ContactSolver::Pgs;
+    for (int trial = 0; trial < 4; ++trial) {
+      CAPTURE(variant);
+      CAPTURE(trial);
+      const auto [q, v] = humanoid_into_limits(m, plan, rng, 4 + 3 * trial);
+      const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
+      Eigen::VectorXd qdd(m.nv);
+      aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), qdd.data());
+      const TreeFactor<double> aba = tree_factor_of(data.aba);
+      Eigen::VectorXd reused = qdd, own = qdd;
+      FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
+      const ContactSolverReport<double> report_reused = frictional_contact_kernel(
+          data.constants, plan, m, settings, 0, LoopRows::None, ground, no_friction, ws_reused, q.data(), v.data(), h, reused.data(), &aba);
+      const ContactSolverReport<double> report_own = frictional_contact_kernel(
+          data.constants, plan, m, settings, 0, LoopRows::None, ground, no_friction, ws_own, q.data(), v.data(), h, own.data());
+      CHECK(report_reused.iterations > 0);
+      CHECK(report_reused.iterations == report_own.iterations);
+      CHECK((reused - qdd).cwiseAbs().maxCoeff() > 1.0);  // the limits act
+      CHECK((reused - own).cwiseAbs().maxCoeff() <= 1e-9 * (1 + own.cwiseAbs().maxCoeff()));
+      for (int j = 0; j < plan.num_limited_joints(); ++j)
+        CHECK(ws_reused.limit_impulses[static_cast<size_t>(j)] == doctest::Approx(ws_own.limit_impulses[static_cast<size_t>(j)]).epsilon(1e-9));
+    }
   }
 }
 

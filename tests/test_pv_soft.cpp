@@ -251,7 +251,7 @@ TEST_CASE("ADMM on the tree (PV-soft): its products G' z and its solves (G' + de
   std::copy(rows.rows.begin(), rows.rows.end(), soft.rows.begin());
   std::copy(compliance.begin(), compliance.end(), soft.compliance.begin());
   CholeskyDelassus<double> dense{formed, rows_count};
-  PvSoftDelassus<double> on_tree{c, configuration, k, rows_count, tree, soft};
+  PvSoftDelassus<double> on_tree{c, configuration, tree_factor_of(configuration), k, rows_count, tree, soft};
 
   Eigen::VectorXd z(rows_count), offset(rows_count), expected(rows_count), actual(rows_count);
   for (int i = 0; i < rows_count; ++i) z[i] = u(rng), offset[i] = u(rng);
