@@ -148,8 +148,9 @@ struct FrictionalContactWorkspace {
 // no row: nothing in contact, no limit within its margin, no loop row to solve). `c` must be the
 // constants the accelerations stage used (the implicitly damped ones in a damped step), so that
 // M is the same. `factorised`: M's factorisation at this q and c when the caller has one (the
-// accelerations stage's ABA, tree_factor_of(aba workspace)), else nullptr. A problem of
-// joint-limit rows alone then takes M from it instead of eliminating every joint again.
+// accelerations stage's ABA, tree_factor_of(aba workspace)), else nullptr: the kernel then takes
+// M and the placements from it instead of eliminating every joint again (PV-OSIMr carries its
+// chains only).
 // Preconditions: plan from this model; unit quaternions. O(n + B^2 + (l + 1) n + iterations m^2 + m^3/6) on the
 // formed G; with PV-soft O(n + B^2 + (l + 1) n + (iterations + refactorisations) (n + m)).
 template <class S>
@@ -187,16 +188,20 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   }
   if (loops == LoopRows::Hold && candidates == 0 && limits_in_block == 0) return report;
 
+  // M's factorisation at q: the caller's (ABA's, with its placements) when given, else this
+  // kernel's own (PV-OSIMr's backward sweep, or the joints eliminated for limit rows alone).
+  const TreeFactor<S> M = factorised ? *factorised : tree_factor_of(ws.delassus);
+
   // 1. The free velocity; for rows on bodies (contacts, loops), the placements (world too) and
   // the bodies' velocities at v_free. Joint-limit rows alone live in joint space.
   for (int k = 0; k < nv; ++k) ws.v_free[static_cast<size_t>(k)] = v[k] + h * qdd[k];
   const bool rows_on_bodies = candidates > 0 || loop_constraints > 0;
+  if (rows_on_bodies && !factorised) delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
   if (rows_on_bodies) {
-    delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
     ws.world_from_body[0] = Transform<S>::identity();
     ws.body_velocity[0] = Motion<S>::zero();
     for (int i = 1; i < n; ++i) {
-      const Transform<S>& X = ws.delassus.parent_from_body[static_cast<size_t>(i)];
+      const Transform<S>& X = M.parent_from_body[i];
       ws.world_from_body[static_cast<size_t>(i)] = ws.world_from_body[static_cast<size_t>(c.tree[i].parent)] * X;
       Motion<S> joint_velocity;
       ws.body_velocity[static_cast<size_t>(i)] =
@@ -265,9 +270,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // unit forces at its body's origin, a 3-row terminal's its one candidate's rows (step 2). Then
   // the block's problem: G_ab = T_a G_T[a, b] T_b^T (T = I for a 3-row terminal), g = J v_free +
   // closing terms. Only joint-limit rows: no G_T (their columns come from responses below), and
-  // M's factorisation from the caller when it has one at this q (ABA's), else from eliminating
-  // the joints here (the factorisation PV-OSIMr's backward sweep computes otherwise).
-  TreeFactor<S> M = tree_factor_of(ws.delassus);
+  // without the caller's factorisation, the joints eliminated here (what PV-OSIMr's backward
+  // sweep does otherwise).
   if (in_block + loop_rows > 0) {
     for (int t = 0; t < plan.delassus.num_terminals(); ++t) {
       const int own = plan.own_candidate[static_cast<size_t>(t)];
@@ -281,10 +285,8 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
         }
       }
     }
-    pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data());
-  } else if (factorised) {
-    M = *factorised;
-  } else {
+    pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data(), factorised);
+  } else if (!factorised) {
     if (!rows_on_bodies) delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
     for (int i = n - 1; i >= 1; --i) delassus_eliminate_joint(c, ws.delassus, i);
   }

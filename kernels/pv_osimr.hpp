@@ -20,6 +20,7 @@
 #pragma once
 
 #include "kernels/data.hpp"
+#include "kernels/delassus_operations.hpp"
 #include "kernels/delassus_workspace.hpp"
 
 namespace batchdyn {
@@ -42,9 +43,13 @@ BATCHDYN_INLINE Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
 // Preconditions: unit quaternions; c and ws built for this model and plan. O(n + m^2).
 // The sweeps after the first forward sweep: ws holds the placements, H^A_i = H_i and the
 // terminals' force columns (delassus_first_sweep, or delassus_tree_sweep plus the caller's
-// columns). O(n + m^2).
+// columns). With `factorised` (M's factorisation at this q, from a sweep the caller already
+// ran: the accelerations stage's ABA), ws needs the terminals' columns only: the backward
+// sweep reads U_i D_i^{-1}, D_i^{-1} and the placements from it and carries the chains alone,
+// without eliminating the joints again. O(n + m^2).
 template <class S>
-void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G);
+void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G,
+                     const TreeFactor<S>* factorised = nullptr);
 
 template <class S>
 void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q, S* G) {
@@ -53,8 +58,9 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
 }
 
 template <class S>
-void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G) {
+void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G, const TreeFactor<S>* factorised) {
   const int n = static_cast<int>(c.tree.size());
+  const TreeFactor<S> M = factorised ? *factorised : tree_factor_of(ws);
   const int m = plan.rows;
   const int heads = static_cast<int>(plan.heads.size());
 
@@ -79,22 +85,25 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
       ws.chain_propagator[static_cast<size_t>(h * 6 + offset + r)] = ws.terminal_columns[static_cast<size_t>(t * 6 + r)];
   }
 
-  // Backward sweep (lines 5-11): H^A as in ABA; the chain through body i gains joint i:
+  // Backward sweep (lines 5-11): H^A as in ABA (unless factorised); the chain through body i
+  // gains joint i:
   //   ^{λ(i)}Ω_d = ^iΩ_d + (S_i^T ^iP_d)^T D_i^{-1} (S_i^T ^iP_d),   ^{λ(i)}P_d = ^{λ(i)}X_i^* P_i ^iP_d.
+  // A chain ends at a child of the root: its P goes nowhere, only S_i^T P enters Ω.
   for (int i = n - 1; i >= 1; --i) {
-    delassus_eliminate_joint(c, ws, i);
+    if (!factorised) delassus_eliminate_joint(c, ws, i);
     const int h = plan.chain_head[static_cast<size_t>(i)];
     if (h < 0) continue;  // supports no constraint
     const BodyPlan& body = c.tree[i];
     const int nv = body.nv;
-    const S* Dinv = ws.Dinv.data() + ws.Dinv_offset[i];
-    const Force<S>* U_Dinv = ws.U_Dinv.data() + body.idx_v;
+    const S* Dinv = M.Dinv + M.Dinv_offset[i];
+    const Force<S>* U_Dinv = M.U_Dinv + body.idx_v;
     const int width = plan.head_width[static_cast<size_t>(h)];
     Force<S>* P = &ws.chain_propagator[static_cast<size_t>(h * 6)];
     S* Omega = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
     S Y[6][6], Z[6][6];  // per column: Y[col] = S_i^T (column col of ^iP_d), Z[col] = D_i^{-1} Y[col]
     for (int col = 0; col < width; ++col) {
-      P[col] = propagate_force(c, i, U_Dinv, P[col], Y[col]);
+      if (body.parent > 0) P[col] = propagate_force(c, i, U_Dinv, P[col], Y[col]);
+      else for (int k = 0; k < nv; ++k) Y[col][k] = subspace_transpose_times(c, i, P[col], k);
       Dinv_times(nv, Dinv, Y[col], Z[col]);
     }
     if (nv == 1) {  // most joints: a rank-1 update, Y and Z one value per column
@@ -111,7 +120,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
         }
     }
     if (body.parent > 0)
-      for (int col = 0; col < width; ++col) P[col] = force_to_parent(c, i, ws.parent_from_body[i], P[col]);
+      for (int col = 0; col < width; ++col) P[col] = force_to_parent(c, i, M.parent_from_body[i], P[col]);
   }
 
   // Limited forward sweep over the heads (lines 12-13):

@@ -113,15 +113,42 @@ TEST_CASE("step() with joint limits alone: the free humanoid pushed into eight l
   for (const ContactStepResult& r : results) CHECK(r.limits.size() >= 6);
 }
 
-TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation of M steps as it does eliminating the joints itself (ADMM, on G or PV-soft, and PGS)") {
-  const Model m = humanoid();
+namespace {
+
+// One contact step by the stage's kernel at (q, v) from ABA's free accelerations, twice: given
+// ABA's factorisation of M and factorising M itself. Checks that both give the same impulses
+// and qdd, the same iterations, and that the step changes qdd by more than `at_least`.
+void check_factorisation_reused(const Model& m, const ContactSettings& settings, int candidates, const GroundLanes<double>& ground,
+                                const double* mu, const Eigen::VectorXd& q, const Eigen::VectorXd& v, double at_least) {
   Data<double> data(m);
   const ContactPlan plan = plan_contacts(m);
-  REQUIRE(plan.num_limited_joints() > 10);
-  const GroundLanes<double> ground{};
-  const double* no_friction = nullptr;  // no candidates
-  std::mt19937 rng(32);
   const double h = 1e-3;
+  const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
+  Eigen::VectorXd qdd(m.nv);
+  aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), qdd.data());
+  const TreeFactor<double> aba = tree_factor_of(data.aba);
+  Eigen::VectorXd reused = qdd, own = qdd;
+  FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
+  const ContactSolverReport<double> report_reused = frictional_contact_kernel(
+      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, ws_reused, q.data(), v.data(), h, reused.data(), &aba);
+  const ContactSolverReport<double> report_own = frictional_contact_kernel(
+      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, ws_own, q.data(), v.data(), h, own.data());
+  CHECK(report_reused.iterations > 0);
+  CHECK(report_reused.iterations == report_own.iterations);
+  CHECK((reused - qdd).cwiseAbs().maxCoeff() > at_least);  // the rows act
+  CHECK((reused - own).cwiseAbs().maxCoeff() <= 1e-9 * (1 + own.cwiseAbs().maxCoeff()));
+  for (int j = 0; j < plan.num_limited_joints(); ++j)
+    CHECK(ws_reused.limit_impulses[static_cast<size_t>(j)] == doctest::Approx(ws_own.limit_impulses[static_cast<size_t>(j)]).epsilon(1e-9));
+  for (size_t k = 0; k < ws_own.impulses.size(); ++k) CHECK(ws_reused.impulses[k] == doctest::Approx(ws_own.impulses[k]).epsilon(1e-9));
+}
+
+}  // namespace
+
+TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation of M steps as it does eliminating the joints itself (ADMM, on G or PV-soft, and PGS)") {
+  const Model m = humanoid();
+  const ContactPlan plan = plan_contacts(m);
+  REQUIRE(plan.num_limited_joints() > 10);
+  std::mt19937 rng(32);
   for (int variant = 0; variant < 3; ++variant) {
     ContactSettings settings;
     if (variant == 1) settings.admm_linear_solve = AdmmLinearSolve::PvSoft;
@@ -130,22 +157,25 @@ TEST_CASE("joint-limit rows alone: the stage's kernel given ABA's factorisation 
       CAPTURE(variant);
       CAPTURE(trial);
       const auto [q, v] = humanoid_into_limits(m, plan, rng, 4 + 3 * trial);
-      const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
-      Eigen::VectorXd qdd(m.nv);
-      aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), qdd.data());
-      const TreeFactor<double> aba = tree_factor_of(data.aba);
-      Eigen::VectorXd reused = qdd, own = qdd;
-      FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
-      const ContactSolverReport<double> report_reused = frictional_contact_kernel(
-          data.constants, plan, m, settings, 0, LoopRows::None, ground, no_friction, ws_reused, q.data(), v.data(), h, reused.data(), &aba);
-      const ContactSolverReport<double> report_own = frictional_contact_kernel(
-          data.constants, plan, m, settings, 0, LoopRows::None, ground, no_friction, ws_own, q.data(), v.data(), h, own.data());
-      CHECK(report_reused.iterations > 0);
-      CHECK(report_reused.iterations == report_own.iterations);
-      CHECK((reused - qdd).cwiseAbs().maxCoeff() > 1.0);  // the limits act
-      CHECK((reused - own).cwiseAbs().maxCoeff() <= 1e-9 * (1 + own.cwiseAbs().maxCoeff()));
-      for (int j = 0; j < plan.num_limited_joints(); ++j)
-        CHECK(ws_reused.limit_impulses[static_cast<size_t>(j)] == doctest::Approx(ws_own.limit_impulses[static_cast<size_t>(j)]).epsilon(1e-9));
+      check_factorisation_reused(m, settings, 0, GroundLanes<double>{}, nullptr, q, v, 1.0);
+    }
+  }
+}
+
+TEST_CASE("contacts: the stage's kernel given ABA's factorisation of M (PV-OSIMr carrying its chains only) steps the landing quadruped as it does factorising M itself") {
+  const Model m = quadruped();
+  const int candidates = plan_contacts(m).num_candidates();
+  REQUIRE(candidates >= 4);
+  GroundLanes<double> ground;
+  ground.normal = Vec3<double>{0.0, 0.0, 1.0};
+  ground.height = 0.0;
+  const std::vector<double> mu(static_cast<size_t>(candidates), 0.8);
+  for (int variant = 0; variant < 2; ++variant) {
+    ContactSettings settings;
+    if (variant == 1) settings.admm_linear_solve = AdmmLinearSolve::PvSoft;
+    for (const auto& [q, v] : touchdown_states(m, 4, 33)) {
+      CAPTURE(variant);
+      check_factorisation_reused(m, settings, candidates, ground, mu.data(), q, v, 10.0);
     }
   }
 }
