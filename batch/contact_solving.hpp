@@ -239,8 +239,8 @@ class ContactSolving {
   // and ws.lambda is the warm start in (times h: impulses) and the loop forces (impulse / h) out.
   // With Hold, ws.qdd and ws.lambda come from the loop solver, and ws.lambda gains the limits'
   // reactions. `aba_factorised`: the accelerations stage ran ABA (ws.aba) at ws.q with `c`, so
-  // that joint-limit rows alone take M's factorisation from it instead of eliminating the joints
-  // again (not after RK4's stages, the last of which is at another state).
+  // that the kernel takes M's factorisation and the placements from it instead of computing
+  // them again (not after RK4's stages, the last of which is at another state).
   void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops, bool aba_factorised) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
