@@ -10,6 +10,18 @@
 
 namespace batchdyn::test {
 
+// Tightens `batch`'s contact solver for a comparison with the dense reference (tolerance 1e-11,
+// at most 2000 iterations) and returns the reference's settings: the same, solved further
+// (1e-12, 20000).
+inline ContactSettings solve_tightly(ScalarBatch<double>& batch) {
+  ContactSettings settings = batch.contact_settings();
+  settings.tolerance = 1e-11, settings.max_iterations = 2000;
+  batch.set_contact_settings(settings);
+  ContactSettings reference = settings;
+  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  return reference;
+}
+
 // Writes `states` into `batch` (passive forces off: the reference has no damping), steps it once
 // by h with its own contact settings, and checks every environment against dense_contact_step at
 // `reference` (status Ok, the reference converged, v to 1e-7, q to 1e-9). Returns the reference

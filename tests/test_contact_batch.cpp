@@ -21,11 +21,7 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 6, 1);
   REQUIRE(batch.contacts());
-  ContactSettings settings = batch.contact_settings();
-  settings.tolerance = 1e-11, settings.max_iterations = 2000;
-  batch.set_contact_settings(settings);
-  ContactSettings reference = settings;
-  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  const ContactSettings reference = solve_tightly(batch);
   const double h = 2e-3;
   const std::vector<ContactStepResult> results = check_step_equals_dense_reference(batch, touchdown_states(m, 6, 7), h, reference);
   int touching = 0;
@@ -49,9 +45,7 @@ TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landi
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 4, 1);
   batch.set_passive_forces(false);
-  ContactSettings settings = batch.contact_settings();
-  settings.tolerance = 1e-11, settings.max_iterations = 2000;
-  batch.set_contact_settings(settings);
+  const ContactSettings reference = solve_tightly(batch);
   auto states = touchdown_states(m, 4, 5);
   for (int e = 0; e < 4; ++e) {  // knees 5 mrad from their upper limit (-0.9), folding further
     for (const char* leg : {"FL", "FR", "HL", "HR"}) {
@@ -62,8 +56,6 @@ TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landi
     set_row(batch, e, states[static_cast<size_t>(e)].first, states[static_cast<size_t>(e)].second);
   }
   batch.step(2e-3);
-  ContactSettings reference = settings;
-  reference.max_iterations = 20000, reference.tolerance = 1e-12;
   Data<double> data(m);
   for (int e = 0; e < 4; ++e) {
     CAPTURE(e);
@@ -101,11 +93,7 @@ TEST_CASE("step() with joint limits alone: the free humanoid pushed into eight l
   ScalarBatch<double> batch(m, 4, 1);
   REQUIRE_FALSE(batch.contacts());  // no candidates: the stage runs for the limits alone
   REQUIRE(batch.contact_stage_runs());
-  ContactSettings settings = batch.contact_settings();
-  settings.tolerance = 1e-11, settings.max_iterations = 2000;
-  batch.set_contact_settings(settings);
-  ContactSettings reference = settings;
-  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  const ContactSettings reference = solve_tightly(batch);
   std::mt19937 rng(31);
   std::vector<std::pair<Eigen::VectorXd, Eigen::VectorXd>> states;
   for (int e = 0; e < 4; ++e) states.push_back(humanoid_into_limits(m, batch.contact_plan(), rng, 8));

@@ -106,11 +106,7 @@ TEST_CASE("compliant contact: a dropped ball follows the implicit spring-damper 
 TEST_CASE("compliant contact: one landing step of the quadruped on compliant feet equals the dense reference, joint limits included") {
   const Model m = compliant_quadruped();
   ScalarBatch<double> batch(m, 6, 1);
-  ContactSettings settings = batch.contact_settings();
-  settings.tolerance = 1e-11, settings.max_iterations = 2000;
-  batch.set_contact_settings(settings);
-  ContactSettings reference = settings;
-  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  const ContactSettings reference = solve_tightly(batch);
   const double h = 2e-3;
   const auto states = touchdown_states(m, 6, 7);
   int touching = 0;

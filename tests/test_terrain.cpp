@@ -1,8 +1,7 @@
 // Terrain (kernels/terrain.hpp): a height field that replaces the ground plane in step()'s
 // contact stage and in the dense reference contact step. Against closed forms (a tilted grid is
 // the tilted plane), the dense reference, W = 1 lanes, and its checks.
-#include "batch_helpers.hpp"
-#include "kernels/contact_step.hpp"
+#include "contact_reference_helpers.hpp"
 #include "topology/contacts.hpp"
 #include "topology/urdf.hpp"
 
@@ -68,11 +67,7 @@ TEST_CASE("terrain: one landing step of the quadruped on rolling hills equals th
   ScalarBatch<double> batch(m, 6, 1);  // takes the model's terrain
   REQUIRE(batch.terrain().present());
   batch.set_passive_forces(false);  // the reference has no damping
-  ContactSettings settings = batch.contact_settings();
-  settings.tolerance = 1e-11, settings.max_iterations = 2000;
-  batch.set_contact_settings(settings);
-  ContactSettings reference = settings;
-  reference.max_iterations = 20000, reference.tolerance = 1e-12;
+  const ContactSettings reference = solve_tightly(batch);
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   Data<double> data(m);
