@@ -30,16 +30,9 @@ struct CholeskyDelassus {
   ContactSolverWorkspace<S>& problem;
   int m;
 
-  void times(const S* z, const S* offset, S* out) const {
-    const S* G = problem.G.data();
-    for (int i = 0; i < m; ++i) {
-      S s = offset ? offset[i] : S(0);
-      for (int j = 0; j < m; ++j) s += G[i * m + j] * z[j];
-      out[i] = s;
-    }
-  }
-  void factor(const S& delta) { damped_cholesky(problem.G.data(), m, delta, problem.factor.data()); }
-  void solve(S* rhs) { cholesky_solve(problem.factor.data(), m, rhs); }
+  void times(const S* z, const S* offset, S* out) const { matrix_times_vector(problem.G.data(), m, m, m, z, offset, out); }
+  void factor(const S& delta) { damped_cholesky(problem.G.data(), m, delta, problem.factor.data(), problem.inverse_pivot.data()); }
+  void solve(S* rhs) { cholesky_solve(problem.factor.data(), problem.inverse_pivot.data(), m, rhs); }
 };
 
 // PvSoftDelassus's rows and buffers, sized for up to `max_rows` rows.

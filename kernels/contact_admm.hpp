@@ -70,10 +70,12 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
       for (int i = 0; i < m; ++i) norm += w[i] * w[i];
       norm = sqrt(norm);
       largest = max(norm, S(1e-12));
-      for (int i = 0; i < m; ++i) u[i] = w[i] / largest;
+      const S inverse_largest = S(1) / largest;  // one division, not m: on wide lanes they dominate
+      for (int i = 0; i < m; ++i) u[i] = w[i] * inverse_largest;
     }
   }
   S rho = S(1e-2) * largest;
+  S inverse_rho = S(1) / rho;  // the z-step's y / rho as a product
   const S eta = S(1e-6) * largest;  // proximal term: G may be singular
   const S rho_increment(2.0);
   const auto refactor = [&] { delassus.factor(rho + eta); };
@@ -126,7 +128,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     };
     for (int c = 0; c < k; ++c) {
       S z[3];
-      for (int r = 0; r < 3; ++r) z[r] = ws.rhs[static_cast<size_t>(3 * c + r)] + ws.y[static_cast<size_t>(3 * c + r)] / rho;
+      for (int r = 0; r < 3; ++r) z[r] = ws.rhs[static_cast<size_t>(3 * c + r)] + ws.y[static_cast<size_t>(3 * c + r)] * inverse_rho;
       project_to_cone(ws.mu[static_cast<size_t>(c)], z[0], z[1], z[2]);
       for (int r = 0; r < 3; ++r) {
         const size_t i = static_cast<size_t>(3 * c + r);
@@ -136,12 +138,12 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     for (int r = 0; r < l; ++r) {  // limit rows: the projection onto lambda >= 0
       const size_t i = static_cast<size_t>(3 * k + r);
       const S x_new = select(present(k + r), ws.rhs[i], S(0));
-      update_row(i, x_new, select(present(k + r), max(x_new + ws.y[i] / rho, S(0)), S(0)));
+      update_row(i, x_new, select(present(k + r), max(x_new + ws.y[i] * inverse_rho, S(0)), S(0)));
     }
     for (int r = l; r < l + b; ++r) {  // bilateral rows: no projection
       const size_t i = static_cast<size_t>(3 * k + r);
       const S x_new = select(present(k + r), ws.rhs[i], S(0));
-      update_row(i, x_new, select(present(k + r), x_new + ws.y[i] / rho, S(0)));
+      update_row(i, x_new, select(present(k + r), x_new + ws.y[i] * inverse_rho, S(0)));
     }
     report.iterations += running;
     // The NCP's own conditions at z decide convergence, by its natural residual.
@@ -170,6 +172,7 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
     const auto changed = (new_rho != rho) && (running != S(0));
     if (any_lane(changed)) {
       rho = select(changed, new_rho, rho);
+      inverse_rho = S(1) / rho;
       refactor();
     }
   }

@@ -101,24 +101,21 @@ void solve_acting_rows(int m, ContactSolverWorkspace<S>& ws, S* x) {
     for (int j = 0; j < i; ++j) F[i * m + j] = active[i] * active[j] * G[i * m + j];
     F[i * m + i] = active[i] * G[i * m + i] + (S(1) - active[i]);
   }
-  damped_cholesky(F, m, contact_polish_damping<S>(), F);
+  S* inverse_pivot = ws.inverse_pivot.data();
+  damped_cholesky(F, m, contact_polish_damping<S>(), F, inverse_pivot);
   S* correction = ws.correction.data();
   for (int i = 0; i < m; ++i) x[i] = -(active[i] * g[i]);
-  cholesky_solve(F, m, x);
+  cholesky_solve(F, inverse_pivot, m, x);
   for (int refinement = 0; refinement < 2; ++refinement) {
     for (int i = 0; i < m; ++i) {
       S s(0);
       for (int j = 0; j < m; ++j) s += G[i * m + j] * active[j] * x[j];
       correction[i] = -(active[i] * g[i]) - (active[i] * s + (S(1) - active[i]) * x[i]);
     }
-    cholesky_solve(F, m, correction);
+    cholesky_solve(F, inverse_pivot, m, correction);
     for (int i = 0; i < m; ++i) x[i] += correction[i];
   }
-  for (int i = 0; i < m; ++i) {
-    S s = g[i];
-    for (int j = 0; j < m; ++j) s += G[i * m + j] * x[j];
-    ws.sigma[static_cast<size_t>(i)] = s;
-  }
+  matrix_times_vector(G, m, m, m, x, g, ws.sigma.data());
 }
 
 // Polishes ADMM's iterate on the formed problem in ws (G', g' scaled; ws.z the iterate and

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/contact_settings.hpp"
+#include "layout/dense.hpp"
 #include "layout/lanes.hpp"
 
 namespace batchdyn {
@@ -47,21 +48,22 @@ struct ContactSolverWorkspace {
   ContactSolverWorkspace(int max_contacts, int max_rows)
       : G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
         g(size(3 * max_contacts + max_rows)), mu(size(max_contacts)), in_contact(size(max_contacts + max_rows)),
-        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), active(g.size()),
+        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), inverse_pivot(g.size()), active(g.size()),
         correction(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
   // Inputs, filled by the caller for k contacts, l limit rows and b bilateral rows (m = 3k + l +
   // b): G (m x m row-major), g (m), mu (k) and in_contact (k + l + b)
   std::vector<S> G, factor, g, mu, in_contact;
   // The preconditioning (one scale per contact or row), the iterate z (the impulses in the scaled
-  // problem, in the cones: both solvers), sigma = G z + g; ADMM's factor of G + (rho + eta) I,
-  // its x (the linear solve's iterate), scaled dual y and right-hand side.
-  std::vector<S> scale, x, z, y, rhs, sigma;
+  // problem, in the cones: both solvers), sigma = G z + g; ADMM's factor of G + (rho + eta) I
+  // (`factor`, with its reciprocal pivots `inverse_pivot`; the polishing's in between), its x
+  // (the linear solve's iterate), scaled dual y and right-hand side.
+  std::vector<S> scale, x, z, y, rhs, sigma, inverse_pivot;
   // ADMM's polishing (kernels/contact_polish.hpp): the rows it takes as acting (1 or 0) and its
   // refinement's correction.
   std::vector<S> active, correction;
   size_t bytes() const {
-    return (G.size() + factor.size() + g.size() + mu.size() + in_contact.size() + scale.size() + x.size() + z.size() + y.size() + rhs.size() + sigma.size() +
+    return (G.size() + factor.size() + g.size() + mu.size() + in_contact.size() + scale.size() + x.size() + z.size() + y.size() + rhs.size() + sigma.size() + inverse_pivot.size() +
             active.size() + correction.size()) *
            sizeof(S);
   }
@@ -137,12 +139,7 @@ void unscale_contact_impulses(int k, int m, const ContactSolverWorkspace<S>& ws,
 // sigma = G' z + g' into ws.sigma on the formed G' (m x m). O(m^2).
 template <class S>
 void formed_contact_velocity(int m, ContactSolverWorkspace<S>& ws) {
-  const S* G = ws.G.data();
-  for (int i = 0; i < m; ++i) {
-    S s = ws.g[static_cast<size_t>(i)];
-    for (int j = 0; j < m; ++j) s += G[i * m + j] * ws.z[static_cast<size_t>(j)];
-    ws.sigma[static_cast<size_t>(i)] = s;
-  }
+  matrix_times_vector(ws.G.data(), m, m, m, ws.z.data(), ws.g.data(), ws.sigma.data());
 }
 
 // One contact's rows of the natural map's projection, proj_K(z - sigma~) with the De Saxce shift

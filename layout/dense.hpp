@@ -1,6 +1,7 @@
 // Dense linear algebra shared by every layer: the Eigen vector and matrix types of the
-// reference functions, and the small damped Cholesky factorisation the Delassus solvers and
-// proxBBO's multiplier blocks use on lanes (no pivoting: branch-free per lane).
+// reference functions, and the small damped Cholesky factorisation and matrix-vector product
+// the Delassus solvers and proxBBO's multiplier blocks use on lanes (no pivoting: branch-free
+// per lane).
 #pragma once
 
 #include <Eigen/Core>
@@ -17,9 +18,10 @@ template <class S> using MatrixX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynam
 // semi-definite, ρ > 0 (or G positive definite and ρ = 0). Each pivot's square is at least ρ in
 // exact arithmetic; on a singular G (redundant rows, a row no joint can move) rounding can take
 // it below ρ, or below zero where the rows are scaled up, so it is taken as at least ρ: the
-// factor stays finite. Lane-generic. O(m^3 / 6).
+// factor stays finite. When `inverse_pivot` (m) is given, it receives 1 / L_jj for the solve
+// that multiplies instead of dividing. Lane-generic. O(m^3 / 6).
 template <class S>
-void damped_cholesky_strided(const S* G, int m, int stride, const S& rho, S* L) {
+void damped_cholesky_strided(const S* G, int m, int stride, const S& rho, S* L, S* inverse_pivot = nullptr) {
   using std::max;
   using std::sqrt;
   for (int j = 0; j < m; ++j) {
@@ -28,39 +30,93 @@ void damped_cholesky_strided(const S* G, int m, int stride, const S& rho, S* L) 
     const S pivot = sqrt(max(diagonal, rho));
     L[j * stride + j] = pivot;
     const S inverse = S(1) / pivot;
-    for (int i = j + 1; i < m; ++i) {
-      S s = G[i * stride + j];
-      for (int k = 0; k < j; ++k) s -= L[i * stride + k] * L[j * stride + k];
-      L[i * stride + j] = s * inverse;
-      L[j * stride + i] = S(0);
-    }
+    if (inverse_pivot) inverse_pivot[j] = inverse;
+    // Column j below the pivot, R rows at a time: R independent chains of subtractions (each
+    // row's in the order of a row-by-row loop), where one row's chain would wait on latency.
+    const auto column_rows = [&]<int R>(int i) {
+      S s[R];
+      for (int r = 0; r < R; ++r) s[r] = G[(i + r) * stride + j];
+      for (int k = 0; k < j; ++k) {
+        const S ljk = L[j * stride + k];
+        for (int r = 0; r < R; ++r) s[r] -= L[(i + r) * stride + k] * ljk;
+      }
+      for (int r = 0; r < R; ++r) L[(i + r) * stride + j] = s[r] * inverse, L[j * stride + i + r] = S(0);
+    };
+    int i = j + 1;
+    for (; i + 4 <= m; i += 4) column_rows.template operator()<4>(i);
+    for (; i < m; ++i) column_rows.template operator()<1>(i);
   }
 }
 
 // damped_cholesky_strided on an m x m matrix stored with row stride m.
 template <class S>
-void damped_cholesky(const S* G, int m, const S& rho, S* L) {
-  damped_cholesky_strided(G, m, m, rho, L);
+void damped_cholesky(const S* G, int m, const S& rho, S* L, S* inverse_pivot = nullptr) {
+  damped_cholesky_strided(G, m, m, rho, L, inverse_pivot);
 }
+
+// out = offset + A x (offset optional; out must not alias A or x), A (rows x cols) with row
+// stride `stride`. Four rows at a time: four independent sums, each in the order of a
+// row-by-row loop. Lane-generic. O(rows cols).
+template <class S>
+void matrix_times_vector(const S* A, int rows, int cols, int stride, const S* x, const S* offset, S* out) {
+  const auto sum_rows = [&]<int R>(int i) {
+    S s[R];
+    for (int r = 0; r < R; ++r) s[r] = offset ? offset[i + r] : S(0);
+    for (int j = 0; j < cols; ++j) {
+      const S xj = x[j];
+      for (int r = 0; r < R; ++r) s[r] += A[(i + r) * stride + j] * xj;
+    }
+    for (int r = 0; r < R; ++r) out[i + r] = s[r];
+  };
+  int i = 0;
+  for (; i + 4 <= rows; i += 4) sum_rows.template operator()<4>(i);
+  for (; i < rows; ++i) sum_rows.template operator()<1>(i);
+}
+
+namespace detail {
+// The two triangular solves of cholesky_solve_strided, by columns: once x_j is known it is
+// subtracted from every later entry, so the entries' updates are independent of each other
+// (a row-by-row sum is one dependent chain of m^2 / 2 subtractions). `unpivot(j, v)` is
+// v / L_jj. The forward solve subtracts in the order a row-by-row sum would.
+template <class S, class Unpivot>
+void cholesky_substitute(const S* L, int m, int stride, S* x, Unpivot&& unpivot) {
+  for (int j = 0; j < m; ++j) {  // L y = x
+    const S y = unpivot(j, x[j]);
+    x[j] = y;
+    for (int i = j + 1; i < m; ++i) x[i] -= L[i * stride + j] * y;
+  }
+  for (int j = m - 1; j >= 0; --j) {  // L^T x = y: row j of L is column j of L^T
+    const S xj = unpivot(j, x[j]);
+    x[j] = xj;
+    for (int i = 0; i < j; ++i) x[i] -= L[j * stride + i] * xj;
+  }
+}
+}  // namespace detail
 
 // x <- (L L^T)^{-1} x in place, for L from damped_cholesky_strided (row stride `stride`).
 // Lane-generic. O(m^2).
 template <class S>
 void cholesky_solve_strided(const S* L, int m, int stride, S* x) {
-  for (int i = 0; i < m; ++i) {
-    for (int k = 0; k < i; ++k) x[i] -= L[i * stride + k] * x[k];
-    x[i] = x[i] / L[i * stride + i];
-  }
-  for (int i = m - 1; i >= 0; --i) {
-    for (int k = i + 1; k < m; ++k) x[i] -= L[k * stride + i] * x[k];
-    x[i] = x[i] / L[i * stride + i];
-  }
+  detail::cholesky_substitute(L, m, stride, x, [&](int j, const S& v) { return v / L[j * stride + j]; });
+}
+
+// The same with the reciprocal pivots damped_cholesky_strided stored (`inverse_pivot`, m): two
+// multiplications in place of the 2m divisions, which on wide lanes cost more than the rest.
+template <class S>
+void cholesky_solve_strided(const S* L, const S* inverse_pivot, int m, int stride, S* x) {
+  detail::cholesky_substitute(L, m, stride, x, [&](int j, const S& v) { return v * inverse_pivot[j]; });
 }
 
 // x <- (L L^T)^{-1} x in place, for L from damped_cholesky. Lane-generic. O(m^2).
 template <class S>
 void cholesky_solve(const S* L, int m, S* x) {
   cholesky_solve_strided(L, m, m, x);
+}
+
+// x <- (L L^T)^{-1} x in place, for L and its reciprocal pivots from damped_cholesky. O(m^2).
+template <class S>
+void cholesky_solve(const S* L, const S* inverse_pivot, int m, S* x) {
+  cholesky_solve_strided(L, inverse_pivot, m, m, x);
 }
 
 }  // namespace batchdyn
