@@ -134,17 +134,23 @@ def test_the_shipped_box_stack_stands_and_each_pair_carries_the_weight_above_it(
     batch = batchdyn.Batch(model, 4, threads=1)
     assert batch.contacts
     q0 = batch.q.copy()
-    for _ in range(2000):  # 2 s at rest
+    # 2 s at rest. One step's impulses carry float32's solver noise (a pair's force moves by up
+    # to ~0.7 % from step to step over redundant corners); at rest the momentum balance holds on
+    # average, so the forces are averaged over the last 200 steps.
+    forces = []
+    for step in range(2000):
         batch.step(1e-3)
+        if step >= 1800:
+            forces.append(batch.contact_forces.copy())  # on each candidate's first geometry
+    forces = np.mean(forces, axis=0)
     assert np.all(batch.status == 0)
     np.testing.assert_allclose(batch.q, q0, atol=2e-4)  # nothing sinks, slides or tips
     pair = [c.get("pair") for c in contacts["candidates"]]
-    forces = batch.contact_forces  # on each candidate's first geometry
     on_ground = forces[:, [k for k, p in enumerate(pair) if p is None and contacts["candidates"][k]["geometry"] == "crate"], 2].sum(axis=1)
     np.testing.assert_allclose(on_ground, (4.0 + 1.0 + 0.3) * 9.81, rtol=1e-3)
     for name, mass in (("brick-crate", 1.0), ("ball-crate", 0.3)):
         rows = [k for k, p in enumerate(pair) if p == name]
-        np.testing.assert_allclose(forces[:, rows, 2].sum(axis=1), mass * 9.81, rtol=3e-3)  # float32
+        np.testing.assert_allclose(forces[:, rows, 2].sum(axis=1), mass * 9.81, rtol=1e-3)
 
 
 def test_a_compliant_ball_rests_at_its_static_deflection_with_every_contact_solver(tmp_path):
