@@ -100,8 +100,8 @@ void cholesky_solve_strided(const S* L, int m, int stride, S* x) {
   detail::cholesky_substitute(L, m, stride, x, [&](int j, const S& v) { return v / L[j * stride + j]; });
 }
 
-// The same with the reciprocal pivots damped_cholesky_strided stored (`inverse_pivot`, m): two
-// multiplications in place of the 2m divisions, which on wide lanes cost more than the rest.
+// The same with the reciprocal pivots damped_cholesky_strided stored (`inverse_pivot`, m): 2m
+// multiplications in place of 2m divisions, which on wide lanes cost more than the rest.
 template <class S>
 void cholesky_solve_strided(const S* L, const S* inverse_pivot, int m, int stride, S* x) {
   detail::cholesky_substitute(L, m, stride, x, [&](int j, const S& v) { return v * inverse_pivot[j]; });
