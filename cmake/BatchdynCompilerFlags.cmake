@@ -65,6 +65,16 @@ function(batchdyn_isa_flags isa out)
   set(${out} ${flags} PARENT_SCOPE)
 endfunction()
 
+# Adds the compile options after `result` to the INTERFACE of `target` when the compiler
+# accepts them together (`result`, a cache variable, says whether it did); otherwise nothing.
+function(batchdyn_add_flags_if_supported target result)
+  string(REPLACE ";" " " CMAKE_REQUIRED_FLAGS "${ARGN}")
+  check_cxx_source_compiles("int main() { return 0; }" ${result})
+  if(${result})
+    target_compile_options(${target} INTERFACE ${ARGN})
+  endif()
+endfunction()
+
 add_library(batchdyn_options INTERFACE)
 target_link_libraries(batchdyn_options INTERFACE batchdyn_warnings)
 # GCC copies a Motion or Force of lanes (6 vectors: 192 bytes for AVX2 doubles) that it cannot
@@ -73,15 +83,9 @@ target_link_libraries(batchdyn_options INTERFACE batchdyn_warnings)
 # forward sweep). Copies and fills of a known size up to 512 bytes become inline vector moves;
 # larger or unknown sizes still call the C library. Measured: kernels 3-8 % faster (README,
 # stop 46). x86 GCC only; other compilers keep their defaults.
-set(BATCHDYN_INLINE_COPY_FLAGS -mmemcpy-strategy=vector_loop:512:noalign,libcall:-1:noalign
-                               -mmemset-strategy=vector_loop:512:noalign,libcall:-1:noalign)
-string(REPLACE ";" " " _batchdyn_inline_copy_flags "${BATCHDYN_INLINE_COPY_FLAGS}")
-set(CMAKE_REQUIRED_FLAGS ${_batchdyn_inline_copy_flags})
-check_cxx_source_compiles("int main() { return 0; }" BATCHDYN_HAS_INLINE_COPY_FLAGS)
-unset(CMAKE_REQUIRED_FLAGS)
-if(BATCHDYN_HAS_INLINE_COPY_FLAGS)
-  target_compile_options(batchdyn_options INTERFACE ${BATCHDYN_INLINE_COPY_FLAGS})
-endif()
+batchdyn_add_flags_if_supported(batchdyn_options BATCHDYN_HAS_INLINE_COPY_FLAGS
+                                -mmemcpy-strategy=vector_loop:512:noalign,libcall:-1:noalign
+                                -mmemset-strategy=vector_loop:512:noalign,libcall:-1:noalign)
 # Those inline copies, and every plain copy of a lane struct (a Vec3 of ground normals, a
 # Motion), use GCC's default 256-bit moves even with AVX-512: a copy written as two 256-bit
 # stores and read back by one 512-bit load cannot be store-forwarded, and the load waits for
@@ -89,14 +93,7 @@ endif()
 # such load, stop 51). GCC 12's move-max / store-max let copies use the widest registers the
 # target has; unlike -mprefer-vector-width=512 they leave the loops' vectorisation alone.
 # Without AVX-512 they change nothing.
-set(BATCHDYN_WIDE_COPY_FLAGS -mmove-max=512 -mstore-max=512)
-string(REPLACE ";" " " _batchdyn_wide_copy_flags "${BATCHDYN_WIDE_COPY_FLAGS}")
-set(CMAKE_REQUIRED_FLAGS ${_batchdyn_wide_copy_flags})
-check_cxx_source_compiles("int main() { return 0; }" BATCHDYN_HAS_WIDE_COPY_FLAGS)
-unset(CMAKE_REQUIRED_FLAGS)
-if(BATCHDYN_HAS_WIDE_COPY_FLAGS)
-  target_compile_options(batchdyn_options INTERFACE ${BATCHDYN_WIDE_COPY_FLAGS})
-endif()
+batchdyn_add_flags_if_supported(batchdyn_options BATCHDYN_HAS_WIDE_COPY_FLAGS -mmove-max=512 -mstore-max=512)
 if(BATCHDYN_NATIVE)
   target_compile_options(batchdyn_options INTERFACE -march=native)
   set(CMAKE_REQUIRED_FLAGS -march=native)
