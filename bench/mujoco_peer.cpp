@@ -24,6 +24,12 @@
 //
 // Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
 // batched ABA on the humanoid.
+//
+// Warm-up: each case passes once over its environments before the clock starts. A new mjData's
+// stack (nstack 20000 numbers, 160 KB per environment) is first touched by its first step, and
+// with one or two timed passes per second the first pass's page faults were the measurement:
+// 77 % of PeerForwardMujoco's samples in the kernel's clear_page on a VM (stop 51), MuJoCo
+// 9-11x slower than in earlier runs.
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 
@@ -266,6 +272,7 @@ void BM_PeerMujoco(benchmark::State& state, RobotGetter get, const char* cone) {
   const PeerCase* robot = &get();
   const int n = static_cast<int>(state.range(0));
   MujocoEnvs envs = make_mujoco(*robot, n, cone);
+  for (auto& d : envs.data) envs.step(d.get());  // warm-up (top of the file)
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state)
     for (auto& d : envs.data) envs.step(d.get());
@@ -295,6 +302,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
     for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(robot->target[static_cast<size_t>(k - 6)]);
   }
   for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) batch.step(T(kStep));
+  batch.step(T(kStep));  // MuJoCo's warm-up step, so that both time the same states
   double iterations = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -386,6 +394,7 @@ void BM_PeerMujocoForward(benchmark::State& state) {
     std::copy(s.tau[static_cast<size_t>(e)].data(), s.tau[static_cast<size_t>(e)].data() + s.model.nv, d->qfrc_applied);
     data.emplace_back(d, mj_deleteData);
   }
+  for (auto& d : data) mj_forward(model.get(), d.get());  // warm-up (top of the file)
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state)
     for (auto& d : data) mj_forward(model.get(), d.get());
@@ -411,6 +420,7 @@ void BM_PeerBatchdynForward(benchmark::State& state) {
       batch.tau()[e * m.nv + k] = static_cast<T>(s.tau[static_cast<size_t>(e)][k]);
     }
   }
+  batch.forward_dynamics();  // warm-up, as MuJoCo's
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     batch.forward_dynamics();
