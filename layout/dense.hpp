@@ -24,13 +24,10 @@ template <class S>
 void damped_cholesky_strided(const S* G, int m, int stride, const S& rho, S* L, S* inverse_pivot = nullptr) {
   using std::max;
   using std::sqrt;
-  // L's diagonal holds each row's running square G_ii + ρ - Σ_{k<j} L_ik^2 until its pivot:
-  // every column takes its entries' squares off their rows' diagonals as soon as it has them,
-  // so a pivot waits on one subtraction after the column before it, not on a chain of j (the
-  // same subtractions in the same order: the factor is the row-by-row loop's, bit for bit).
-  for (int i = 0; i < m; ++i) L[i * stride + i] = G[i * stride + i] + rho;
   for (int j = 0; j < m; ++j) {
-    const S pivot = sqrt(max(L[j * stride + j], rho));
+    S diagonal = G[j * stride + j] + rho;
+    for (int k = 0; k < j; ++k) diagonal -= L[j * stride + k] * L[j * stride + k];
+    const S pivot = sqrt(max(diagonal, rho));
     L[j * stride + j] = pivot;
     const S inverse = S(1) / pivot;
     if (inverse_pivot) inverse_pivot[j] = inverse;
@@ -43,11 +40,7 @@ void damped_cholesky_strided(const S* G, int m, int stride, const S& rho, S* L, 
         const S ljk = L[j * stride + k];
         for (int r = 0; r < R; ++r) s[r] -= L[(i + r) * stride + k] * ljk;
       }
-      for (int r = 0; r < R; ++r) {
-        const S lij = s[r] * inverse;
-        L[(i + r) * stride + j] = lij, L[j * stride + i + r] = S(0);
-        L[(i + r) * stride + i + r] -= lij * lij;
-      }
+      for (int r = 0; r < R; ++r) L[(i + r) * stride + j] = s[r] * inverse, L[j * stride + i + r] = S(0);
     };
     int i = j + 1;
     for (; i + 4 <= m; i += 4) column_rows.template operator()<4>(i);
