@@ -176,13 +176,8 @@ class BlockIO {
   // count % W entries and the targets (1-dof joints only) assembled entry by entry. Staging every
   // entry through memory cost a store and a reload per entry.
   void transpose(const LaneRows& sources, const EnvRows<T>& rows, BlockWorkspace<L>& ws) const {
-    const auto lanes_from = [](const T* const* row, int count, L* lanes) {
-      int k = 0;
-      for (; k + W <= count; k += W) lanes_from_row_tile<L>(row, k, lanes + k);
-      for (; k < count; ++k) lanes[k] = lanes_from_rows<L>(row, k);
-    };
-    lanes_from(sources.q, layout_.nq, ws.q.data());
-    if (rows.v) lanes_from(sources.v, layout_.nv, ws.v.data()), lanes_from(sources.tau, layout_.nv, ws.tau.data());
+    lanes_from_row_range<L>(sources.q, layout_.nq, ws.q.data());
+    if (rows.v) lanes_from_row_range<L>(sources.v, layout_.nv, ws.v.data()), lanes_from_row_range<L>(sources.tau, layout_.nv, ws.tau.data());
     for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
       const int dof = dofs_[k].v;
       ws.target[static_cast<size_t>(dof)] = lanes_from_rows<L>(sources.target, dof);

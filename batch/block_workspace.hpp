@@ -27,20 +27,20 @@ template <class L>
 using LaneArray = std::vector<L>;
 
 // The contact stage's lanes of one block (batch/contact_solving.hpp): the kernel's workspace,
-// the block's friction coefficients and ground, the last ADMM report, and scalar staging rows.
+// the block's friction coefficients and ground, the last ADMM report, and the row of fill values
+// that lanes without an environment load.
 template <class L>
 struct ContactLanes {
   using T = lane_scalar<L>;
-  static constexpr int W = lane_width<L>;
   ContactLanes(const Model& m, const ContactPlan& plan)
       : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
-        stage(static_cast<size_t>(std::max({3 * plan.num_candidates(), plan.num_limited_joints(), 3}) * W)) {}
+        fill_row(static_cast<size_t>(std::max({3 * plan.num_candidates(), plan.num_limited_joints(), 3}))) {}
   FrictionalContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
   ContactSolverReport<L> report;
-  std::vector<T, xsimd::aligned_allocator<T, 64>> stage;  // the widest rows loaded: 3 C impulses, the limits' impulses, the normal
-  size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + stage.size() * sizeof(T); }
+  std::vector<T> fill_row;  // as long as the widest rows loaded: 3 C impulses, the limits' impulses, the normal
+  size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + fill_row.size() * sizeof(T); }
 };
 
 template <class L>

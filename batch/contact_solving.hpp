@@ -286,8 +286,8 @@ class ContactSolving {
     for (int k = 0; k < candidates_; ++k) {
       const L* l = s.impulses.data() + 3 * k;
       const Vec3<L>& normal = s.normal[static_cast<size_t>(k)];  // the ground's under the candidate
-      Vec3<L> t1, t2;
-      perpendicular_basis(normal, t1, t2);
+      const Vec3<L>& t1 = s.tangent1[static_cast<size_t>(k)];
+      const Vec3<L>& t2 = s.tangent2[static_cast<size_t>(k)];
       const Vec3<L> f = (normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
       s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
     }
@@ -295,16 +295,18 @@ class ContactSolving {
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
   // `count` values per environment of the env-major `rows` into `out` lanes, `fill` in lanes
-  // without a valid environment.
+  // without a valid environment (they read a row of `fill`): W x W tiles transposed in
+  // registers, as the gather's (entry by entry through a staging buffer, this was a fifth of
+  // the stage's own time on the quadruped).
   void load_rows(int block, const bool* valid, const T* rows, int count, BlockWorkspace<L>& ws, L* out, T fill) const {
-    ContactLanes<L>& cl = *ws.contact_lanes;
-    T* stage = cl.stage.data();
+    T* fill_row = ws.contact_lanes->fill_row.data();
+    std::fill_n(fill_row, count, fill);
+    const T* sources[W];
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
-      const bool real = e < n_ && valid[l];
-      for (int k = 0; k < count; ++k) stage[static_cast<size_t>(k * W + l)] = real ? rows[static_cast<size_t>(e) * count + k] : fill;
+      sources[l] = e < n_ && valid[l] ? rows + static_cast<size_t>(e) * count : fill_row;
     }
-    for (int k = 0; k < count; ++k) out[k] = LaneTraits<L>::load(stage + static_cast<size_t>(k * W));
+    lanes_from_row_range<L>(sources, count, out);
   }
 
   const Model& model_;

@@ -85,7 +85,7 @@ struct FrictionalContactWorkspace {
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
         body_velocity(world_from_body.size()), v_free(static_cast<size_t>(model.nv)), response(v_free.size()), joint_torque(v_free.size()),
         GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())), gap(static_cast<size_t>(plan.num_candidates())),
-        in_contact(gap.size()), normal(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
+        in_contact(gap.size()), normal(gap.size()), tangent1(gap.size()), tangent2(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()), impulses(3 * gap.size()),
         limit_distance(static_cast<size_t>(plan.num_limited_joints())), limit_sign(limit_distance.size()),
         limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
         loops(model.constraints.size()), loop_impulses(static_cast<size_t>(model.constraint_rows)), loop_scale(loop_impulses.size()),
@@ -103,6 +103,7 @@ struct FrictionalContactWorkspace {
   // Per candidate
   std::vector<S> gap, in_contact;             // to the ground (kernels/terrain.hpp); 1 when gap < margin, else 0
   std::vector<Vec3<S>> normal;                // unit, world frame: the ground's under it, or its pair's (B to A)
+  std::vector<Vec3<S>> tangent1, tangent2;    // world frame: perpendicular_basis(normal), the rows' t1 and t2
   std::vector<Force<S>> columns;              // 3 per candidate: its rows (n, t1, t2) as forces on its body, body frame
   std::vector<Force<S>> columns2;             // 3 per pair candidate: minus those on its pair's body2, body2 frame
   std::vector<S> velocity;                    // 3 per candidate: J_c v_free
@@ -124,7 +125,7 @@ struct FrictionalContactWorkspace {
   PvSoftDelassusWorkspace<S> soft;            // ADMM on the tree (PV-soft): the problem's rows, compliance, factor
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) + body_velocity.size() * sizeof(Motion<S>) +
-           (columns.size() + columns2.size()) * sizeof(Force<S>) + normal.size() * sizeof(Vec3<S>) +
+           (columns.size() + columns2.size()) * sizeof(Force<S>) + (normal.size() + tangent1.size() + tangent2.size()) * sizeof(Vec3<S>) +
            (v_free.size() + response.size() + joint_torque.size() + GT.size() + gap.size() + in_contact.size() + velocity.size() + impulses.size() +
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_impulses.size() + loop_scale.size() +
             list_impulses.size()) * sizeof(S) +
@@ -211,6 +212,11 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
 
   // 2. Each candidate: gap, mask, rows as forces at its contact point (its lowest point against
   // the ground), and J_c v_free. Without a ground, its candidates are never in contact.
+  // On a plane every ground candidate has the plane's normal, so they share its tangents: one
+  // basis per block (a square root and a division per candidate otherwise).
+  const bool plane = !ground.has_terrain();
+  Vec3<S> plane_t1, plane_t2;
+  if (plane) perpendicular_basis(ground.normal, plane_t1, plane_t2);
   int in_block = 0;
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
@@ -228,8 +234,10 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
     } else {
       pair_contact(cand, X, ws.world_from_body[static_cast<size_t>(cand.body2)], gap, normal, contact_point);
     }
-    Vec3<S> t1, t2;
-    perpendicular_basis(normal, t1, t2);  // the tangents, as the reference's
+    Vec3<S>& t1 = ws.tangent1[static_cast<size_t>(k)];
+    Vec3<S>& t2 = ws.tangent2[static_cast<size_t>(k)];
+    if (cand.against_ground() && plane) t1 = plane_t1, t2 = plane_t2;
+    else perpendicular_basis(normal, t1, t2);  // the tangents, as the reference's
     const auto touching = gap < margin;
     ws.gap[static_cast<size_t>(k)] = gap;
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));

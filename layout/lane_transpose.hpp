@@ -169,6 +169,17 @@ BATCHDYN_INLINE void lanes_from_row_tile(const T* const* rows, long k, L* lanes)
   }
 }
 
+// Rows to lanes, `count` entries: lanes[k] = (rows[0][k], ..., rows[W-1][k]) for k < count, as
+// W x W tiles (lanes_from_row_tile) and the last count % W entries one at a time. Each row must
+// hold `count` entries.
+template <class L, class T>
+BATCHDYN_INLINE void lanes_from_row_range(const T* const* rows, int count, L* lanes) {
+  constexpr int W = lane_width<L>;
+  int k = 0;
+  for (; k + W <= count; k += W) lanes_from_row_tile<L>(rows, k, lanes + k);
+  for (; k < count; ++k) lanes[k] = lanes_from_rows<L>(rows, static_cast<long>(k));
+}
+
 // Lanes to rows, a W x W tile: rows[l][k + j] = lane l of lanes[j] for j < W, for the rows whose
 // write[l] is true (the others are not touched). Each written row must hold entries k .. k + W - 1.
 template <class L, class T>
