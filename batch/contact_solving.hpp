@@ -296,8 +296,8 @@ class ContactSolving {
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
   // `count` values per environment of the env-major `rows` into `out` lanes, `fill` in lanes
   // without a valid environment (they read a row of `fill`): W x W tiles transposed in
-  // registers, as the gather's (entry by entry through a staging buffer, this was a fifth of
-  // the stage's own time on the quadruped).
+  // registers, as the gather's (entry by entry through a staging buffer, this was 29 % of the
+  // samples of the stage's own code on the quadruped).
   void load_rows(int block, const bool* valid, const T* rows, int count, BlockWorkspace<L>& ws, L* out, T fill) const {
     T* fill_row = ws.contact_lanes->fill_row.data();
     std::fill_n(fill_row, count, fill);
