@@ -27,20 +27,16 @@ template <class L>
 using LaneArray = std::vector<L>;
 
 // The contact stage's lanes of one block (batch/contact_solving.hpp): the kernel's workspace,
-// the block's friction coefficients and ground, the last ADMM report, and the row of fill values
-// that lanes without an environment load.
+// the block's friction coefficients and ground, and the last ADMM report.
 template <class L>
 struct ContactLanes {
-  using T = lane_scalar<L>;
   ContactLanes(const Model& m, const ContactPlan& plan)
-      : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
-        fill_row(static_cast<size_t>(std::max({3 * plan.num_candidates(), plan.num_limited_joints(), 3}))) {}
+      : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())) {}
   FrictionalContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
   ContactSolverReport<L> report;
-  std::vector<T> fill_row;  // as long as the widest rows loaded: 3 C impulses, the limits' impulses, the normal
-  size_t bytes() const { return state.bytes() + friction.size() * sizeof(L) + fill_row.size() * sizeof(T); }
+  size_t bytes() const { return state.bytes() + friction.size() * sizeof(L); }
 };
 
 template <class L>

@@ -71,7 +71,8 @@ class ContactSolving {
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
         in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
-        iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)) {
+        iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
+        zero_row_(static_cast<size_t>(std::max({3 * candidates_, plan_.num_limited_joints(), 3})), T(0)) {
     settings_.max_iterations = 500;
     settings_.tolerance = default_tolerance();
     for (int e = 0; e < n_; ++e) {
@@ -208,12 +209,12 @@ class ContactSolving {
   // friction into ws.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
-    load_rows(block, valid, impulses_.data(), 3 * candidates_, ws, cl.state.impulses.data(), T(0));
-    load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), ws, cl.state.limit_impulses.data(), T(0));
-    load_rows(block, valid, friction_.data(), candidates_, ws, cl.friction.data(), T(0));
+    load_rows(block, valid, impulses_.data(), 3 * candidates_, cl.state.impulses.data());
+    load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), cl.state.limit_impulses.data());
+    load_rows(block, valid, friction_.data(), candidates_, cl.friction.data());
     L normal[3], height;
-    load_rows(block, valid, ground_normal_.data(), 3, ws, normal, T(0));
-    load_rows(block, valid, ground_height_.data(), 1, ws, &height, T(0));
+    load_rows(block, valid, ground_normal_.data(), 3, normal);
+    load_rows(block, valid, ground_height_.data(), 1, &height);
     // An invalid lane gets the default ground (a zero normal would divide by zero).
     alignas(64) T lanes[W];
     for (int k = 0; k < 3; ++k) {
@@ -294,17 +295,15 @@ class ContactSolving {
     io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
-  // `count` values per environment of the env-major `rows` into `out` lanes, `fill` in lanes
-  // without a valid environment (they read a row of `fill`): W x W tiles transposed in
-  // registers, as the gather's (entry by entry through a staging buffer, this was 29 % of the
-  // samples of the stage's own code on the quadruped).
-  void load_rows(int block, const bool* valid, const T* rows, int count, BlockWorkspace<L>& ws, L* out, T fill) const {
-    T* fill_row = ws.contact_lanes->fill_row.data();
-    std::fill_n(fill_row, count, fill);
+  // `count` values per environment of the env-major `rows` into `out` lanes, zero in lanes
+  // without a valid environment (they read zero_row_): W x W tiles transposed in registers, as
+  // the gather's (entry by entry through a staging buffer, this was 29 % of the samples of the
+  // stage's own code on the quadruped).
+  void load_rows(int block, const bool* valid, const T* rows, int count, L* out) const {
     const T* sources[W];
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
-      sources[l] = e < n_ && valid[l] ? rows + static_cast<size_t>(e) * count : fill_row;
+      sources[l] = e < n_ && valid[l] ? rows + static_cast<size_t>(e) * count : zero_row_.data();
     }
     lanes_from_row_range<L>(sources, count, out);
   }
@@ -324,6 +323,9 @@ class ContactSolving {
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;
+  // What lanes without an environment load (load_rows): as long as the widest rows loaded (3 C
+  // impulses, the limits' impulses, the normal); read-only, shared by every block and thread.
+  std::vector<T> zero_row_;
 };
 
 }  // namespace batchdyn
