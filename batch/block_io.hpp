@@ -98,18 +98,10 @@ class BlockIO {
   // reported by that step, not the next.
   void mark_non_finite(int block, bool* valid, const L* lanes, int count) {
     using Traits = LaneTraits<L>;
-    // x * 0 is 0 for finite x and NaN otherwise: a sum per lane flags a non-finite output. Four
-    // independent sums, so that a Delassus block's m x m entries are not one chain of additions
-    // each waiting for the last.
-    const L zero(T(0));
-    L sums[4] = {zero, zero, zero, zero};
-    int k = 0;
-    for (; k + 4 <= count; k += 4)
-      for (int j = 0; j < 4; ++j) sums[j] += lanes[k + j] * zero;
-    for (; k < count; ++k) sums[0] += lanes[k] * zero;
-    const L non_finite = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    NonFiniteSums sums;
+    sums.add(lanes, count);
     alignas(64) T flags[W];
-    Traits::store(non_finite, flags);
+    Traits::store(sums.total(), flags);
     for (int l = 0; l < W && block * W + l < n_; ++l)
       if (valid[l] && flags[l] != T(0)) {
         valid[l] = false;
@@ -119,7 +111,8 @@ class BlockIO {
 
   // `count` lanes into rows of the env-major `out`, for the valid environments of the block, as
   // they are: W x W tiles transposed in registers (layout/lane_transpose.hpp), each row's W
-  // entries one store; the last count % W entries one at a time.
+  // entries one store; the last count % W entries a partial tile (one masked store per row on
+  // AVX-512, one at a time elsewhere).
   void write_rows(int block, const bool* valid, const L* lanes, int count, T* out) const {
     const int first = block * W, in_block = std::min(W, n_ - first);
     T* rows[W];
@@ -128,9 +121,7 @@ class BlockIO {
       write[l] = l < in_block && valid[l];
       rows[l] = write[l] ? out + static_cast<long>(first + l) * count : nullptr;
     }
-    int k = 0;
-    for (; k + W <= count; k += W) rows_from_lane_tile<L>(lanes + k, k, rows, write);
-    for (; k < count; ++k) rows_from_lanes<L>(lanes[k], k, rows, write);
+    rows_from_lane_range<L>(lanes, count, rows, write);
   }
 
   // A report on environment e that does not stop it from being stepped (its rows are written):
@@ -154,6 +145,22 @@ class BlockIO {
   const std::vector<T>& neutral() const { return neutral_; }
 
  private:
+  // x * 0 is 0 for finite x and NaN otherwise: a sum per lane of x * 0 over the entries flags a
+  // non-finite one. Four independent sums, so that the entries (a Delassus block's m x m, a
+  // humanoid's q, v and tau) are not one chain of additions each waiting for the last.
+  struct NonFiniteSums {
+    L part[4] = {L(T(0)), L(T(0)), L(T(0)), L(T(0))};
+    void add(const L* lanes, int count) {
+      const L zero(T(0));
+      int k = 0;
+      for (; k + 4 <= count; k += 4)
+        for (int j = 0; j < 4; ++j) part[j] += lanes[k + j] * zero;
+      for (; k < count; ++k) part[k % 4] += lanes[k] * zero;
+    }
+    void add(const L& x, int k) { part[k % 4] += x * L(T(0)); }  // the k-th entry of a sequence
+    L total() const { return (part[0] + part[1]) + (part[2] + part[3]); }
+  };
+
   // One environment's rows (q, v, tau, target; v, tau and target may be nullptr: not read).
   struct Rows {
     const T *q, *v, *tau, *target;
@@ -173,15 +180,14 @@ class BlockIO {
 
   // The lanes' rows into the lanes the kernels read (ws.q, and ws.v, ws.tau, ws.target when the
   // call reads them): W x W tiles transposed in registers (layout/lane_transpose.hpp), the last
-  // count % W entries and the targets (1-dof joints only) assembled entry by entry. Staging every
-  // entry through memory cost a store and a reload per entry.
+  // count % W entries a partial tile. Staging every entry through memory cost a store and a
+  // reload per entry. The target rows are transposed whole, though only the 1-dof joints'
+  // entries are read (the others hold whatever the user's rows hold): a humanoid's 30 targets
+  // assembled entry by entry took W scalar loads each, its 36 entries are 5 tiles.
   void transpose(const LaneRows& sources, const EnvRows<T>& rows, BlockWorkspace<L>& ws) const {
     lanes_from_row_range<L>(sources.q, layout_.nq, ws.q.data());
     if (rows.v) lanes_from_row_range<L>(sources.v, layout_.nv, ws.v.data()), lanes_from_row_range<L>(sources.tau, layout_.nv, ws.tau.data());
-    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) {
-      const int dof = dofs_[k].v;
-      ws.target[static_cast<size_t>(dof)] = lanes_from_rows<L>(sources.target, dof);
-    }
+    if (rows.target && !dofs_.empty()) lanes_from_row_range<L>(sources.target, layout_.nv, ws.target.data());
   }
   // Per lane, non-zero when what find_state_fault checks fails somewhere: a non-finite entry of
   // q, v, tau or the targets (x * 0 is 0 for finite x and NaN otherwise, so one sum flags them),
@@ -189,12 +195,12 @@ class BlockIO {
   L lanes_at_fault(const EnvRows<T>& rows, const BlockWorkspace<L>& ws) const {
     using std::abs;
     const L zero(T(0)), one(T(1)), tolerance(static_cast<T>(kQuaternionNormTolerance));
-    L sum = zero;
-    for (int k = 0; k < layout_.nq; ++k) sum += ws.q[static_cast<size_t>(k)] * zero;
-    for (int k = 0; rows.v && k < layout_.nv; ++k) sum += ws.v[static_cast<size_t>(k)] * zero + ws.tau[static_cast<size_t>(k)] * zero;
-    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) sum += ws.target[static_cast<size_t>(dofs_[k].v)] * zero;
-    for (int at : layout_.quaternions) sum += select(abs(quaternion_norm(ws.q.data(), at) - one) <= tolerance, zero, one);
-    return sum;
+    NonFiniteSums sums;
+    sums.add(ws.q.data(), layout_.nq);
+    if (rows.v) sums.add(ws.v.data(), layout_.nv), sums.add(ws.tau.data(), layout_.nv);
+    for (size_t k = 0; rows.target && k < dofs_.size(); ++k) sums.add(ws.target[static_cast<size_t>(dofs_[k].v)], static_cast<int>(k));
+    for (int at : layout_.quaternions) sums.part[0] += select(abs(quaternion_norm(ws.q.data(), at) - one) <= tolerance, zero, one);
+    return sums.total();
   }
   // The first fault of an environment's rows, which lanes_at_fault found at fault.
   StateFault find_fault(const Rows& r) const { return find_state_fault(layout_, r.q, r.v, r.tau, dofs_, r.target); }

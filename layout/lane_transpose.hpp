@@ -11,6 +11,11 @@
 // no transpose (its zip_lo / zip_hi interleave within 128-bit halves), so the other widths
 // (SSE2, W = 1) assemble each lane vector from W scalar loads (lanes_from_rows) and write rows
 // through a stored vector (rows_from_lanes): the same values, bit for bit.
+//
+// The last count % W entries of a range (a humanoid's nq = 37, nv = 36: 5 and 4 of them for
+// every 512-bit lane type) are a partial tile on AVX-512: each row's rest is one masked load or
+// store (entries past the row's end are neither read nor written), through the same network.
+// Entry by entry they took W scalar loads, or W stores, per entry.
 #pragma once
 
 #include <cstddef>
@@ -153,6 +158,33 @@ struct TileRegister<xsimd::batch<T, A>> {
 template <class L>
 inline constexpr bool has_register_transpose = !std::is_void_v<typename lane_transpose_detail::TileRegister<L>::type>;
 
+namespace lane_transpose_detail {
+
+// Masked row access for partial tiles: the first `count` entries of a row, the others of the
+// register zero (load) or the memory untouched (store). Only the 512-bit registers have them.
+template <class T, class R>
+void load_first(const T* row, int count, R& r) = delete;
+template <class R, class T>
+void store_first(const R& r, int count, T* row) = delete;
+#if defined(__AVX512F__)
+BATCHDYN_INLINE void load_first(const double* row, int count, __m512d& r) { r = _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << count) - 1), row); }
+BATCHDYN_INLINE void load_first(const float* row, int count, __m512& r) { r = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), row); }
+BATCHDYN_INLINE void store_first(const __m512d& r, int count, double* row) { _mm512_mask_storeu_pd(row, static_cast<__mmask8>((1u << count) - 1), r); }
+BATCHDYN_INLINE void store_first(const __m512& r, int count, float* row) { _mm512_mask_storeu_ps(row, static_cast<__mmask16>((1u << count) - 1), r); }
+#endif
+
+}  // namespace lane_transpose_detail
+
+// True where the last count % W entries of a range go through the register network as a
+// partial tile, false where they are assembled entry by entry: 512-bit lanes only, whose
+// masked moves cost what plain ones do (AVX2's masked stores are slow on some cores).
+template <class L>
+#if defined(__AVX512F__)
+inline constexpr bool has_partial_tiles = has_register_transpose<L> && sizeof(L) == 64;
+#else
+inline constexpr bool has_partial_tiles = false;
+#endif
+
 // Rows to lanes, a W x W tile: lanes[j] = (rows[0][k + j], ..., rows[W-1][k + j]) for j < W.
 // Each row must hold entries k .. k + W - 1.
 template <class L, class T>
@@ -169,15 +201,31 @@ BATCHDYN_INLINE void lanes_from_row_tile(const T* const* rows, long k, L* lanes)
   }
 }
 
+// Rows to lanes, a partial tile: lanes[j] = (rows[0][k + j], ..., rows[W-1][k + j]) for
+// j < count < W. Each row must hold entries k .. k + count - 1; none past them is read.
+template <class L, class T>
+BATCHDYN_INLINE void lanes_from_row_partial_tile(const T* const* rows, long k, int count, L* lanes) {
+  constexpr int W = lane_width<L>;
+  if constexpr (has_partial_tiles<L>) {
+    using R = typename lane_transpose_detail::TileRegister<L>::type;
+    R r[W];
+    for (int l = 0; l < W; ++l) lane_transpose_detail::load_first(rows[l] + k, count, r[l]);
+    lane_transpose_detail::transpose_registers(r);
+    for (int j = 0; j < count; ++j) lanes[j] = L(r[j]);
+  } else {
+    for (int j = 0; j < count; ++j) lanes[j] = lanes_from_rows<L>(rows, k + j);
+  }
+}
+
 // Rows to lanes, `count` entries: lanes[k] = (rows[0][k], ..., rows[W-1][k]) for k < count, as
-// W x W tiles (lanes_from_row_tile) and the last count % W entries one at a time. Each row must
-// hold `count` entries.
+// W x W tiles (lanes_from_row_tile) and the last count % W entries as a partial tile. Each row
+// must hold `count` entries.
 template <class L, class T>
 BATCHDYN_INLINE void lanes_from_row_range(const T* const* rows, int count, L* lanes) {
   constexpr int W = lane_width<L>;
   int k = 0;
   for (; k + W <= count; k += W) lanes_from_row_tile<L>(rows, k, lanes + k);
-  for (; k < count; ++k) lanes[k] = lanes_from_rows<L>(rows, static_cast<long>(k));
+  if (k < count) lanes_from_row_partial_tile<L>(rows, k, count - k, lanes + k);
 }
 
 // Lanes to rows, a W x W tile: rows[l][k + j] = lane l of lanes[j] for j < W, for the rows whose
@@ -195,6 +243,35 @@ BATCHDYN_INLINE void rows_from_lane_tile(const L* lanes, long k, T* const* rows,
   } else {
     for (int j = 0; j < W; ++j) rows_from_lanes<L>(lanes[j], k + j, rows, write);
   }
+}
+
+// Lanes to rows, a partial tile: rows[l][k + j] = lane l of lanes[j] for j < count < W, for the
+// rows whose write[l] is true (the others are not touched). Each written row must hold entries
+// k .. k + count - 1; none past them is written.
+template <class L, class T>
+BATCHDYN_INLINE void rows_from_lane_partial_tile(const L* lanes, long k, int count, T* const* rows, const bool* write) {
+  constexpr int W = lane_width<L>;
+  if constexpr (has_partial_tiles<L>) {
+    using R = typename lane_transpose_detail::TileRegister<L>::type;
+    R r[W];
+    for (int j = 0; j < W; ++j) r[j] = j < count ? lanes[j] : L(lane_scalar<L>(0));
+    lane_transpose_detail::transpose_registers(r);
+    for (int l = 0; l < W; ++l)
+      if (write[l]) lane_transpose_detail::store_first(r[l], count, rows[l] + k);
+  } else {
+    for (int j = 0; j < count; ++j) rows_from_lanes<L>(lanes[j], k + j, rows, write);
+  }
+}
+
+// Lanes to rows, `count` entries: rows[l][k] = lane l of lanes[k] for k < count, for the rows
+// whose write[l] is true, as W x W tiles (rows_from_lane_tile) and the last count % W entries as
+// a partial tile. Each written row must hold `count` entries.
+template <class L, class T>
+BATCHDYN_INLINE void rows_from_lane_range(const L* lanes, int count, T* const* rows, const bool* write) {
+  constexpr int W = lane_width<L>;
+  int k = 0;
+  for (; k + W <= count; k += W) rows_from_lane_tile<L>(lanes + k, k, rows, write);
+  if (k < count) rows_from_lane_partial_tile<L>(lanes + k, k, count - k, rows, write);
 }
 
 }  // namespace batchdyn

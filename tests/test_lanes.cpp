@@ -4,6 +4,9 @@
 // are checked on hosts that have it.
 #include <optional>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "batch_helpers.hpp"
 
 using namespace batchdyn;
@@ -37,6 +40,61 @@ void check_lane_transposes() {
   }
   for (int l = 0; l < W; ++l)
     for (int k = 0; k < entries; ++k) CHECK(written[l][k] == (write[l] ? static_cast<T>(100 * l + k) : T(-1)));
+}
+
+// Rows of `count` entries that end where a page ends, the next page unreadable and unwritable:
+// a range transpose that touched an entry past a row's end would fault. Every count from 1 to
+// 2 W + 3, so each remainder count % W (the partial tiles) is met after zero, one and two
+// whole tiles. The written rows' other entries, and every entry of the row not to be written,
+// keep their -1.
+template <class L>
+void check_range_transposes_stay_within_rows() {
+  using T = lane_scalar<L>;
+  constexpr int W = lane_width<L>;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (int count = 1; count <= 2 * W + 3; ++count) {
+    INFO("W = ", W, ", count = ", count);
+    const size_t row_bytes = static_cast<size_t>(count) * sizeof(T);
+    const size_t span = (row_bytes + page - 1) / page * page;  // whole pages holding one row, at their end
+    std::vector<void*> mappings;
+    const T* row_pointers[W];
+    T* written_pointers[W];
+    bool write[W];
+    for (int l = 0; l < W; ++l)
+      for (int side = 0; side < 2; ++side) {
+        void* mapping = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(mapping != MAP_FAILED);
+        REQUIRE(mprotect(static_cast<char*>(mapping) + span, page, PROT_NONE) == 0);
+        mappings.push_back(mapping);
+        T* row = reinterpret_cast<T*>(static_cast<char*>(mapping) + span - row_bytes);
+        for (int k = 0; k < count; ++k) row[k] = side == 0 ? static_cast<T>(100 * l + k) : T(-1);
+        if (side == 0) row_pointers[l] = row;
+        else written_pointers[l] = row, write[l] = l != W / 2;
+      }
+    std::vector<L> lanes(static_cast<size_t>(count));
+    lanes_from_row_range<L>(row_pointers, count, lanes.data());
+    for (int k = 0; k < count; ++k)
+      for (int l = 0; l < W; ++l) CHECK(LaneTraits<L>::get(lanes[static_cast<size_t>(k)], l) == static_cast<T>(100 * l + k));
+    rows_from_lane_range<L>(lanes.data(), count, written_pointers, write);
+    for (int l = 0; l < W; ++l)
+      for (int k = 0; k < count; ++k) CHECK(written_pointers[l][k] == (write[l] ? static_cast<T>(100 * l + k) : T(-1)));
+    for (void* mapping : mappings) munmap(mapping, span + page);
+  }
+}
+
+TEST_CASE("range transposes move every entry, whole tiles and the rest, and touch nothing past a row's end") {
+  INFO("partial tiles in registers: double ", has_partial_tiles<SimdLane<double>>, ", float ", has_partial_tiles<SimdLane<float>>);
+  check_range_transposes_stay_within_rows<SimdLane<double>>();
+  check_range_transposes_stay_within_rows<SimdLane<float>>();
+  check_range_transposes_stay_within_rows<double>();
+}
+
+TEST_CASE("the rest of a range is a partial tile through the register network on 512-bit lanes only") {
+  // Not a timing check: which code path the gather and the scatter take for a range's last
+  // count % W entries (both paths are correct: the test above).
+  CHECK(has_partial_tiles<SimdLane<double>> == (sizeof(SimdLane<double>) == 64));
+  CHECK(has_partial_tiles<SimdLane<float>> == (sizeof(SimdLane<float>) == 64));
+  CHECK_FALSE(has_partial_tiles<double>);
 }
 
 TEST_CASE("the gather's and the scatter's transposes move entry k of row l to lane l and back (double and float lanes, and W = 1)") {

@@ -130,6 +130,24 @@ TEST_CASE("a NaN PD target marks only its own environment") {
   CHECK(batch.failed_count() == 1);
 }
 
+TEST_CASE("a PD target entry that no 1-dof joint reads (a free flyer's) is ignored, even when it is NaN") {
+  // The gather transposes the target rows whole; only the 1-dof joints' entries are read.
+  const Model m = quadruped();
+  Batch<double> batch(m, 11, 1), reference(m, 11, 1);
+  std::vector<double> kp(static_cast<size_t>(m.nv), 10.0), kd(static_cast<size_t>(m.nv), 1.0);
+  std::fill_n(kp.begin(), 6, 0.0), std::fill_n(kd.begin(), 6, 0.0);  // the free flyer has no actuator
+  for (Batch<double>* b : {&batch, &reference}) {
+    b->set_pd_gains(kp, kd);
+    b->set_control_mode(ControlMode::PositionPD);
+    for (int k = 0; k < 11 * m.nv; ++k) b->target()[k] = 0.2;
+  }
+  for (int e = 0; e < 11; ++e)
+    for (int k = 0; k < 6; ++k) batch.target()[e * m.nv + k] = e % 2 ? std::numeric_limits<double>::quiet_NaN() : 1e30;
+  batch.step(1e-3), reference.step(1e-3);
+  CHECK(batch.failed_count() == 0);
+  for (int k = 0; k < 11 * m.nv; ++k) CHECK(batch.qdd()[k] == reference.qdd()[k]);
+}
+
 TEST_CASE("the reference functions compute Pinocchio's dynamics: a model's joint damping changes none of them") {
   Model m = humanoid();
   set_damping(m, 0.7);
