@@ -57,20 +57,22 @@ void check_range_transposes_stay_within_rows() {
     const size_t row_bytes = static_cast<size_t>(count) * sizeof(T);
     const size_t span = (row_bytes + page - 1) / page * page;  // whole pages holding one row, at their end
     std::vector<void*> mappings;
+    const auto guarded_row = [&]() {
+      void* mapping = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      REQUIRE(mapping != MAP_FAILED);
+      REQUIRE(mprotect(static_cast<char*>(mapping) + span, page, PROT_NONE) == 0);
+      mappings.push_back(mapping);
+      return reinterpret_cast<T*>(static_cast<char*>(mapping) + span - row_bytes);
+    };
     const T* row_pointers[W];
     T* written_pointers[W];
     bool write[W];
-    for (int l = 0; l < W; ++l)
-      for (int side = 0; side < 2; ++side) {
-        void* mapping = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        REQUIRE(mapping != MAP_FAILED);
-        REQUIRE(mprotect(static_cast<char*>(mapping) + span, page, PROT_NONE) == 0);
-        mappings.push_back(mapping);
-        T* row = reinterpret_cast<T*>(static_cast<char*>(mapping) + span - row_bytes);
-        for (int k = 0; k < count; ++k) row[k] = side == 0 ? static_cast<T>(100 * l + k) : T(-1);
-        if (side == 0) row_pointers[l] = row;
-        else written_pointers[l] = row, write[l] = l != W / 2;
-      }
+    for (int l = 0; l < W; ++l) {
+      T* row = guarded_row();
+      T* written = guarded_row();
+      for (int k = 0; k < count; ++k) row[k] = static_cast<T>(100 * l + k), written[k] = T(-1);
+      row_pointers[l] = row, written_pointers[l] = written, write[l] = l != W / 2;
+    }
     std::vector<L> lanes(static_cast<size_t>(count));
     lanes_from_row_range<L>(row_pointers, count, lanes.data());
     for (int k = 0; k < count; ++k)
