@@ -7,7 +7,7 @@
 
 #include "batch/block_workspace.hpp"
 #include "batch/constraint_solving.hpp"
-#include "kernels/aba.hpp"
+#include "kernels/tree/aba.hpp"
 
 namespace batchdyn {
 

@@ -1,8 +1,10 @@
 // Actuation, the stage after the check: the joint torque that drives the dynamics, per dof k,
 //   Torque:      tau_k                                                   (the tau buffer)
 //   PositionPD:  tau_k + kp_k (target_k - q_k) - kd_k qd_k               (1-dof joints; tau as feed-forward)
-// then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise).
-// Computed on the lanes inside every substep, from that substep's q and qd.
+// then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise; the
+// clamp is a simulator's feature, switchable: off, tau reaches the dynamics as given, as
+// Pinocchio's forward dynamics takes it). Computed on the lanes inside every substep, from that
+// substep's q and qd.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +15,13 @@
 
 #include "batch/argument_checks.hpp"
 #include "batch/block_workspace.hpp"
+#include "topology/name_table.hpp"
 #include "topology/tree_plan.hpp"
 
 namespace batchdyn {
 
 enum class ControlMode : std::uint8_t { Torque, PositionPD };
+inline constexpr NameTable<ControlMode> kControlModes[] = {{ControlMode::Torque, "torque"}, {ControlMode::PositionPD, "pd"}};
 
 template <class L>
 class Actuation {
@@ -26,7 +30,8 @@ class Actuation {
 
   Actuation(const Model& model, int num_envs)
       : model_(model), n_(num_envs), dofs_(single_dofs(model)), kp_(static_cast<size_t>(model.nv), L(T(0))), kd_(kp_),
-        kp_values_(static_cast<size_t>(model.nv), 0.0), kd_values_(kp_values_) {
+        kp_values_(static_cast<size_t>(model.nv), 0.0), kd_values_(kp_values_),
+        actuator_torques_(static_cast<size_t>(num_envs) * static_cast<size_t>(model.nv), T(0)) {
     set_effort_limits(model.effort_limit);
   }
 
@@ -72,6 +77,9 @@ class Actuation {
     set_effort_limits(std::vector<double>(static_cast<size_t>(model_.nv), std::numeric_limits<double>::infinity()));
   }
   const std::vector<double>& effort_limits() const { return effort_values_; }
+  // Whether the stage clamps to the effort limits (on by default). The limits are kept either way.
+  void set_effort_clamp(bool on) { clamp_ = on; }
+  bool effort_clamp() const { return clamp_; }
 
   // PD position targets, N x nv env-major (entry idx_v of a 1-dof joint is its position target;
   // the others are not read). Zero until written; owned until use_target_buffer.
@@ -87,10 +95,17 @@ class Actuation {
     check_buffer_size("target", target.size(), n_, model_.nv, "nv");
     target_ = target.data();
   }
+  // N x nv: the torque the stage applied in each environment's last substep (RK4: its last
+  // stage), tau + PD clamped, before the passive forces: what a torque penalty or a motor model
+  // reads. Zero until a call.
+  T* actuator_torques() { return actuator_torques_.data(); }
+  const T* actuator_torques() const { return actuator_torques_.data(); }
+
   // What a call gathers: the targets in PD mode, nothing otherwise.
   const T* target_rows() { return mode_ == ControlMode::PositionPD ? target() : nullptr; }
 
-  // The stage: ws.tau_applied from ws.tau (+ PD from ws.q, ws.v, ws.target), clamped, on lanes.
+  // The stage: ws.tau_applied (and its copy ws.actuator_torque) from ws.tau (+ PD from ws.q,
+  // ws.v, ws.target), clamped, on lanes.
   void actuate(BlockWorkspace<L>& ws) const {
     for (size_t k = 0; k < ws.tau.size(); ++k) ws.tau_applied[k] = ws.tau[k];
     if (mode_ == ControlMode::PositionPD)
@@ -98,11 +113,13 @@ class Actuation {
         const size_t k = static_cast<size_t>(d.v);
         ws.tau_applied[k] += kp_[k] * (ws.target[k] - ws.q[static_cast<size_t>(d.q)]) - kd_[k] * ws.v[k];
       }
-    for (size_t k = 0; k < ws.tau.size(); ++k) {  // an infinite limit leaves the torque as it is
-      L& t = ws.tau_applied[k];
-      const L& limit = effort_[k];
-      t = select(t > limit, limit, select(t < -limit, -limit, t));
-    }
+    if (clamp_)
+      for (size_t k = 0; k < ws.tau.size(); ++k) {  // an infinite limit leaves the torque as it is
+        L& t = ws.tau_applied[k];
+        const L& limit = effort_[k];
+        t = select(t > limit, limit, select(t < -limit, -limit, t));
+      }
+    for (size_t k = 0; k < ws.tau.size(); ++k) ws.actuator_torque[k] = ws.tau_applied[k];
   }
 
  private:
@@ -110,9 +127,11 @@ class Actuation {
   int n_;
   std::vector<SingleDof> dofs_;
   ControlMode mode_ = ControlMode::Torque;
+  bool clamp_ = true;
   LaneArray<L> kp_, kd_, effort_;  // per dof, broadcast to every lane
   std::vector<double> kp_values_, kd_values_, effort_values_;
   std::vector<T> owned_target_;
+  std::vector<T> actuator_torques_;  // N x nv
   T* target_ = nullptr;
 };
 

@@ -26,6 +26,11 @@ inline void check_env(const char* who, int e, int num_envs) {
   if (e < 0 || e >= num_envs)
     throw Error(std::string(who) + ": environment index " + std::to_string(e) + " out of range [0, " + std::to_string(num_envs) + ")");
 }
+// e, after check_env: for a getter's argument.
+inline int env_index(const char* who, int e, int num_envs) {
+  check_env(who, e, num_envs);
+  return e;
+}
 
 // `values` holds `per_env` numbers for each listed environment.
 template <class V>

@@ -11,13 +11,13 @@
 #include <xsimd/xsimd.hpp>
 
 #include "batch/env_parameters.hpp"
-#include "kernels/aba_workspace.hpp"
-#include "kernels/constrained_dynamics.hpp"
-#include "kernels/delassus_workspace.hpp"
-#include "kernels/frame_observation.hpp"
-#include "kernels/frictional_contact.hpp"
-#include "kernels/lcaba_workspace.hpp"
-#include "kernels/proxbbo_workspace.hpp"
+#include "kernels/tree/aba_workspace.hpp"
+#include "kernels/loops/constrained_dynamics.hpp"
+#include "kernels/delassus/delassus_workspace.hpp"
+#include "kernels/tree/frame_observation.hpp"
+#include "kernels/contact/frictional_contact.hpp"
+#include "kernels/loops/lcaba_workspace.hpp"
+#include "kernels/loops/proxbbo_workspace.hpp"
 #include "layout/lanes.hpp"
 
 namespace batchdyn {
@@ -35,6 +35,8 @@ struct ContactLanes {
   FrictionalContactWorkspace<L> state;
   LaneArray<L> friction;  // per candidate
   GroundLanes<L> ground;
+  L occupied;    // 1 in the lanes that hold a valid environment, 0 in padding and refused ones
+  L penetrated;  // 1 in the lanes where a contact was deeper than max_penetration in this call's substeps
   ContactSolverReport<L> report;
   size_t bytes() const { return state.bytes() + friction.size() * sizeof(L); }
 };
@@ -51,7 +53,7 @@ struct BlockWorkspace {
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
                  const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
       : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
-        tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)),
+        tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), actuator_torque(size(m.nv)),
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
         observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
@@ -89,6 +91,7 @@ struct BlockWorkspace {
   Eigen::VectorXd dense_q, dense_v, dense_tau;
   // The block as lanes, one lane per environment
   LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement;
+  LaneArray<L> actuator_torque;  // the actuation stage's output (tau + PD, clamped), before the passive forces
   LaneArray<L> rk4_q0, rk4_v0, rk4_velocity, rk4_acceleration;  // a Runge-Kutta substep's start and weighted sums (batch/integration.hpp)
   LaneArray<L> G, factor, lambda, violation, observation_out;
   // Lane-major scalar staging rows (stage[k * W + l]): the dense constrained solver reads and
@@ -99,7 +102,7 @@ struct BlockWorkspace {
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
            (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
-           (q.size() + v.size() + tau.size() + tau_applied.size() + target.size() + qdd.size() + displacement.size() + rk4_q0.size() +
+           (q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + qdd.size() + displacement.size() + rk4_q0.size() +
             rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);

@@ -1,10 +1,10 @@
 // Constraint solving: for a model with loops or contacts (and constraints on), the
 // accelerations stage solves the constrained dynamics of each lane block with the Baumgarte
 // gains of the constraint specs, by
-//   LCABA (default):  the recursive LCABA on the lanes (kernels/lcaba.hpp), O(n + m_c^2 n) per environment;
-//   proxBBO:          the recursive proxBBO on the lanes (kernels/proxbbo.hpp), O(n + m_b^2 n + m_b^3),
+//   LCABA (default):  the recursive LCABA on the lanes (kernels/loops/lcaba.hpp), O(n + m_c^2 n) per environment;
+//   proxBBO:          the recursive proxBBO on the lanes (kernels/loops/proxbbo.hpp), O(n + m_b^2 n + m_b^3),
 //                     accurate at stiff penalties where LCABA is not;
-//   constrained:      the dense joint-space proximal solver (kernels/constrained_dynamics.hpp), one
+//   constrained:      the dense joint-space proximal solver (kernels/loops/constrained_dynamics.hpp), one
 //                     environment at a time in double whatever the lane type: the oracle.
 // The recursive solvers warm-start from each environment's multipliers of the previous call.
 // In a step() that solves contacts, the contact stage solves the loops instead (as bilateral
@@ -25,9 +25,9 @@
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
 #include "kernels/algorithms.hpp"
-#include "kernels/constrained_dynamics.hpp"
-#include "kernels/lcaba.hpp"
-#include "kernels/proxbbo.hpp"
+#include "kernels/loops/constrained_dynamics.hpp"
+#include "kernels/loops/lcaba.hpp"
+#include "kernels/loops/proxbbo.hpp"
 
 namespace batchdyn {
 
@@ -87,9 +87,10 @@ class ConstraintSolving {
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
   // 1 where the stopping test ended the solve (converged, or stalled at the least-squares
-  // solution of inconsistent rows: kernels/loop_constraints.hpp), 0 where the iteration cap did.
+  // solution of inconsistent rows: kernels/loops/loop_constraints.hpp), 0 where the iteration cap did.
   const std::vector<std::uint8_t>& converged() const { return converged_; }
   const T* multipliers() const { return lambda_.data(); }
+  T* multipliers(int e) { return lambda_.data() + static_cast<long>(e) * model_.constraint_rows; }  // environment e's m: the warm start
   void clear_multipliers(int e) {
     std::fill_n(lambda_.data() + static_cast<long>(e) * model_.constraint_rows, model_.constraint_rows, T(0));
   }

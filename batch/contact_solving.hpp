@@ -1,7 +1,7 @@
 // Contact solving, the step() stage after the accelerations: frictional contact of the model's
 // contact candidates (topology/contact_model.hpp) with the ground and between the geometries of
 // contact pairs, by the lane kernel
-// kernels/frictional_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
+// kernels/contact/frictional_contact.hpp (PV-OSIMr Delassus over the contact bodies, proximal ADMM per
 // lane, or projected Gauss-Seidel as the baseline (ContactSettings::solver), warm-started from
 // each environment's impulses of the previous step). Contacts are rigid, or compliant where a
 // contact file gives a stiffness (a spring-damper normal, ContactModel::stiffness). It turns each
@@ -18,11 +18,11 @@
 //
 // A model with loop constraints (and the constraints on): a contact impulse must move the loops
 // with the robot, so the loops become bilateral rows of the contact problem whenever this stage
-// solves contacts (LoopRows::Solve, kernels/frictional_contact.hpp), and the accelerations stage
+// solves contacts (LoopRows::Solve, kernels/contact/frictional_contact.hpp), and the accelerations stage
 // then gives the tree's free accelerations (ABA) instead of the loop solver's. The loop
 // multipliers (impulse / h, the constraint forces) go back to the constraint stage's rows, its
 // warm start. Only an independent subset of the loop rows is kept
-// (kernels/independent_loop_rows.hpp; a dependent row's force is zero, the same forces J^T lambda
+// (kernels/loops/independent_loop_rows.hpp; a dependent row's force is zero, the same forces J^T lambda
 // are reached by the others).
 //
 // Without contacts to solve, the loops stay with the loop solver (LCABA / proxBBO), and the joint
@@ -32,18 +32,20 @@
 // joints' coordinates, and a lane without one keeps the loop solver's qdd bit for bit. So a
 // passive robot whose feet are welded folds onto its joint limits instead of through them.
 //
-// The ground is the plane, or a terrain (a height field, kernels/terrain.hpp) shared by every
+// The ground is the plane, or a terrain (a height field, kernels/contact/terrain.hpp) shared by every
 // environment or with heights per environment on one grid (rough-terrain RL).
 //
 // Per environment it keeps the ground (height and normal: domain randomisation), the friction
 // coefficient of every candidate, and the last step's results: impulses (the warm start),
 // world-frame forces, gaps, contact flags, the solver's iterations and residual. An environment
 // whose solver hit its iteration cap is stepped with the last iterate (inside the cones) and reported
-// (EnvStatus::ContactNotConverged).
+// (EnvStatus::ContactNotConverged); one with a contact deeper than max_penetration is stepped and
+// reported (EnvStatus::DeepPenetration).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -52,8 +54,8 @@
 #include "batch/argument_checks.hpp"
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
-#include "kernels/frictional_contact.hpp"
-#include "kernels/independent_loop_rows.hpp"
+#include "kernels/contact/frictional_contact.hpp"
+#include "kernels/loops/independent_loop_rows.hpp"
 #include "topology/contacts.hpp"
 
 namespace batchdyn {
@@ -69,7 +71,7 @@ class ContactSolving {
         can_collide_(model.contacts.can_collide()), enabled_(model.constraint_rows == 0),
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
-        impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), T(0)),
+        impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), std::numeric_limits<T>::infinity()),
         in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
         iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
         zero_row_(static_cast<size_t>(std::max({3 * candidates_, plan_.num_limited_joints(), 3})), T(0)) {
@@ -187,23 +189,34 @@ class ContactSolving {
   Vec3d ground_normal(int e) const {
     return {ground_normal_.at(3 * static_cast<size_t>(e)), ground_normal_[3 * static_cast<size_t>(e) + 1], ground_normal_[3 * static_cast<size_t>(e) + 2]};
   }
-  double friction(int e, int candidate) const { return friction_.at(static_cast<size_t>(e * candidates_ + candidate)); }
+  double friction(int e, int candidate) const {
+    if (candidate < 0 || candidate >= candidates_) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
+    return friction_.at(static_cast<size_t>(e * candidates_ + candidate));
+  }
 
   // --- Results of the last step (its last substep), per environment ---
   int candidates() const { return candidates_; }
   const T* impulses() const { return impulses_.data(); }   // N x C x 3: (normal, tangent 1, tangent 2), N s
   const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h); on a pair's A (B: the opposite)
-  const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) or the pair's B at the step's start, m
-  const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when the gap was below the margin
+  const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) or the pair's B at the last substep's start, m (+inf before a step)
+  const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when that gap was below the margin
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
   const ContactPlan& plan() const { return plan_; }
-  // What a reset clears: no impulse to warm-start from.
+  // What a reset clears: no impulse to warm-start from, no force, gap or flag of a step the
+  // environment has not taken (gaps read +infinity: nothing measured).
   void clear(int e) {
     std::fill_n(impulses_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
     std::fill_n(forces_.begin() + 3L * e * candidates_, 3 * candidates_, T(0));
+    std::fill_n(gaps_.begin() + static_cast<long>(e) * candidates_, candidates_, std::numeric_limits<T>::infinity());
+    std::fill_n(in_contact_.begin() + static_cast<long>(e) * candidates_, candidates_, T(0));
     std::fill_n(limit_impulses_.begin() + static_cast<long>(e) * plan_.num_limited_joints(), plan_.num_limited_joints(), T(0));
   }
+  // Environment e's warm start, what Batch's get_state / set_state save and restore: its
+  // contact impulses (3 C) and joint-limit impulses (one per limited joint), N s.
+  int limited_joints() const { return plan_.num_limited_joints(); }
+  T* warm_impulses(int e) { return impulses_.data() + 3L * e * candidates_; }
+  T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
   // friction into ws.
@@ -215,8 +228,11 @@ class ContactSolving {
     L normal[3], height;
     load_rows(block, valid, ground_normal_.data(), 3, normal);
     load_rows(block, valid, ground_height_.data(), 1, &height);
-    // An invalid lane gets the default ground (a zero normal would divide by zero).
+    // An invalid lane gets the default ground (a zero normal would divide by zero) and no rows.
     alignas(64) T lanes[W];
+    for (int l = 0; l < W; ++l) lanes[l] = block * W + l < n_ && valid[l] ? T(1) : T(0);
+    cl.occupied = LaneTraits<L>::load(lanes);
+    cl.penetrated = L(T(0));
     for (int k = 0; k < 3; ++k) {
       LaneTraits<L>::store(normal[k], lanes);
       for (int l = 0; l < W; ++l)
@@ -236,63 +252,54 @@ class ContactSolving {
 
   // The stage for one substep of length h: ws.qdd from the accelerations stage's to the
   // post-contact (and post-limit) ones, with the constants `c` that stage used. ws.lambda holds
-  // the loop multipliers. With LoopRows::Solve (loop_rows()), ws.qdd comes in without the loops,
-  // and ws.lambda is the warm start in (times h: impulses) and the loop forces (impulse / h) out.
-  // With Hold, ws.qdd and ws.lambda come from the loop solver, and ws.lambda gains the limits'
-  // reactions. `aba_factorised`: the accelerations stage ran ABA (ws.aba) at ws.q with `c`, so
+  // the loop forces. With LoopRows::Solve (loop_rows()), ws.qdd comes in without the loops, and
+  // ws.lambda is the warm start in and the loop forces out. With Hold, ws.qdd and ws.lambda come
+  // from the loop solver, and ws.lambda gains the limits' reactions. `aba_factorised`: the accelerations stage ran ABA (ws.aba) at ws.q with `c`, so
   // that the kernel takes M's factorisation and the placements from it instead of computing
   // them again (not after RK4's stages, the last of which is at another state).
   void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops, bool aba_factorised) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
-    const int loop_rows = loops != LoopRows::None ? model_.constraint_rows : 0;
-    for (int r = 0; r < loop_rows; ++r)
-      cl.state.loop_impulses[static_cast<size_t>(r)] = loops == LoopRows::Solve ? ws.lambda[static_cast<size_t>(r)] * h : L(T(0));
     const TreeFactor<L> aba = tree_factor_of(ws.aba);
-    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.state,
-                                          ws.q.data(), ws.v.data(), h, ws.qdd.data(), aba_factorised ? &aba : nullptr);
-    for (int r = 0; r < loop_rows; ++r) {
-      const L force = cl.state.loop_impulses[static_cast<size_t>(r)] / h;
-      ws.lambda[static_cast<size_t>(r)] = loops == LoopRows::Solve ? force : ws.lambda[static_cast<size_t>(r)] + force;
-    }
+    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.occupied, cl.state,
+                                          ws.q.data(), ws.v.data(), h, ws.qdd.data(), loops != LoopRows::None ? ws.lambda.data() : nullptr,
+                                          aba_factorised ? &aba : nullptr);
+    const L deepest(static_cast<T>(-settings_.max_penetration));
+    for (int k = 0; k < candidates; ++k)
+      cl.penetrated = select((cl.state.gap[static_cast<size_t>(k)] < deepest) && (cl.state.in_contact[static_cast<size_t>(k)] != L(T(0))), L(T(1)),
+                             cl.penetrated);
   }
 
   // The block's results into its valid environments' rows; a lane whose solver did not converge
   // is reported (its state is still written).
-  void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid, const L& h) {
+  void store(int block, BlockIO<L>& io, BlockWorkspace<L>& ws, const bool* valid) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     FrictionalContactWorkspace<L>& s = cl.state;
     io.write_rows(block, valid, s.limit_impulses.data(), plan_.num_limited_joints(), limit_impulses_.data());
-    if (active()) store_contacts(block, io, cl, valid, h);
-    alignas(64) T iterations[W], residual[W], converged[W];
+    if (active()) store_contacts(block, io, cl, valid);
+    alignas(64) T iterations[W], residual[W], converged[W], penetrated[W];
     LaneTraits<L>::store(cl.report.iterations, iterations);
     LaneTraits<L>::store(cl.report.residual, residual);
     LaneTraits<L>::store(cl.report.converged, converged);
+    LaneTraits<L>::store(cl.penetrated, penetrated);
     for (int l = 0; l < W && block * W + l < n_; ++l) {
       if (!valid[l]) continue;
       const size_t e = static_cast<size_t>(block * W + l);
       iterations_[e] = static_cast<int>(iterations[l]);
       residual_[e] = residual[l];
       if (converged[l] == T(0)) io.report(static_cast<int>(e), EnvStatus::ContactNotConverged);
+      if (penetrated[l] != T(0)) io.report(static_cast<int>(e), EnvStatus::DeepPenetration);
     }
   }
 
  private:
   // The contact results of the block into its valid environments' rows.
-  void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid, const L& h) {
+  void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid) {
     FrictionalContactWorkspace<L>& s = cl.state;
     io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
     io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
     io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
-    for (int k = 0; k < candidates_; ++k) {
-      const L* l = s.impulses.data() + 3 * k;
-      const Vec3<L>& normal = s.normal[static_cast<size_t>(k)];  // the ground's under the candidate
-      const Vec3<L>& t1 = s.tangent1[static_cast<size_t>(k)];
-      const Vec3<L>& t2 = s.tangent2[static_cast<size_t>(k)];
-      const Vec3<L> f = (normal * l[0] + t1 * l[1] + t2 * l[2]) * (L(T(1)) / h);
-      s.velocity[static_cast<size_t>(3 * k)] = f.x, s.velocity[static_cast<size_t>(3 * k + 1)] = f.y, s.velocity[static_cast<size_t>(3 * k + 2)] = f.z;
-    }
-    io.write_rows(block, valid, s.velocity.data(), 3 * candidates_, forces_.data());  // velocity: scratch for the forces
+    io.write_rows(block, valid, s.world_force.data(), 3 * candidates_, forces_.data());
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
   // `count` values per environment of the env-major `rows` into `out` lanes, zero in lanes

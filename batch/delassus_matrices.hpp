@@ -1,6 +1,6 @@
 // Delassus matrices G = J M^{-1} J^T of the model's constraints at every environment's q, with
-// its own parameters, by the recursive lane kernels of the registry (kernels/pv_osimr.hpp:
-// PV-OSIMr, O(n + m^2); kernels/pv_osim.hpp: PV-OSIM, the baseline), and for a solver the
+// its own parameters, by the recursive lane kernels of the registry (kernels/delassus/pv_osimr.hpp:
+// PV-OSIMr, O(n + m^2); kernels/delassus/pv_osim.hpp: PV-OSIM, the baseline), and for a solver the
 // Cholesky factor of G + rho I. Not a stage of step(): a call of its own, on q alone.
 #pragma once
 
@@ -13,9 +13,9 @@
 #include "batch/argument_checks.hpp"
 #include "batch/block_workspace.hpp"
 #include "kernels/algorithms.hpp"
-#include "kernels/delassus_operations.hpp"
-#include "kernels/pv_osim.hpp"
-#include "kernels/pv_osimr.hpp"
+#include "kernels/delassus/delassus_operations.hpp"
+#include "kernels/delassus/pv_osim.hpp"
+#include "kernels/delassus/pv_osimr.hpp"
 
 namespace batchdyn {
 

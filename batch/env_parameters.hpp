@@ -7,7 +7,7 @@
 // and a_0 = -g (one Motion<L> per block). Bandwidth is the cost here: at N = 4096 the
 // parameters do not fit in cache, so every byte per block is streamed from memory on every
 // call (measured: the whole humanoid's inertias as full RigidInertia and 6x6 tables cost +40%
-// per substep-1 step; see the README).
+// per substep-1 step; docs/benchmarks.md).
 //
 // A kernel sees the parameters through ModelConstants' views. point_views() points a thread's
 // copy of the constants at block b's values: gravity, damping and armature directly at the
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "batch/argument_checks.hpp"
-#include "kernels/model_constants.hpp"
+#include "kernels/tree/model_constants.hpp"
 #include "layout/lanes.hpp"
 #include "topology/model.hpp"
 

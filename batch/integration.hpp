@@ -1,5 +1,5 @@
 // The integrate stage of step(), on the lanes of a block, one substep of length h on the
-// configuration manifold (q ⊕ dv: kernels/configuration.hpp, the exp map for the free flyer and
+// configuration manifold (q ⊕ dv: kernels/tree/configuration.hpp, the exp map for the free flyer and
 // ball joints). Two integrators (Batch::set_integrator), as MuJoCo offers Euler and RK4:
 //
 // - Integrator::SemiImplicitEuler (the default): v += h qdd, q = q ⊕ h v. One evaluation of the
@@ -31,11 +31,13 @@
 #include <span>
 
 #include "batch/block_workspace.hpp"
-#include "kernels/configuration.hpp"
+#include "kernels/tree/configuration.hpp"
+#include "topology/name_table.hpp"
 
 namespace batchdyn {
 
 enum class Integrator : std::uint8_t { SemiImplicitEuler, RungeKutta4 };
+inline constexpr NameTable<Integrator> kIntegrators[] = {{Integrator::SemiImplicitEuler, "euler"}, {Integrator::RungeKutta4, "rk4"}};
 
 // How many times a substep evaluates the dynamics (actuate, passive forces, accelerations).
 constexpr int evaluations_per_substep(Integrator integrator) { return integrator == Integrator::RungeKutta4 ? 4 : 1; }

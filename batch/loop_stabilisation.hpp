@@ -8,7 +8,7 @@
 //     J v+ = -e' / T,   i.e.   J qdd = -(1/h) J v - (1/(h T)) e'   (kd = 1/h, kp = 1/(h T)),
 // without the drift J̇v, as simulators (and this engine's contact rows) hold constraints: v+ is
 // the free velocity projected onto the loops, so the rows never add kinetic energy. e' is the
-// position error above its rounding floor (kernels/velocity_level_rows.hpp). The error decays
+// position error above its rounding floor (kernels/loops/velocity_level_rows.hpp). The error decays
 // as e' = -e / T (first order; the damping ratio plays no part).
 //
 // Why the velocity level is the default: at a closed chain's singular pose (a welded leg
@@ -19,7 +19,7 @@
 // humanoid holding a cube with welded feet at 3.49 s (1.57 s in float). With velocity-level rows
 // all three run 10 s with their energy at or below the start. They cost one more pass over the
 // bodies (the velocity-product accelerations) and about as many solver iterations: 0-5 % more
-// per step on the shipped loop models (README, "Rollouts that stay on their loops").
+// per step on the shipped loop models.
 //
 // With RK4, or with velocity_level = false, the rows are acceleration-level Baumgarte rows:
 //     J qdd + J̇v = -kd J v - kp e,   kd = 2 / T,   kp = 1 / (T zeta)^2,

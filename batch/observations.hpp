@@ -1,5 +1,5 @@
 // Observations: the world pose and velocity of chosen frames, per environment, N x k x 13 — the
-// state an RL policy observes (kernels/frame_observation.hpp: position, quaternion x y z w with
+// state an RL policy observes (kernels/tree/frame_observation.hpp: position, quaternion x y z w with
 // w >= 0, linear velocity of the frame origin, angular velocity, world axes).
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "batch/argument_checks.hpp"
 #include "batch/block_workspace.hpp"
-#include "kernels/frame_observation.hpp"
+#include "kernels/tree/frame_observation.hpp"
 
 namespace batchdyn {
 

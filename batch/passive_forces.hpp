@@ -2,7 +2,7 @@
 // damping>, SDF <damping>, JSON "damping", per-environment set_damping) as the force -d qd on
 // each joint, MuJoCo's convention for simulation. On by default in forward_dynamics() and
 // step(); off, the engine computes the rigid-body dynamics as Pinocchio defines it, as the
-// reference functions do (kernels/aba.hpp: tau is the whole joint torque).
+// reference functions do (kernels/tree/aba.hpp: tau is the whole joint torque).
 //
 // step() integrates the damping implicitly (as MuJoCo does): each substep solves
 //     (M + h diag(d)) qdd = tau - b(q, v) - d v (+ J^T lambda),  i.e.  M (v+ - v) / h = tau - b - d v+,

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "batch/validation.hpp"
-#include "kernels/aba.hpp"
+#include "kernels/tree/aba.hpp"
 #include "kernels/algorithms.hpp"
-#include "kernels/constrained_dynamics.hpp"
-#include "kernels/lcaba.hpp"
-#include "kernels/proxbbo.hpp"
-#include "kernels/pv_osim.hpp"
-#include "kernels/pv_osimr.hpp"
+#include "kernels/loops/constrained_dynamics.hpp"
+#include "kernels/loops/lcaba.hpp"
+#include "kernels/loops/proxbbo.hpp"
+#include "kernels/delassus/pv_osim.hpp"
+#include "kernels/delassus/pv_osimr.hpp"
 
 namespace batchdyn {
 
@@ -33,6 +33,22 @@ struct EnvironmentResult {
   bool converged = true;      // stopped by the tolerance, not the iteration cap
   bool ok() const { return error.empty(); }
 };
+
+// The solver settings of the reference evaluation (`batchdyn eval`) unless told otherwise, for
+// the precision of Pinocchio's own solvers (q̈ to ~1e-12), not the loose one a simulation step
+// affords: the relative tolerance 1e-13, an iteration cap of 5000, and the algorithm's penalty
+// (kAlgorithms' default_mu), but LCABA's: its primal solves lose accuracy as mu grows
+// (lcaba-proxbbo §VI-D), and on the hand holding a cube mu = 1e4 met the rows to 7e-12 with q̈
+// 3e-7 off the exact solution, mu = 1e3 2e-8 off, mu = 10 5e-12 (in 6 iterations against 3).
+inline constexpr int kReferenceMaxIterations = 5000;
+inline constexpr double kReferenceLcabaPenalty = 10.0;
+inline ProximalSettings reference_settings(Algorithm algorithm) {
+  ProximalSettings settings;
+  if (algorithm_traits(algorithm).solves_constraints) settings.mu = algorithm_traits(algorithm).default_mu;
+  if (algorithm == Algorithm::Lcaba) settings.mu = kReferenceLcabaPenalty;
+  settings.max_iterations = kReferenceMaxIterations;
+  return settings;
+}
 
 // Evaluates every environment independently with the algorithm's reference entry point (the
 // registry's, kernels/algorithms.hpp; the loop kernels cold-started). A bad environment gets its

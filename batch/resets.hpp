@@ -2,7 +2,7 @@
 // (neutral unless set) with zero velocity, or a random draw that depends only on (seed,
 // environment) — counter-based (batch/counter_rng.hpp), so neither the thread count nor which
 // environments share a call changes it. For a model with loops (constraints on) a draw is moved
-// onto them, positions and velocities (kernels/constraint_projection.hpp): random joint angles
+// onto them, positions and velocities (kernels/loops/constraint_projection.hpp): random joint angles
 // and velocities open the loops, and a rollout from an open loop starts by snapping it shut. The
 // engine clears the rest of a reset environment (torque, acceleration, multipliers, status).
 #pragma once
@@ -15,15 +15,18 @@
 #include <vector>
 
 #include "batch/counter_rng.hpp"
-#include "kernels/configuration.hpp"
-#include "kernels/constraint_projection.hpp"
+#include "kernels/tree/configuration.hpp"
+#include "kernels/loops/constraint_projection.hpp"
 
 namespace batchdyn {
 
 template <class T>
 class Resets {
  public:
-  Resets(const Model& model, std::vector<T> neutral) : model_(model), reference_q_(std::move(neutral)) {}
+  // The reference configuration starts as the model's (a constraint file's "reference_q"), else `neutral`.
+  Resets(const Model& model, std::vector<T> neutral) : model_(model), reference_q_(std::move(neutral)) {
+    if (!model.reference_configuration.empty()) reference_q_.assign(model.reference_configuration.begin(), model.reference_configuration.end());
+  }
 
   // The configuration reset() returns to and draws noise around (nq values; neutral by
   // default). Quaternions are normalised. Throws Error for a wrong size, a non-finite value or a

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/aba.hpp"
+#include "kernels/tree/aba.hpp"
 #include "kernels/algorithms.hpp"
-#include "kernels/configuration.hpp"
-#include "kernels/lcaba.hpp"
-#include "kernels/proxbbo.hpp"
-#include "kernels/pv_osim.hpp"
-#include "kernels/pv_osimr.hpp"
+#include "kernels/tree/configuration.hpp"
+#include "kernels/loops/lcaba.hpp"
+#include "kernels/loops/proxbbo.hpp"
+#include "kernels/delassus/pv_osim.hpp"
+#include "kernels/delassus/pv_osimr.hpp"
 #include "layout/counting_lane.hpp"
 #include "layout/lanes.hpp"
 

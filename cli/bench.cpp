@@ -15,9 +15,9 @@
 
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
-#include "kernels/constrained_dynamics.hpp"
-#include "kernels/contact_step.hpp"
-#include "kernels/kinematics.hpp"
+#include "kernels/loops/constrained_dynamics.hpp"
+#include "kernels/contact/contact_step.hpp"
+#include "kernels/tree/kinematics.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -249,7 +249,7 @@ BenchResult run(const Model& model, const BenchSettings& s) {
   return timed(batch, s, call);
 }
 
-// The dense baseline J M^{-1} J^T (CRBA, frame Jacobians, Cholesky; kernels/constrained_dynamics.hpp),
+// The dense baseline J M^{-1} J^T (CRBA, frame Jacobians, Cholesky; kernels/loops/constrained_dynamics.hpp),
 // one environment after another on each thread, over the same random configurations.
 template <class T>
 BenchResult run_dense(const Model& model, const BenchSettings& s) {
@@ -307,19 +307,16 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     s.randomize = o.has_flag("--randomize");
     if (s.substeps > 1 && !s.step) throw Error("--substeps needs --step");
     if (const auto integrator = o.get("--integrator")) {
-      if (*integrator != "euler" && *integrator != "rk4") throw Error("--integrator must be euler or rk4, got '" + *integrator + "'");
+      s.integrator = parse_name(kIntegrators, *integrator, "--integrator");
       if (!s.step) throw Error("--integrator needs --step");
-      s.integrator = *integrator == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
     }
     if (const auto solver = o.get("--contact-solver")) {
-      if (*solver != "admm" && *solver != "pgs") throw Error("--contact-solver must be admm or pgs, got '" + *solver + "'");
+      s.contact_solver = parse_name(kContactSolvers, *solver, "--contact-solver");
       if (!s.step) throw Error("--contact-solver needs --step");
-      s.contact_solver = *solver == "pgs" ? ContactSolver::Pgs : ContactSolver::Admm;
     }
     if (const auto solve = o.get("--admm-linear-solve")) {
-      if (*solve != "cholesky" && *solve != "pv-soft") throw Error("--admm-linear-solve must be cholesky or pv-soft, got '" + *solve + "'");
+      s.admm_linear_solve = parse_name(kAdmmLinearSolves, *solve, "--admm-linear-solve");
       if (!s.step || s.contact_solver != ContactSolver::Admm) throw Error("--admm-linear-solve needs --step and the admm contact solver");
-      s.admm_linear_solve = *solve == "pv-soft" ? AdmmLinearSolve::PvSoft : AdmmLinearSolve::Cholesky;
     }
     s.admm_polish = on_off_option(o, "--admm-polish", true);
     if (o.get("--admm-polish") && (!s.step || s.contact_solver != ContactSolver::Admm))
@@ -360,7 +357,7 @@ int bench(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     j["algo"] = algo;
     j["mode"] = delassus_algorithm ? "delassus" : s.step ? "step" : "forward_dynamics";
     j["substeps"] = s.substeps;
-    j["integrator"] = s.integrator == Integrator::RungeKutta4 ? "rk4" : "euler";
+    j["integrator"] = name_of(kIntegrators, s.integrator);
     j["pd"] = s.pd;
     j["passive_forces"] = s.passive_forces;
     j["randomized_parameters"] = s.randomize;

@@ -11,10 +11,12 @@
 #include <sstream>
 
 #include "batch/batch.hpp"
+#include "batch/batched_eval.hpp"
 #include "batch/reference_eval.hpp"
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contact_plan.hpp"
+#include "topology/contacts.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/loops.hpp"
 #include "topology/proxbbo_plan.hpp"
@@ -45,12 +47,14 @@ int usage(std::ostream& out) {
          "  --lock-joints NAME[=POS],... (fix joints: a reduced model), --armature VALUE | NAME=VALUE,... (rotor inertia),\n"
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality; by default they load with a\n"
          "  warning that info prints), --strict-inertia (refuse them instead).\n"
-         "eval computes the dynamics as Pinocchio defines it: tau is the whole joint torque, a file's joint damping is not\n"
-         "applied (--passive-forces on applies it, -d qd). bench times the simulator's calls, damping on (--passive-forces off).\n"
+         "eval computes the dynamics as Pinocchio defines it: tau is the whole joint torque (no effort limit clamps it), a file's\n"
+         "joint damping is not applied (--passive-forces on applies it, -d qd), and the loop solvers iterate to a relative\n"
+         "tolerance of 1e-13 (at most 5000 iterations). bench times the simulator's calls, damping on (--passive-forces off).\n"
          "MODEL is a URDF file, an SDF file (*.sdf), a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
          "(one row per environment; pv-osimr, pv-osim and delassus read q only). --batched evaluates with the SIMD batch\n"
-         "engine (all but delassus). lcaba's default --mu is 1e4, constrained's and proxbbo's 1e6. bench --algo aba times\n"
+         "engine (all but delassus). eval's default --mu is 10 for lcaba (accuracy), 1e6 for constrained and proxbbo; bench's\n"
+         "lcaba 1e4. bench --algo aba times\n"
          "the tree alone (constraints ignored); lcaba, proxbbo and constrained solve with them. bench without MODEL uses\n"
          "the shipped humanoid (free-flyer root); --scalar runs the W = 1 lanes for comparison; bench --algo delassus times\n"
          "the dense J M^-1 J^T (CRBA + Cholesky). bench --step --contact-solver pgs solves contacts by projected Gauss-Seidel\n"
@@ -117,6 +121,7 @@ void print_model_text(const Model& model, std::ostream& out) {
     for (int i : mimics) out << "  " << model.bodies[i].joint_name << " (mimics " << model.bodies[i].mimic << ")\n";
   }
   const ContactModel& contacts = model.contacts;
+  if (const std::string warning = contact_warning(model); !warning.empty()) out << "\nwarning: " << warning << "\n";
   out << "\ncontacts: ";
   if (contacts.terrain.present()) {
     const HeightField& t = contacts.terrain;
@@ -235,60 +240,6 @@ std::vector<Eigen::VectorXd> read_rows(const json& doc, const char* key, std::ve
 
 json to_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
-// Through the SIMD batch engine (same JSON as the reference path): ABA, or the Delassus
-// matrix by PV-OSIMr / PV-OSIM. Rows of the wrong length are reported here, everything else
-// by the engine's per-environment status.
-std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states,
-                                                const ProximalSettings& settings, bool passive_forces) {
-  const int n = static_cast<int>(states.q.size());
-  const AlgorithmTraits& traits = algorithm_traits(algorithm);
-  const bool dynamics = !traits.computes_delassus;
-  std::vector<EnvironmentResult> results(static_cast<size_t>(n));
-  Batch<double> batch(model, n);
-  batch.set_passive_forces(passive_forces);
-  batch.set_use_constraints(traits.solves_constraints);
-  if (traits.solves_constraints) batch.set_constraint_solver(algorithm);
-  batch.set_constraint_settings(settings);
-  auto check_length = [](const char* name, const Eigen::VectorXd& x, int expected, const char* what) {
-    return x.size() == expected ? std::string()
-                                : std::string(name) + " has " + std::to_string(x.size()) + " entries, expected " + what +
-                                      " = " + std::to_string(expected);
-  };
-  for (int e = 0; e < n; ++e) {
-    EnvironmentResult& r = results[static_cast<size_t>(e)];
-    r.error = check_length("q", states.q[e], model.nq, "nq");
-    if (r.ok() && dynamics) r.error = check_length("v", states.v[e], model.nv, "nv");
-    if (r.ok() && dynamics) r.error = check_length("tau", states.tau[e], model.nv, "nv");
-    if (!r.ok()) continue;  // the engine keeps its neutral row for this environment
-    std::copy_n(states.q[e].data(), model.nq, batch.q() + static_cast<long>(e) * model.nq);
-    if (!dynamics) continue;
-    std::copy_n(states.v[e].data(), model.nv, batch.v() + static_cast<long>(e) * model.nv);
-    std::copy_n(states.tau[e].data(), model.nv, batch.tau() + static_cast<long>(e) * model.nv);
-  }
-  if (dynamics) batch.forward_dynamics();
-  else batch.delassus(algorithm);
-  const int m = model.constraint_rows;
-  for (int e = 0; e < n; ++e) {
-    EnvironmentResult& r = results[static_cast<size_t>(e)];
-    if (!r.ok()) continue;
-    if (batch.status()[static_cast<size_t>(e)] != EnvStatus::Ok) {
-      r.error = env_status_name(batch.status()[static_cast<size_t>(e)]);
-      continue;
-    }
-    if (dynamics) r.qdd = Eigen::Map<const Eigen::VectorXd>(batch.qdd() + static_cast<long>(e) * model.nv, model.nv);
-    if (traits.solves_constraints) {
-      r.lambda = Eigen::Map<const Eigen::VectorXd>(batch.constraint_forces() + static_cast<long>(e) * m, m);
-      r.iterations = batch.constraint_iterations()[static_cast<size_t>(e)];
-      r.residual = batch.constraint_residual()[static_cast<size_t>(e)];
-      r.converged = batch.constraint_converged()[static_cast<size_t>(e)] != 0;
-    }
-    if (!dynamics)
-      r.delassus = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-          batch.delassus_matrices() + static_cast<long>(e) * m * m, m, m);
-  }
-  return results;
-}
-
 }  // namespace
 
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -343,7 +294,7 @@ int eval(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     // The batch engine runs the lane kernels, and the dense constraint solver lane by lane.
     const auto batchable = [](const AlgorithmTraits& t) { return t.runs_on_lanes || t.solves_constraints; };
     if (batched && !batchable(traits)) throw Error("--batched is available for --algo " + algorithm_names(batchable));
-    if (traits.solves_constraints) settings.mu = traits.default_mu;  // unless --mu
+    settings = reference_settings(algorithm);  // unless --mu, --max-iterations, --tolerance
     if (algorithm != Algorithm::Aba) require_constraints(model, "--algo " + algo);
     settings.mu = number_option(o, "--mu", settings.mu, kMinPenalty, kMaxPenalty);
     settings.max_iterations = integer_option(o, "--max-iterations", settings.max_iterations, 1, kMaxSolverIterations);

@@ -81,8 +81,7 @@ target_link_libraries(batchdyn_options INTERFACE batchdyn_warnings)
 # keep in registers with a call to memcpy, and fills small lane arrays with a call to memset,
 # inside the kernels' sweeps (PV-OSIMr's chain propagators, LCABA's backward sweep, ABA's first
 # forward sweep). Copies and fills of a known size up to 512 bytes become inline vector moves;
-# larger or unknown sizes still call the C library. Measured: kernels 3-8 % faster (README,
-# stop 46). x86 GCC only; other compilers keep their defaults.
+# larger or unknown sizes still call the C library. Measured: kernels 3-8 % faster. x86 GCC only; other compilers keep their defaults.
 batchdyn_add_flags_if_supported(batchdyn_options BATCHDYN_HAS_INLINE_COPY_FLAGS
                                 -mmemcpy-strategy=vector_loop:512:noalign,libcall:-1:noalign
                                 -mmemset-strategy=vector_loop:512:noalign,libcall:-1:noalign)
@@ -90,7 +89,7 @@ batchdyn_add_flags_if_supported(batchdyn_options BATCHDYN_HAS_INLINE_COPY_FLAGS
 # Motion), use GCC's default 256-bit moves even with AVX-512: a copy written as two 256-bit
 # stores and read back by one 512-bit load cannot be store-forwarded, and the load waits for
 # the stores to retire (a profile of the contact step put 11 % of the contact kernel on one
-# such load, stop 51). GCC 12's move-max / store-max let copies use the widest registers the
+# such load). GCC 12's move-max / store-max let copies use the widest registers the
 # target has; unlike -mprefer-vector-width=512 they leave the loops' vectorisation alone.
 # Without AVX-512 they change nothing.
 batchdyn_add_flags_if_supported(batchdyn_options BATCHDYN_HAS_WIDE_COPY_FLAGS -mmove-max=512 -mstore-max=512)

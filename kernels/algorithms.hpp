@@ -15,12 +15,12 @@
 namespace batchdyn {
 
 enum class Algorithm : std::uint8_t {
-  Aba,          // forward dynamics of the tree (kernels/aba.hpp), O(n)
-  Lcaba,        // constrained forward dynamics by LCABA (kernels/lcaba.hpp), augmented Lagrangian
-  ProxBbo,      // constrained forward dynamics by proxBBO (kernels/proxbbo.hpp), dual proximal point
-  Constrained,  // constrained forward dynamics, dense and joint-space (kernels/constrained_dynamics.hpp): the oracle
-  PvOsimr,      // the Delassus matrix J M^-1 J^T by PV-OSIMr (kernels/pv_osimr.hpp), O(n + m^2)
-  PvOsim,       // the Delassus matrix by PV-OSIM (kernels/pv_osim.hpp), O(n + m^2 d): the baseline
+  Aba,          // forward dynamics of the tree (kernels/tree/aba.hpp), O(n)
+  Lcaba,        // constrained forward dynamics by LCABA (kernels/loops/lcaba.hpp), augmented Lagrangian
+  ProxBbo,      // constrained forward dynamics by proxBBO (kernels/loops/proxbbo.hpp), dual proximal point
+  Constrained,  // constrained forward dynamics, dense and joint-space (kernels/loops/constrained_dynamics.hpp): the oracle
+  PvOsimr,      // the Delassus matrix J M^-1 J^T by PV-OSIMr (kernels/delassus/pv_osimr.hpp), O(n + m^2)
+  PvOsim,       // the Delassus matrix by PV-OSIM (kernels/delassus/pv_osim.hpp), O(n + m^2 d): the baseline
   Delassus,     // the Delassus matrix, dense (CRBA + Cholesky): the oracle
   Dense = Constrained,  // the dense solver's former name (ConstraintSolver::Dense, Python "dense")
 };
@@ -48,6 +48,10 @@ inline constexpr AlgorithmTraits kAlgorithms[] = {
 };
 
 constexpr const AlgorithmTraits& algorithm_traits(Algorithm a) { return kAlgorithms[static_cast<int>(a)]; }
+
+// The solver choice of the constrained dynamics (Batch::set_constraint_solver): an Algorithm that
+// solves constraints (ConstraintSolver::Lcaba, ::ProxBbo, ::Constrained; ::Dense is the last one's former name).
+using ConstraintSolver = Algorithm;
 constexpr const char* algorithm_name(Algorithm a) { return algorithm_traits(a).name; }
 
 // The names of the algorithms `accepts` keeps, "a, b or c".

@@ -60,6 +60,9 @@ inline std::pair<CountingLane, CountingLane> sincos(CountingLane a) {
   flop_counter().transcendental += 2;
   return {std::sin(a.value), std::cos(a.value)};
 }
+inline std::pair<CountingLane, CountingLane> lane_sincos(CountingLane a) { return sincos(a); }
+inline CountingLane lane_sin(CountingLane a) { return sin(a); }
+inline CountingLane lane_cos(CountingLane a) { return cos(a); }
 inline CountingLane abs(CountingLane a) { return std::abs(a.value); }  // a sign flip is free
 inline CountingLane select(bool condition, CountingLane a, CountingLane b) { return condition ? a : b; }
 

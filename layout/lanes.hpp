@@ -10,6 +10,8 @@
 #include "layout/inline.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -52,7 +54,8 @@ inline float select(bool condition, float a, float b) { return condition ? a : b
 // equals its W = 1 run exactly and the scalar path reproduces one environment of a batch
 // (the two libraries differ in the last bits, which LCABA's penalty amplifies ~1e4 times).
 // sqrt, + - * / are IEEE-exact in both. For batches ADL finds xsimd's functions. Lane-generic
-// code calls these unqualified, without `using std::sin`.
+// code calls these unqualified, without `using std::sin`; the kernels' sines and cosines go
+// through lane_sin / lane_cos / lane_sincos below.
 template <class T>
 concept LaneFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
 template <LaneFloat T> T sin(T x) { return xsimd::sin(SimdLane<T>(x)).get(0); }
@@ -65,6 +68,70 @@ template <LaneFloat T> std::pair<T, T> sincos(T x) {
   const auto both = xsimd::sincos(SimdLane<T>(x));
   return {both.first.get(0), both.second.get(0)};
 }
+
+// Sine and cosine whose every lane depends on its own argument alone. xsimd reduces the
+// argument by one of four formulas chosen by what ALL lanes of the batch hold (within pi/4,
+// pi/2, 20 pi, "medium", else exactly), so one lane's large angle (a spinning wheel, a failing
+// environment at 1e6 rad/s) changed its block mates' sines by an ulp, and float results by 1e-6
+// m over a rollout. Here every lane takes the same reduction: Cody-Waite in three parts with
+// their tails (xsimd's medium formula; within pi/4 it returns x exactly, so small angles keep
+// xsimd's bits), and the exact reduction only in the lanes beyond its range; then xsimd's
+// sincos of the reduced argument, which is within pi/4 (+ rounding) in every lane.
+namespace detail {
+template <class T, class A>
+xsimd::batch<T, A> reduce_right_angles(const xsimd::batch<T, A>& x, xsimd::batch<T, A>& xr) {  // x >= 0; returns x's quadrant, 0..3
+  using B = xsimd::batch<T, A>;
+  namespace c = xsimd::constants;
+  const B fn = xsimd::nearbyint(x * c::twoopi<B>());
+  const B t1 = x - fn * c::pio2_1<B>();
+  const B t2 = t1 - fn * c::pio2_2<B>();
+  const B w3 = fn * c::pio2_3<B>();
+  const B t3 = t2 - w3;
+  xr = t3 - (fn * c::pio2_3t<B>() - ((t2 - t3) - w3));  // xsimd's medium formula: its last tail corrects the rounding
+  B quadrant = fn - B(T(4)) * xsimd::floor(fn * B(T(0.25)));
+  const auto huge = x > c::mediumpi<B>();
+  if (xsimd::any(huge)) {  // the lanes beyond the formula's range, each reduced exactly (a cost, not a result, of the branch)
+    alignas(A::alignment()) T args[B::size], reduced[B::size], quadrants[B::size];
+    x.store_aligned(args), xr.store_aligned(reduced), quadrant.store_aligned(quadrants);
+    for (std::size_t l = 0; l < B::size; ++l) {
+      if (!(args[l] > c::mediumpi<T>())) continue;
+      if (!(args[l] < std::numeric_limits<T>::infinity())) {
+        reduced[l] = std::numeric_limits<T>::quiet_NaN(), quadrants[l] = T(0);
+        continue;
+      }
+      double y[2];
+      const std::int32_t n = xsimd::detail::__ieee754_rem_pio2(static_cast<double>(args[l]), y);
+      reduced[l] = static_cast<T>(y[0]), quadrants[l] = static_cast<T>(n & 3);
+    }
+    xr = B::load_aligned(reduced), quadrant = B::load_aligned(quadrants);
+  }
+  return quadrant;
+}
+}  // namespace detail
+
+template <class T, class A>
+std::pair<xsimd::batch<T, A>, xsimd::batch<T, A>> lane_sincos(const xsimd::batch<T, A>& x) {
+  using B = xsimd::batch<T, A>;
+  B xr;
+  const B n = detail::reduce_right_angles(xsimd::abs(x), xr);
+  const auto [s, c] = xsimd::sincos(xr);
+  // sin |x| = s, c, -s, -c and cos |x| = c, -s, -c, s in quadrants 0, 1, 2, 3
+  const auto odd = (n == B(T(1))) || (n == B(T(3)));
+  const B sin_abs = xsimd::select(n >= B(T(2)), -xsimd::select(odd, c, s), xsimd::select(odd, c, s));
+  const B cos_abs = xsimd::select((n == B(T(1))) || (n == B(T(2))), -xsimd::select(odd, s, c), xsimd::select(odd, s, c));
+  return {xsimd::select(x < B(T(0)), -sin_abs, sin_abs), cos_abs};
+}
+template <class T, class A>
+xsimd::batch<T, A> lane_sin(const xsimd::batch<T, A>& x) { return lane_sincos(x).first; }
+template <class T, class A>
+xsimd::batch<T, A> lane_cos(const xsimd::batch<T, A>& x) { return lane_sincos(x).second; }
+// A scalar lane: the same, on a SimdLane, read back from lane 0.
+template <LaneFloat T> std::pair<T, T> lane_sincos(T x) {
+  const auto both = lane_sincos(SimdLane<T>(x));
+  return {both.first.get(0), both.second.get(0)};
+}
+template <LaneFloat T> T lane_sin(T x) { return lane_sincos(x).first; }
+template <LaneFloat T> T lane_cos(T x) { return lane_sincos(x).second; }
 
 }  // namespace batchdyn
 

@@ -62,8 +62,8 @@ template <class S> Mat3<S> so3_left_jacobian(const Vec3<S>& w) {
     a = S(0.5) - theta * theta / S(24);
     b = S(1) / S(6) - theta * theta / S(120);
   } else {
-    a = (S(1) - cos(theta)) / (theta * theta);
-    b = (theta - sin(theta)) / (theta * theta * theta);
+    a = (S(1) - lane_cos(theta)) / (theta * theta);
+    b = (theta - lane_sin(theta)) / (theta * theta * theta);
   }
   return Mat3<S>::identity() + K * a + K * K * b;
 }
@@ -92,7 +92,7 @@ template <class S> Motion<S> log6(const Transform<S>& M) {
 namespace batchdyn {
 
 // log3 / log6 for lane types: the same maps without branches on values (`select` per lane),
-// for the Baumgarte position error of the lane kernels (kernels/loop_constraints.hpp). Every
+// for the Baumgarte position error of the lane kernels (kernels/loops/loop_constraints.hpp). Every
 // candidate is computed and the lane picks its own; a candidate that is not finite in a lane
 // (e.g. 1/theta at theta = 0) is discarded there.
 template <class S> Vec3<S> log3_lanes(const Mat3<S>& R) {

@@ -438,7 +438,7 @@ def arm7():
 
 
 def humanoid_states():
-    """Four humanoid environments for the README demo: standing, crouched, arms raised, and a
+    """Four humanoid environments for the demo (build.sh demo): standing, crouched, arms raised, and a
     random pose with velocities and torques (joint order of `batchdyn info models/humanoid.urdf
     --root free`)."""
     import random

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "batchdyn.hpp"
-#include "kernels/contact_problem.hpp"
+#include "kernels/contact/contact_problem.hpp"
 
 namespace batchdyn::test {
 

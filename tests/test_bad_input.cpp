@@ -355,7 +355,7 @@ TEST_CASE("unknown model generators and bad arguments are reported") {
   CHECK_ERROR_MENTIONS(generate_from_spec("cycle:2"), "n >= 3");
 }
 
-// Inputs a fuzzing probe found accepted without a word (issue 18): each is now a clear error.
+// Inputs a fuzzing probe found accepted without a word: each is now a clear error.
 TEST_CASE("a prismatic joint with lower > upper or a NaN limit is refused, naming the joint") {
   const auto slider = [](const std::string& lower, const std::string& upper) {
     return urdf_robot(link("base") + link("slide") + "<joint name=\"j\" type=\"prismatic\"><parent link=\"base\"/><child link=\"slide\"/>"

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "batch_helpers.hpp"
-#include "kernels/energy.hpp"
+#include "kernels/tree/energy.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;

@@ -1,5 +1,5 @@
-// The batched contact stage of step() (batch/contact_solving.hpp, kernels/frictional_contact.hpp):
-// against the dense reference contact step (kernels/contact_step.hpp), lanes against W = 1,
+// The batched contact stage of step() (batch/contact_solving.hpp, kernels/contact/frictional_contact.hpp):
+// against the dense reference contact step (kernels/contact/contact_step.hpp), lanes against W = 1,
 // closed forms (resting forces = weight), isolation of bad environments, and its reports.
 #include "contact_reference_helpers.hpp"
 #include "topology/urdf.hpp"
@@ -118,9 +118,9 @@ void check_factorisation_reused(const Model& m, const ContactSettings& settings,
   Eigen::VectorXd reused = qdd, own = qdd;
   FrictionalContactWorkspace<double> ws_reused(m, plan), ws_own(m, plan);
   const ContactSolverReport<double> report_reused = frictional_contact_kernel(
-      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, ws_reused, q.data(), v.data(), h, reused.data(), &aba);
+      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, 1.0, ws_reused, q.data(), v.data(), h, reused.data(), nullptr, &aba);
   const ContactSolverReport<double> report_own = frictional_contact_kernel(
-      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, ws_own, q.data(), v.data(), h, own.data());
+      data.constants, plan, m, settings, candidates, LoopRows::None, ground, mu, 1.0, ws_own, q.data(), v.data(), h, own.data(), nullptr);
   CHECK(report_reused.iterations > 0);
   CHECK(report_reused.iterations == report_own.iterations);
   CHECK((reused - qdd).cwiseAbs().maxCoeff() > at_least);  // the rows act
@@ -398,4 +398,58 @@ TEST_CASE("step() with contacts: a raised ground per environment holds that envi
   for (int s = 0; s < 2000; ++s) batch.step(1e-3);
   CHECK(batch.q()[2] == doctest::Approx(0.1).epsilon(1e-3));
   CHECK(batch.q()[ball.nq + 2] == doctest::Approx(0.4).epsilon(1e-3));
+}
+
+TEST_CASE("step() with contacts: A1s dropped from 2 m at 5 ms steps land on the ground, not 3 cm into it (speculative contacts)") {
+  Model m = load_urdf_file(model_path("a1.urdf"), RootJoint::FreeFlyer);
+  add_contacts_from_json_file(m, model_path("a1_contacts.json"));  // four sphere feet and the trunk box, as vector_env.Quadruped
+  Batch<double> batch(m, 4, 1);
+  for (int e = 0; e < 4; ++e) batch.q()[e * m.nq + 2] = 2.0 + 0.1 * e;
+  double lowest = std::numeric_limits<double>::infinity();
+  for (int s = 0; s < 200; ++s) {
+    batch.step(5e-3);
+    for (int e = 0; e < 4; ++e) {  // unactuated, it collapses onto its trunk and limits after landing: a capped solve may be reported
+      const EnvStatus status = batch.status()[static_cast<size_t>(e)];
+      CHECK((status == EnvStatus::Ok || status == EnvStatus::ContactNotConverged));
+    }
+    for (int k = 0; k < 4 * batch.contact_candidates(); ++k) lowest = std::min(lowest, batch.contact_gaps()[k]);
+  }
+  CHECK(lowest > -0.005);  // the margin is 1 cm; unseen at 6 m/s, the feet went 30 mm deep
+  for (int e = 0; e < 4; ++e) CHECK(batch.q()[e * m.nq + 2] > 0.05);
+}
+
+TEST_CASE("step() with contacts: at dt = 1 s a falling quadruped stops on the ground instead of ending metres below it") {
+  const Model m = quadruped();
+  Batch<double> batch(m, 2, 1);
+  for (int s = 0; s < 10; ++s) batch.step(1.0);
+  for (int e = 0; e < 2; ++e) {
+    CHECK(batch.status()[static_cast<size_t>(e)] != EnvStatus::NonFiniteResult);
+    CHECK(batch.q()[e * m.nq + 2] > 0.0);
+  }
+}
+
+TEST_CASE("step() with contacts: a contact deeper than max_penetration is stepped and reported (DeepPenetration), the others are not") {
+  const Model m = quadruped();
+  Batch<double> batch(m, 2, 1);
+  const Eigen::VectorXd q = crouching_quadruped(m, 0.0);
+  set_row(batch, 0, q, Eigen::VectorXd::Zero(m.nv));
+  Eigen::VectorXd deep = q;
+  deep[2] -= 0.05;  // 5 cm into the ground
+  set_row(batch, 1, deep, Eigen::VectorXd::Zero(m.nv));
+  const int c = batch.contact_candidates();
+  const auto deepest = [&](int e) { return *std::min_element(batch.contact_gaps() + e * c, batch.contact_gaps() + (e + 1) * c); };
+  batch.step(1e-3);
+  CHECK(batch.status()[0] == EnvStatus::Ok);
+  CHECK(batch.status()[1] == EnvStatus::DeepPenetration);
+  CHECK(is_report(EnvStatus::DeepPenetration));
+  CHECK(row(batch.q(), 1, m.nq) != deep);  // stepped
+  const double first = deepest(1);
+  CHECK(first < -0.04);
+  batch.step(1e-3);
+  CHECK(deepest(1) > first);  // pushed out
+  ContactSettings settings = batch.contact_settings();
+  settings.max_penetration = std::numeric_limits<double>::infinity();
+  batch.set_contact_settings(settings);
+  batch.step(1e-3);
+  CHECK(batch.status()[1] == EnvStatus::Ok);
 }

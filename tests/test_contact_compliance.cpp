@@ -1,5 +1,5 @@
 // Compliant contact (a contact file's stiffness and damping: a spring-damper normal, taken
-// implicitly at the end of the step, normal_row_terms in kernels/contact_settings.hpp): the
+// implicitly at the end of the step, normal_row_terms in kernels/contact/contact_settings.hpp): the
 // loader, closed forms (the static deflection m g / k, the scalar spring-damper recursion step
 // for step), the dense reference, and lanes against W = 1.
 #include "contact_reference_helpers.hpp"

@@ -1,13 +1,13 @@
 // Contact on robots with kinematic loops: the loop constraints as bilateral rows of the contact
-// problem (kernels/frictional_contact.hpp, kernels/contact_admm.hpp, batch/contact_solving.hpp).
+// problem (kernels/contact/frictional_contact.hpp, kernels/contact/contact_admm.hpp, batch/contact_solving.hpp).
 // Against closed forms (bilateral rows alone are a linear solve; a welded pair of boxes carries
 // its whole weight on the ground and moves as one rigid body in flight), against the dense
-// reference contact step (kernels/contact_step.hpp), and lanes against W = 1, on the welded
+// reference contact step (kernels/contact/contact_step.hpp), and lanes against W = 1, on the welded
 // pair and on Cassie (SDF loops: four welds of 24 rows, rank 22, free root on the ground).
 #include "batch_helpers.hpp"
-#include "kernels/contact_admm.hpp"
-#include "kernels/contact_step.hpp"
-#include "kernels/independent_loop_rows.hpp"
+#include "kernels/contact/contact_admm.hpp"
+#include "kernels/contact/contact_step.hpp"
+#include "kernels/loops/independent_loop_rows.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
 
@@ -55,17 +55,6 @@ Eigen::Matrix4d base_from_mast(const Model& m, const Eigen::VectorXd& q) {
   return out;
 }
 
-// The state with the model's lowest ground candidate `depth` below the ground (the free root's z
-// moved: the loops stay closed).
-Eigen::VectorXd touching(const Model& m, Eigen::VectorXd q, double depth) {
-  Data<double> data(m);
-  forward_kinematics(m, data, q);
-  const std::vector<CandidateState> states = candidate_states(m, data);
-  double lowest = 1e9;
-  for (const CandidateState& s : states) lowest = std::min(lowest, s.gap);
-  q[2] -= lowest + depth;
-  return q;
-}
 }  // namespace
 
 TEST_CASE("contact ADMM: bilateral rows alone are a linear solve, G lambda = -g") {
@@ -217,7 +206,7 @@ TEST_CASE("step() with contacts and loops: one step equals the dense reference c
       CAPTURE(e);
       REQUIRE(batch.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
       const auto& [q, v] = states[static_cast<size_t>(e)];
-      const ContactStepResult r = dense_contact_step(m, data, q, v, Eigen::VectorXd::Zero(m.nv), 2e-3, reference);
+      const ContactStepResult r = dense_contact_step(with_step_loop_gains(batch, 2e-3), data, q, v, Eigen::VectorXd::Zero(m.nv), 2e-3, reference);
       REQUIRE(r.converged);
       CHECK_FALSE(r.active.empty());
       CHECK(static_cast<int>(r.loop_rows.size()) == (m.name == "cassie" ? 22 : 6));  // an independent subset
@@ -247,4 +236,30 @@ TEST_CASE("step() with contacts and loops: SIMD lanes equal W = 1 over 40 steps 
     for (int s = 0; s < 40; ++s) batch.step(1e-3f);
   };
   check_lanes_equal_w1(m, N, false, run);
+}
+
+TEST_CASE("step() with contacts and loops: the loop rows take the loop stabilisation's time constant, J v+ = -e / T") {
+  const Model m = welded_pair();
+  for (double T : {0.02, 0.1}) {
+    CAPTURE(T);
+    ScalarBatch<double> batch(m, 1, 1);
+    batch.set_contacts(true);
+    LoopStabilisationSettings stabilisation = batch.loop_stabilisation();
+    stabilisation.time_constant = T;
+    batch.set_loop_stabilisation(stabilisation);
+    ContactSettings settings = batch.contact_settings();
+    settings.tolerance = 1e-12, settings.max_iterations = 5000;
+    batch.set_contact_settings(settings);
+    Eigen::VectorXd q = row(batch.q(), 0, m.nq);
+    q[7] += 0.001;  // the mast 1 mm along x: the weld is off by that
+    set_row(batch, 0, q, Eigen::VectorXd::Zero(m.nv));
+    batch.step(1e-3);
+    REQUIRE(batch.status()[0] == EnvStatus::Ok);
+    Data<double> data(m);
+    ConstraintData<double> loop(m);
+    const Eigen::VectorXd v = row(batch.v(), 0, m.nv);
+    constraint_kinematics(m, data, loop, q, v);
+    REQUIRE(loop.position_error.cwiseAbs().maxCoeff() > 5e-4);
+    CHECK((loop.J * v + loop.position_error / T).cwiseAbs().maxCoeff() < 1e-8);
+  }
 }

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "helpers.hpp"
-#include "kernels/kinematics.hpp"
+#include "kernels/tree/kinematics.hpp"
 #include "topology/contacts.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/urdf.hpp"
@@ -122,12 +122,26 @@ TEST_CASE("a free-root model gets a ground plane at z = 0 and a fixed-root one n
   CHECK_FALSE(no_ground.contacts.ground.present);
 }
 
-TEST_CASE("geometry on a fixed base gets no candidates: the world never moves") {
+TEST_CASE("a contact file's geometry on the world is refused unless a pair uses it: alone it can never touch anything") {
   Model model = load_urdf_string(kArm, RootJoint::Fixed);
-  add_contacts_from_json(model, R"({"geometries": [{"name": "pedestal", "link": "base", "sphere": {"radius": 0.1}}]})", "p.json");
-  CHECK(model.contacts.geometries.size() == 1);
+  CHECK_THROWS_WITH_AS(add_contacts_from_json(model, R"({"geometries": [{"name": "pedestal", "link": "base", "sphere": {"radius": 0.1}}]})", "p.json"),
+                       doctest::Contains("p.json: collision geometry 'pedestal' is on the world and in no pair"), Error);
+  CHECK(model.contacts.geometries.empty());
+  add_contacts_from_json(model, R"({"geometries": [{"name": "pedestal", "link": "base", "sphere": {"radius": 0.1}},
+                                                   {"name": "tip", "link": "tip", "sphere": {"radius": 0.02}}],
+                                    "pairs": [{"geometries": ["tip", "pedestal"]}]})", "p.json");
+  REQUIRE(model.contacts.geometries.size() == 2);
   CHECK(model.contacts.geometries[0].body == 0);
-  CHECK(model.contacts.candidates.empty());
+  REQUIRE(model.contacts.candidates.size() == 2);  // the tip's ground candidate, then the pair's: the world's geometry has none of its own
+  CHECK(model.contacts.candidates[0].against_ground());
+  CHECK_FALSE(model.contacts.candidates[1].against_ground());
+}
+
+TEST_CASE("a collision geometry larger than a kilometre is refused as a unit or scale error") {
+  Model model = load_urdf_string(kArm, RootJoint::FreeFlyer);
+  CHECK_THROWS_WITH_AS(add_contacts_from_json(model, R"({"geometries": [{"name": "b", "link": "tip", "box": {"size": [1e9, 1, 1]}}]})", "big.json"),
+                       doctest::Contains("at most 1000 m, got 1e+09"), Error);
+  CHECK_NOTHROW(add_contacts_from_json(model, R"({"geometries": [{"name": "b", "link": "tip", "box": {"size": [999, 1, 1]}}]})", "ok.json"));
 }
 
 TEST_CASE("friction and margin: defaults, per file, per geometry, file_collisions false drops the robot file's geometry") {
@@ -151,7 +165,7 @@ TEST_CASE("bad contact JSON names the file, the entry and the value, and leaves 
   const Model model = load_urdf_string(kArm, RootJoint::FreeFlyer);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"geometries": [{"name": "s", "link": "nope", "sphere": {"radius": 0.1}}]})", "no such link"},
-      {R"({"geometries": [{"name": "s", "link": "tip", "sphere": {"radius": -0.1}}]})", "radius must be finite and > 0"},
+      {R"({"geometries": [{"name": "s", "link": "tip", "sphere": {"radius": -0.1}}]})", "radius must be finite, > 0 and at most 1000 m"},
       {R"({"geometries": [{"name": "s", "link": "tip", "box": {"size": [0.1, 0, 0.1]}}]})", "every box size"},
       {R"({"geometries": [{"name": "s", "link": "tip", "sphere": {"radius": 0.1}, "friction": -1}]})", "friction coefficient"},
       {R"({"geometries": [{"name": "s", "link": "tip", "sphere": {"radius": 0.1}, "margin": -1}]})", "margin"},

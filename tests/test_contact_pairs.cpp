@@ -1,9 +1,9 @@
 // Body-body contact: the pairs a contact file enables (topology/contact_model.hpp, ContactPair),
-// their geometry (kernels/pair_contact.hpp) against closed forms, their candidates and checks,
+// their geometry (kernels/contact/pair_contact.hpp) against closed forms, their candidates and checks,
 // and step() with pairs against the dense reference contact step, W = 1 lanes, and closed forms
 // (a ball resting on a box carries its weight; an inelastic collision keeps the momentum).
 #include "batch_helpers.hpp"
-#include "kernels/contact_step.hpp"
+#include "kernels/contact/contact_step.hpp"
 #include "topology/contacts.hpp"
 #include "topology/scene.hpp"
 #include "topology/urdf.hpp"
@@ -129,25 +129,36 @@ TEST_CASE("pair geometry: two crossing capsules meet at their segments' common p
   const PairResult parallel = evaluate(c, at({0.0, 0.0, 0.2}) * Transformd{Mat3d::identity(), {0.25, 0.0, 0.0}}, at(Vec3d::zero()));
   CHECK(parallel.gap == doctest::Approx(0.25 - 0.1));
   check_vec(parallel.normal, {1.0, 0.0, 0.0});
+  check_vec(parallel.point, {0.125, 0.0, 0.2});  // the middle of the overlap z in [-0.3, 0.7], midway between the surfaces
 }
 
-TEST_CASE("pair geometry: a sphere against a box, outside a face, an edge and a corner, and inside it (the face of least depth)") {
-  const ContactCandidate c = pair_candidate(CandidateKind::PointBox, 0.05, 0.0, 0.0, {0.2, 0.3, 0.4});
-  // The box is turned 90 degrees about z: its x half extent lies along world y.
-  const Transformd box{Mat3d{{{0.0, -1.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 1.0}}}, {1.0, 0.0, 0.0}};
-  const PairResult face = evaluate(c, at({1.0, 0.3, 0.1}), box);  // 0.1 beyond the face y = 0.2
-  CHECK(face.gap == doctest::Approx(0.1 - 0.05));
-  check_vec(face.normal, {0.0, 1.0, 0.0});
-  const PairResult edge = evaluate(c, at({1.0 + 0.3 + 0.3, 0.2 + 0.4, 0.0}), box);  // 0.3 and 0.4 past an edge: distance 0.5
-  CHECK(edge.gap == doctest::Approx(0.5 - 0.05));
-  check_vec(edge.normal, {0.6, 0.8, 0.0});
-  const PairResult corner = evaluate(c, at({1.0 - 0.3 - 0.1, -0.2 - 0.1, 0.4 + 0.1}), box);
-  CHECK(corner.gap == doctest::Approx(std::sqrt(0.03) - 0.05));
-  check_vec(corner.normal, Vec3d{-1.0, -1.0, 1.0} * (1.0 / std::sqrt(3.0)));
-  const PairResult inside = evaluate(c, at({1.0 + 0.25, 0.0, 0.0}), box);  // 0.05 inside the face x = 1.3 (box y)
-  CHECK(inside.gap == doctest::Approx(-0.05 - 0.05));
-  check_vec(inside.normal, {1.0, 0.0, 0.0});
-  check_vec(inside.point, {1.0 + 0.25 - 0.5 * (0.05 - 0.05), 0.0, 0.0});  // midway between the surfaces
+TEST_CASE("pair geometry: capsules crossing at a tilt float cannot resolve meet in their overlap, and float follows double at a clear angle") {
+  // B along z, 1.6 m long; A beside it at x = 0.3, parallel, then turned by `tilt` about the
+  // x axis through its middle (z = 0.1): they cross there.
+  const auto contact = [](auto scalar, double tilt) {
+    using S = decltype(scalar);
+    ContactCandidate c = pair_candidate(CandidateKind::SegmentSegment, 0.05, 0.05, 0.8);
+    c.point = {0.0, 0.0, -0.8}, c.point_end = {0.0, 0.0, 0.8};
+    const Transformd a{axis_angle_rotation(Vec3d{1.0, 0.0, 0.0}, tilt), Vec3d{0.3, 0.0, 0.1}};
+    S gap;
+    Vec3<S> normal, point;
+    pair_contact(c, cast_transform<S>(a), Transform<S>::identity(), gap, normal, point);
+    return std::pair{static_cast<double>(gap), Vec3d{static_cast<double>(point.x), static_cast<double>(point.y), static_cast<double>(point.z)}};
+  };
+  for (double tilt : {1e-5, 1e-3}) {  // below float's parallel threshold (a tilt of ~3 mrad): the overlap's middle
+    CAPTURE(tilt);
+    const auto [gap_d, point_d] = contact(0.0, tilt);
+    const auto [gap_f, point_f] = contact(0.0f, tilt);
+    CHECK(gap_d == doctest::Approx(0.3 - 0.1).epsilon(1e-9));
+    CHECK(point_d[2] == doctest::Approx(0.1).epsilon(1e-6));  // at A's middle, where they cross
+    CHECK(std::abs(gap_f - gap_d) < 1e-6);
+    CHECK(point_f[2] == doctest::Approx(0.05).epsilon(1e-6));  // the overlap z in [-0.7, 0.8], not an end 0.8 m away
+    CHECK(std::abs(point_f[0] - point_d[0]) < 1e-6);
+  }
+  const auto [gap_d, point_d] = contact(0.0, 0.2);  // a clear angle: float follows double
+  const auto [gap_f, point_f] = contact(0.0f, 0.2);
+  CHECK(std::abs(gap_f - gap_d) < 1e-6);
+  for (int k = 0; k < 3; ++k) CHECK(std::abs(point_f[k] - point_d[k]) < 1e-5);
 }
 
 // --- Model: candidates and checks ---
@@ -194,7 +205,10 @@ TEST_CASE("contact pairs: refused with a message naming the pair: unknown geomet
                            "hand_pairs.json");
     return m;
   };
-  CHECK(load(R"([{"geometries": ["tip", "plate"]}])").contacts.candidates.size() == 1 + 2 + 16 + 1);  // tip, dots, can rims; the pair
+  // plate2 is on the world too: paired with a dot, or the file is refused (it could never touch anything).
+  CHECK(load(R"([{"geometries": ["tip", "plate"]}, {"geometries": ["dot", "plate2"]}])").contacts.candidates.size() ==
+        1 + 2 + 16 + 1 + 1);  // tip, dots, can rims; the pairs
+  CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "plate"]}])"), doctest::Contains("'plate2' is on the world and in no pair"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "cube"]}])"), doctest::Contains("pairs[0]: no collision geometry named 'cube'"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "can"]}])"), doctest::Contains("'can' is a cylinder"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "tip"]}])"), doctest::Contains("cannot touch itself"), Error);

@@ -1,9 +1,9 @@
-// Projected Gauss-Seidel (kernels/contact_pgs.hpp), the baseline contact solver
+// Projected Gauss-Seidel (kernels/contact/contact_pgs.hpp), the baseline contact solver
 // (ContactSettings::solver = Pgs): the same NCP as ADMM's, so the same step as the dense
 // reference's where the solution is unique; resting and sliding closed forms; its reports; lanes
 // against W = 1.
 #include "contact_reference_helpers.hpp"
-#include "kernels/contact_pgs.hpp"
+#include "kernels/contact/contact_pgs.hpp"
 #include "topology/urdf.hpp"
 
 using namespace batchdyn;

@@ -1,4 +1,4 @@
-// ADMM's solution polishing (kernels/contact_polish.hpp): the rows the iterate shows acting,
+// ADMM's solution polishing (kernels/contact/contact_polish.hpp): the rows the iterate shows acting,
 // solved exactly, taken only where that meets the tolerance; and the active-set passes that
 // correct a guess off by a row. On small problems with closed-form solutions, and on a real
 // stalled one against an oracle that tries every active set.
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "helpers.hpp"
-#include "kernels/contact_admm.hpp"
-#include "kernels/contact_polish.hpp"
+#include "kernels/contact/contact_admm.hpp"
+#include "kernels/contact/contact_polish.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -20,7 +20,7 @@ namespace {
 
 // The limit rows' problem (G' and g', scaled) of a step of the collapsed humanoid holding a cube
 // with welded feet (models/scenes/humanoid_hands_cube_feet.json, double, step 1243 from the
-// reference state, joint limits held on the loops: kernels/held_loops.hpp), where ADMM hit its
+// reference state, joint limits held on the loops: kernels/loops/held_loops.hpp), where ADMM hit its
 // cap: two pairs of limits push against each other through the loops (rows 0/2/4 and 10/11,
 // correlations up to -0.9986; smallest eigenvalue 6.6e-4).
 // clang-format off

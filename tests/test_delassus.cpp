@@ -1,6 +1,6 @@
-// The Delassus kernels (kernels/pv_osimr.hpp, kernels/pv_osim.hpp,
-// kernels/delassus_operations.hpp) against the dense oracle J M^{-1} J^T of
-// kernels/constrained_dynamics.hpp (CRBA, frame Jacobians, Cholesky), on random trees and
+// The Delassus kernels (kernels/delassus/pv_osimr.hpp, kernels/delassus/pv_osim.hpp,
+// kernels/delassus/delassus_operations.hpp) against the dense oracle J M^{-1} J^T of
+// kernels/loops/constrained_dynamics.hpp (CRBA, frame Jacobians, Cholesky), on random trees and
 // constraint sets, the paper's mechanisms, and the batch engine's lanes.
 #include <cstdint>
 #include <limits>

@@ -1,9 +1,7 @@
-// The kernels' flop counts on the shipped humanoid and quadruped, pinned (issue 20: "CountingLane
-// makes this a test: pin the counts"). Counted on CountingLane (layout/counting_lane.hpp, through
+// The kernels' flop counts on the shipped humanoid and quadruped, pinned. Counted on CountingLane (layout/counting_lane.hpp, through
 // batch/throughput.hpp): one evaluation runs a kernel's arithmetic once, and since the kernels
 // never branch on the state, that count is the cost of every call. A change that adds arithmetic
-// fails here and shows by how much; one that removes arithmetic updates these pins, and the
-// README's numbers, on purpose.
+// fails here and shows by how much; one that removes arithmetic updates these pins on purpose.
 #include "helpers.hpp"
 
 using namespace batchdyn;
@@ -23,7 +21,7 @@ TEST_CASE("ABA costs 16,554 flops on the 36-dof humanoid and 7,050 on the 18-dof
   REQUIRE(h.nv == 36);
   REQUIRE(q.nv == 18);
   // 460 per dof (807 before the coordinate-axis joints, 467 before the root's 6 x 6 D^-1 by
-  // L^-T L^-1); the issue's target is <= 500
+  // L^-T L^-1); the target is <= 500
   CHECK(aba_flops(h).total() == 16554);
   CHECK(aba_flops(q).total() == 7050);  // 392 per dof (678, then 407)
 }
@@ -44,7 +42,7 @@ TEST_CASE("PV-OSIMr costs 24,657 flops on the humanoid with feet and hands and 7
 
 TEST_CASE("LCABA's first pass costs 21,239 flops on the humanoid with feet and hands and 10,073 on the quadruped with feet") {
   // Including the rows' violation and its squared 2-norm (2 flops per row), which the stopping
-  // test compares from the first correction on (kernels/loop_constraints.hpp).
+  // test compares from the first correction on (kernels/loops/loop_constraints.hpp).
   // Since side 1's columns and their penalty term mu K^1^T K^1 are read from the model's
   // constants (ConstraintConstants::body1_columns, body1_gram) and a side on the world forms no
   // rows (LoopConstraintTerms::columns): 25,619 and 12,437 before; 23,447 and 10,985 with the

@@ -1,12 +1,12 @@
 // step()'s integrators (batch/integration.hpp): semi-implicit Euler and RK4. What they conserve
-// on passive, undamped models (kernels/energy.hpp's mechanical energy, itself checked against
+// on passive, undamped models (kernels/tree/energy.hpp's mechanical energy, itself checked against
 // the power balance dE/dt = tau . v), RK4's order, and RK4 with what is not smooth: loops,
 // contacts, joint limits, damping. Lanes step as W = 1 does with either.
 #include <numeric>
 
 #include "batch_helpers.hpp"
 #include "helpers.hpp"
-#include "kernels/energy.hpp"
+#include "kernels/tree/energy.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -154,7 +154,7 @@ TEST_CASE("rk4 is fourth order: halving the step divides a pendulum's error afte
 }
 
 TEST_CASE("rk4 steps the passive humanoid with welded feet for 10 s on its loops, where euler blows up") {
-  // The issue's probe: free-floating, both soles welded to the world, zero torque, 1 ms, LCABA
+  // The probe: free-floating, both soles welded to the world, zero torque, 1 ms, LCABA
   // with the default loop stabilisation (Baumgarte rows with RK4). Euler overflows after about
   // 6 s (double) and 7 s (float) with Baumgarte rows, 6.8 s and 4.1 s with its default
   // velocity-level rows: the whirling limbs' energy drift, not the loops.

@@ -1,16 +1,16 @@
 // Joint limits on robots with kinematic loops, in step() without contacts: the loop solver
 // (LCABA) first, then the limits with the loops held (LoopRows::Hold,
-// kernels/frictional_contact.hpp; the loop rows eliminated, kernels/held_loops.hpp). Against the
+// kernels/contact/frictional_contact.hpp; the loop rows eliminated, kernels/loops/held_loops.hpp). Against the
 // Schur complement of the dense problem, the dense reference contact step (loops and limits as
-// rows of one problem, kernels/contact_step.hpp), the loop solver's own result where no limit is
+// rows of one problem, kernels/contact/contact_step.hpp), the loop solver's own result where no limit is
 // near, lanes against W = 1, and a passive Digit whose welded feet made it fold through its
-// limits (issue 20).
+// limits.
 #include <numeric>
 
 #include "batch_helpers.hpp"
-#include "kernels/contact_step.hpp"
-#include "kernels/crba.hpp"
-#include "kernels/held_loops.hpp"
+#include "kernels/contact/contact_step.hpp"
+#include "kernels/tree/crba.hpp"
+#include "kernels/loops/held_loops.hpp"
 #include "topology/contact_plan.hpp"
 
 using namespace batchdyn;
@@ -197,7 +197,7 @@ TEST_CASE("step() with loops and joint limits: a passive Digit with welded feet 
       CHECK_FALSE(f.failed);
       CHECK(d.worst_violation < 0.01);  // within the limit margin
       CHECK(f.worst_violation < 0.01);
-      CHECK(d.largest_iterations <= 20);  // the loop solver's target (issue 20)
+      CHECK(d.largest_iterations <= 20);  // the loop solver's target
       CHECK(f.largest_iterations <= 20);
     } else {
       CHECK(std::max(d.worst_violation, f.worst_violation) > 1.0);  // knees and ankles through their stops, or a failure
@@ -208,7 +208,7 @@ TEST_CASE("step() with loops and joint limits: a passive Digit with welded feet 
 TEST_CASE("step() with loops and joint limits: the collapsed humanoid holding a cube with welded feet runs 10 s with its limit solves converged in nearly every step (ADMM's polishing)") {
   // Limits that push against each other through the loops (a knee and an ankle at opposite stops
   // of a welded leg) made ADMM creep: 663-2116 of 10^4 steps hit the cap of 500, ~130-200
-  // iterations per step on average, without polishing (kernels/contact_polish.hpp).
+  // iterations per step on average, without polishing (kernels/contact/contact_polish.hpp).
   const Model m = load_scene_file(model_path("scenes/humanoid_hands_cube_feet.json"));
   Batch<double> batch(m, 1, 1);
   batch.reset(std::vector<int>{0});

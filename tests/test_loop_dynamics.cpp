@@ -1,8 +1,9 @@
-// The loop kernels, LCABA (kernels/lcaba.hpp) and proxBBO (kernels/proxbbo.hpp), and their
-// plans, against the dense oracle of kernels/constrained_dynamics.hpp (CRBA, RNEA, constraint
+// The loop kernels, LCABA (kernels/loops/lcaba.hpp) and proxBBO (kernels/loops/proxbbo.hpp), and their
+// plans, against the dense oracle of kernels/loops/constrained_dynamics.hpp (CRBA, RNEA, constraint
 // Jacobians, proximal KKT solve): the shipped loop models, random trees with random internal
 // and external constraints of all three types, redundant rows and singular poses.
 #include "batch/batch.hpp"
+#include "batch/batched_eval.hpp"
 #include "batch/throughput.hpp"
 #include "batch_helpers.hpp"
 #include "helpers.hpp"
@@ -203,7 +204,7 @@ TEST_CASE("lcaba converges to the least-squares acceleration for redundant and i
   add_constraint(twice, copy, "test");
   Model four_bar = load_urdf_file(model_path("four_bar.urdf"));
   // Both solvers reach the least-squares qdd only to ~1e-9..1e-7 on inconsistent rows (the
-  // oracle's own accuracy there, kernels/constrained_dynamics.hpp), hence 1e-7.
+  // oracle's own accuracy there, kernels/loops/constrained_dynamics.hpp), hence 1e-7.
   for (const Model* m : {&twice, &four_bar}) {
     for (int k = 0; k < 3; ++k) {
       const State s = random_state(*m, rng);
@@ -505,7 +506,7 @@ TEST_CASE("lcaba and proxbbo count the same flops at any state, and every correc
         CHECK(loop_dynamics_flops(m.model, k, proxbbo, 7).total() == count[k]);
       }
       // Every correction costs the same: the conjugate residual method runs the same arithmetic
-      // from its first direction on (kernels/conjugate_residual.hpp).
+      // from its first direction on (kernels/loops/conjugate_residual.hpp).
       CHECK(count[2] > count[1]);
       CHECK(count[3] - count[2] == count[2] - count[1]);
     }
@@ -516,5 +517,35 @@ TEST_CASE("lcaba and proxbbo count the same flops at any state, and every correc
     const long aba = aba_flops(m.model).total(), lcaba = loop_dynamics_flops(m.model, 1).total();
     CHECK(lcaba > aba);
     CHECK(lcaba < 4 * aba);
+  }
+}
+
+TEST_CASE("eval's reference settings: LCABA, proxBBO and the batched engine reach Pinocchio's precision on the hand holding a cube, scalar = batched") {
+  // With the simulation's loose tolerance LCABA stopped 1e-6 off here; `batchdyn eval` solves to
+  // a 1e-13 relative tolerance (reference_settings), as Pinocchio's solvers do.
+  const Model m = load_scene_file(model_path("scenes/hand_cube.json"));
+  std::mt19937 rng(55);
+  EnvironmentStates states;
+  std::vector<KktSolution> exact;
+  for (int e = 0; e < Batch<double>::W + 1; ++e) {
+    const State s = state_on_loops(m, rng);
+    states.q.push_back(s.q), states.v.push_back(s.v), states.tau.push_back(s.tau);
+    exact.push_back(kkt_solution(m, s));
+    REQUIRE(exact.back().residual <= 1e-9);
+  }
+  for (Algorithm algorithm : {Algorithm::Lcaba, Algorithm::ProxBbo}) {
+    CAPTURE(std::string(algorithm_name(algorithm)));
+    const ProximalSettings settings = reference_settings(algorithm);
+    const std::vector<EnvironmentResult> scalar = evaluate_reference(m, algorithm, states, settings);
+    const std::vector<EnvironmentResult> batched = evaluate_batched(m, algorithm, states, settings, false);
+    for (size_t e = 0; e < scalar.size(); ++e) {
+      CAPTURE(e);
+      REQUIRE(scalar[e].ok());
+      REQUIRE(batched[e].ok());
+      CHECK(scalar[e].converged);
+      CHECK(scalar[e].residual <= 1e-9);  // m/s^2, on terms of ~1e2: the relative 1e-13 of the stopping test
+      CHECK(relative_error(scalar[e].qdd, exact[e].qdd) <= 1e-9);
+      CHECK(relative_error(batched[e].qdd, scalar[e].qdd) <= 1e-10);
+    }
   }
 }

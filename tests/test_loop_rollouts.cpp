@@ -1,5 +1,5 @@
 // Rollouts of models with loops in step(): the loop solvers' stopping test
-// (kernels/loop_constraints.hpp: converged, settled or stalled), the reports it feeds
+// (kernels/loops/loop_constraints.hpp: converged, settled or stalled), the reports it feeds
 // (EnvStatus::ConstraintNotConverged, EnvStatus::LoopDrift), loop stabilisation
 // (batch/loop_stabilisation.hpp) and random resets onto the loops (batch/resets.hpp).
 #include <limits>
@@ -10,7 +10,7 @@
 
 #include "batch_helpers.hpp"
 #include "helpers.hpp"
-#include "kernels/energy.hpp"
+#include "kernels/tree/energy.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -53,7 +53,7 @@ double loop_error(const Model& m, const Eigen::VectorXd& q) {
 // A passive robot falling from an unstable rest pose amplifies such a difference e-fold every
 // few tens of ms, so the W lanes are W different rollouts by 0.5 s: the statistics below hold
 // for the neighbourhood of the start, not for one lucky trajectory (the single-start version of
-// this test passed on rounding luck; issue 20, stop 37). Their mean and largest, and the
+// this test passed on rounding luck). Their mean and largest, and the
 // statuses seen. An environment's steps after it failed (a non-report status: nothing is
 // computed for it any more) are not counted.
 struct RolloutIterations {
@@ -301,7 +301,7 @@ TEST_CASE("with euler, the velocity a step ends with meets the velocity-level ro
 TEST_CASE("velocity-level rows correct the position error above its rounding floor of 64 epsilons, continuously") {
   // Below the floor the error is the rounding of the log6 and of the placements, and its
   // inconsistency between nearly redundant rows made the loop solvers creep
-  // (kernels/velocity_level_rows.hpp).
+  // (kernels/loops/velocity_level_rows.hpp).
   const double floor = 64 * std::numeric_limits<double>::epsilon();
   CHECK(velocity_level_position_error(0.0) == 0.0);
   CHECK(velocity_level_position_error(0.5 * floor) == 0.0);
@@ -436,7 +436,7 @@ TEST_CASE("random resets put the states of a model with loops on its loops, posi
 
 namespace {
 
-// The models of issue 20's rollout probe.
+// The models of the rollout probe (bench/loop_rollouts.cpp).
 std::vector<std::pair<std::string, Model>> rollout_models() {
   return {{"humanoid_feet_hands", free_robot_with_constraints("humanoid.urdf", "humanoid_feet_hands.json")},
           {"quadruped_feet", free_robot_with_constraints("quadruped.urdf", "quadruped_feet.json")},
@@ -453,7 +453,7 @@ std::vector<std::pair<std::string, Model>> rollout_models() {
 }  // namespace
 
 TEST_CASE("rollouts from rest of welded robots, Cassie, Digit and held objects converge in a few iterations per step for 1000 steps, with and without gains, in double and float") {
-  // The probe of issue 20: zero torque, 1000 steps of 1 ms, every environment from near rest (the
+  // The rollout probe: zero torque, 1000 steps of 1 ms, every environment from near rest (the
   // model's reference_q, or its neutral pose projected onto the loops), joint limits on (the
   // default: after the loop solver, with the loops held), the loops at the velocity level (the
   // default), with the default time constant and with 0 (no position term). Before the stall
@@ -463,10 +463,10 @@ TEST_CASE("rollouts from rest of welded robots, Cassie, Digit and held objects c
   // holding a cube folded through their joint stops and failed at 0.5-0.9 s; before the floor
   // test (LoopConvergence), the grips spiked to 22-37 iterations creeping along their rounding
   // floor; before the velocity-level rows left the position error's rounding floor alone
-  // (kernels/velocity_level_rows.hpp), the float humanoid holding a cube took 6.0 on average and
+  // (kernels/loops/velocity_level_rows.hpp), the float humanoid holding a cube took 6.0 on average and
   // 32 at most; before step() stopped plateaus within 1e-9 of the terms
   // (LoopStabilisationSettings::plateau_tolerance), the two Digits holding a box in double reached 28-52
-  // near their knees' singular pose. The issue's targets: mean <= 5, never above 20, no reports.
+  // near their knees' singular pose. The targets: mean <= 5, never above 20, no reports.
   for (const auto& [name, model] : rollout_models()) {
     CAPTURE(name);
     for (const bool gains : {true, false}) {

@@ -1,4 +1,4 @@
-// proxLTL (kernels/prox_ltl.hpp, topology/prox_ltl_plan.hpp): the sparse U D U^T factorisation of
+// proxLTL (kernels/loops/prox_ltl.hpp, topology/prox_ltl_plan.hpp): the sparse U D U^T factorisation of
 // the proximal KKT matrix, checked against a dense factorisation and against K itself, and the
 // constrained dynamics it gives against the dense proximal solver.
 #include "helpers.hpp"
@@ -189,7 +189,7 @@ TEST_CASE("proxLTL meets consistent rows: J qdd + drift = k at states on the loo
   std::mt19937 rng(95);
   for (const NamedModel& m : models_with_constraints()) {
     // Well-conditioned rows; near-singular ones (two_hands_cube, Cassie) converge as slowly as the dense
-    // solver does (the equality above), which issue 20 part 1 is about.
+    // solver does (the equality above), which the conjugate residual corrections of LCABA and proxBBO address.
     if (m.name != "scene hand_cube" && m.name != "humanoid+feet+hands" && m.name != "quadruped+feet") continue;
     CAPTURE(m.name);
     const ProxLtlPlan plan = plan_prox_ltl(m.model);

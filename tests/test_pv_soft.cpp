@@ -1,15 +1,15 @@
-// PV-soft (kernels/pv_soft.hpp): the damped Delassus system (G + D) lambda = r solved on the tree,
+// PV-soft (kernels/delassus/pv_soft.hpp): the damped Delassus system (G + D) lambda = r solved on the tree,
 // against the dense oracle G = J M^-1 J^T (CRBA, frame Jacobians, LU); and ADMM on the tree
-// (ContactSettings::admm_linear_solve = PvSoft, kernels/admm_delassus.hpp: G never formed): the
+// (ContactSettings::admm_linear_solve = PvSoft, kernels/contact/admm_delassus.hpp: G never formed): the
 // same contact step as the dense reference, resting closed forms, lanes against W = 1, and the
 // models it refuses.
 #include <random>
 
 #include "contact_reference_helpers.hpp"
-#include "kernels/admm_delassus.hpp"
-#include "kernels/crba.hpp"
-#include "kernels/jacobian.hpp"
-#include "kernels/pv_soft.hpp"
+#include "kernels/contact/admm_delassus.hpp"
+#include "kernels/tree/crba.hpp"
+#include "kernels/tree/jacobian.hpp"
+#include "kernels/delassus/pv_soft.hpp"
 #include "topology/configuration.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contact_plan.hpp"
@@ -183,7 +183,7 @@ TEST_CASE("ADMM on the tree (PV-soft): each SIMD lane equals W = 1 (double 1e-12
     for (int s = 0; s < 100; ++s) batch.step(T(2e-3));
   };
   // Not all Ok: one of the 19 landings (environment 5) reaches ADMM's iteration cap at one step
-  // in one precision since the kernels' rounding changed (coordinate-axis joints, issue 20); a
+  // in one precision since the kernels' rounding changed (coordinate-axis joints); a
   // report, and the lanes must report it as W = 1 does.
   check_lanes_equal_w1(m, N, false, run);
 }

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "batch/batched_eval.hpp"
 #include "batch_helpers.hpp"
 
 using namespace batchdyn;
@@ -267,4 +268,49 @@ TEST_CASE("corpus batched ABA without passive forces: SIMD lanes equal the refer
                                       row(fbatch.tau(), e, nv))) <= 1e-4);
     }
   }
+}
+
+TEST_CASE("corpus eval: batched = reference with torques beyond the effort limits, neither clamps nor damps") {
+  std::mt19937 rng(2028);
+  int limited_models = 0;
+  for (const CorpusModel& m : regular_corpus()) {
+    CAPTURE(m.label);
+    const int n = Batch<double>::W + 3;
+    EnvironmentStates states;
+    int beyond = 0;  // torques past their dof's limit: the case the clamp would change
+    for (int e = 0; e < n; ++e) {
+      State s = random_state(m.model, rng);
+      s.v *= 0.5;
+      for (int k = 0; k < m.model.nv; ++k) {
+        const double limit = m.model.effort_limit[static_cast<size_t>(k)];
+        if (std::isfinite(limit) && limit > 0) s.tau[k] = (e % 2 ? 3.0 : -3.0) * limit * (1 + 0.1 * std::abs(s.tau[k])), ++beyond;
+      }
+      states.q.push_back(s.q), states.v.push_back(s.v), states.tau.push_back(s.tau);
+    }
+    const std::vector<EnvironmentResult> reference = evaluate_reference(m.model, Algorithm::Aba, states);
+    const std::vector<EnvironmentResult> batched = evaluate_batched(m.model, Algorithm::Aba, states, {}, false);
+    for (int e = 0; e < n; ++e) {
+      REQUIRE(reference[static_cast<size_t>(e)].ok());
+      REQUIRE(batched[static_cast<size_t>(e)].ok());
+      Data<double> data(m.model);
+      const Eigen::VectorXd dense_qdd = crba(m.model, data, states.q[static_cast<size_t>(e)])
+                                            .llt()
+                                            .solve(states.tau[static_cast<size_t>(e)] -
+                                                   nonlinear_effects(m.model, data, states.q[static_cast<size_t>(e)], states.v[static_cast<size_t>(e)]));
+      CHECK(relative_error(reference[static_cast<size_t>(e)].qdd, dense_qdd) <= 1e-8);
+      CHECK(relative_error(batched[static_cast<size_t>(e)].qdd, reference[static_cast<size_t>(e)].qdd) <= 1e-10);
+    }
+    if (beyond == 0) continue;
+    ++limited_models;
+    Batch<double> clamped(m.model, n, 1);  // the simulator's default: the same torques clamped change qdd
+    clamped.set_passive_forces(false);
+    for (int e = 0; e < n; ++e) {
+      std::copy_n(states.q[static_cast<size_t>(e)].data(), m.model.nq, clamped.q() + static_cast<long>(e) * m.model.nq);
+      std::copy_n(states.v[static_cast<size_t>(e)].data(), m.model.nv, clamped.v() + static_cast<long>(e) * m.model.nv);
+      std::copy_n(states.tau[static_cast<size_t>(e)].data(), m.model.nv, clamped.tau() + static_cast<long>(e) * m.model.nv);
+    }
+    clamped.forward_dynamics();
+    CHECK(relative_error(row(clamped.qdd(), 0, m.model.nv), reference[0].qdd) > 1e-3);
+  }
+  CHECK(limited_models >= 10);  // most corpus files give effort limits
 }

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "helpers.hpp"
-#include "kernels/independent_loop_rows.hpp"
+#include "kernels/loops/independent_loop_rows.hpp"
 
 using namespace batchdyn;
 using namespace batchdyn::test;
@@ -210,7 +210,7 @@ TEST_CASE("an SDF file is refused with the file and the fault named") {
   CHECK(load_sdf_file(write_file("revolute.sdf", linked("revolute"))).nv == 1);
 }
 
-// What URDF refuses, SDF refuses too (issue 18: a fuzzing probe found these accepted).
+// What URDF refuses, SDF refuses too (a fuzzing probe found these accepted).
 TEST_CASE("an SDF joint with negative or NaN <damping>, lower > upper or a NaN limit is refused, naming the joint") {
   const std::string header = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\">";
   const std::string links = "<link name=\"a\"><inertial><mass>1</mass></inertial></link><link name=\"b\"><inertial><mass>1</mass></inertial></link>";

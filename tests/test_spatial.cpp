@@ -134,7 +134,7 @@ TEST_CASE("exp6 and log6 are inverse, including rotations near pi and near zero"
 }
 
 TEST_CASE("a rotation about a coordinate axis behind a translation moves vectors, motions, forces and articulated inertias as the 6x6 Plucker matrices do") {
-  // The coordinate-axis joints' path (layout/spatial.hpp, kernels/joint.hpp): plane rotations
+  // The coordinate-axis joints' path (layout/spatial.hpp, kernels/tree/joint.hpp): plane rotations
   // and a translation instead of a general 3x3 rotation, for each axis K.
   std::mt19937 rng(17);
   std::normal_distribution<double> n(0, 1);
@@ -173,7 +173,7 @@ TEST_CASE("a rotation about a coordinate axis behind a translation moves vectors
 
 TEST_CASE("adding a transformed articulated inertia to a base as it is formed equals transforming, then adding, bit for bit") {
   // add_transformed / add_transformed_about_axis (the backward sweeps' carry into the parent,
-  // kernels/joint.hpp) never store the transformed inertia; the sum must not change for it,
+  // kernels/tree/joint.hpp) never store the transformed inertia; the sum must not change for it,
   // also when the base is the output itself (H^A_λ += ...).
   std::mt19937 rng(23);
   std::normal_distribution<double> n(0, 1);

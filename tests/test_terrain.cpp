@@ -1,4 +1,4 @@
-// Terrain (kernels/terrain.hpp): a height field that replaces the ground plane in step()'s
+// Terrain (kernels/contact/terrain.hpp): a height field that replaces the ground plane in step()'s
 // contact stage and in the dense reference contact step. Against closed forms (a tilted grid is
 // the tilted plane), the dense reference, W = 1 lanes, and its checks.
 #include "contact_reference_helpers.hpp"

@@ -192,3 +192,10 @@ TEST_CASE("scene files with missing or wrong fields name the file and the item")
   CHECK(error_of(R"({"robots": [{"urdf": "arm7.urdf", "root": "sideways"}]})").find("'sideways'") != std::string::npos);
   CHECK(error_of("[1, 2").find("scene.json: malformed JSON") != std::string::npos);
 }
+
+TEST_CASE("body_index takes a link merged by a fixed joint and gives the body it was merged into (A1's trunk into base)") {
+  const Model m = load_urdf_file(model_path("a1.urdf"), RootJoint::FreeFlyer);
+  CHECK(m.body_index("trunk") == m.body_index("base"));
+  CHECK(m.body_index("FR_foot") == m.body_index("FR_calf"));
+  CHECK_ERROR_MENTIONS(m.body_index("no_such_link"), "no body or link named 'no_such_link'");
+}

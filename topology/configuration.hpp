@@ -1,7 +1,7 @@
 // The configuration space of a model, Q = (R^3 x S^3)_root x (S^3)^s x R^k (DESIGN.md §2):
 // its neutral and random points and the normalisation of its quaternions. Free-flyer q =
 // [x y z qx qy qz qw]; spherical q = [qx qy qz qw]; 1-dof joints their angle or position.
-// Moving on the manifold (q ⊕ v, q1 ⊖ q0) is kernels/configuration.hpp.
+// Moving on the manifold (q ⊕ v, q1 ⊖ q0) is kernels/tree/configuration.hpp.
 #pragma once
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // Constraints from JSON files and the "hold where it stands" helper.
 //
-// JSON schema (README "Constraint files"):
+// JSON schema (docs/conventions.md, "Constraint files"):
 // { "reference_q": "neutral" | [nq numbers],        (optional, for "hold")
 //   "constraints": [ { "name": str, "type": "connect"|"weld"|"revolute",
 //                      "link1": str, "link2": str | "world",

@@ -2,7 +2,7 @@
 // meet the ground (contact candidates), and the ground plane. Part of Model (Model::contacts);
 // built once by the loaders (URDF <collision>, contact JSON files: topology/contacts.hpp).
 //
-// The contact solver (issue 19, later steps) works on a fixed-size set of candidates per model:
+// The contact solver works on a fixed-size set of candidates per model:
 // a lane marks the active ones (gap < margin) with masks, so the candidate list is the plan.
 // Against a plane, each primitive is reduced to points with a radius; the gap of candidate c is
 //   gap_c = n . p_c - radius_c - height    (p_c: the candidate's point in the world frame)
@@ -16,6 +16,10 @@
 #include "layout/spatial.hpp"
 
 namespace batchdyn {
+
+// The largest size (m) of a collision geometry the loaders take: a kilometre. Beyond it a size
+// is a unit or scale error, not a robot part.
+inline constexpr double kMaxGeometrySize = 1000.0;
 
 enum class CollisionShape {
   Sphere,    // radius: one candidate, its centre (exact against a plane)
@@ -51,7 +55,7 @@ inline constexpr double kDefaultContactMargin = 0.01;  // m
 
 // Contacts are rigid by default (stiffness 0). A stiffness k > 0 (N/m) with damping d >= 0
 // (N s/m) makes a candidate's normal a spring-damper, f_N = max(0, -k gap - d v_N), taken
-// implicitly at the end of each step (normal_row_terms in kernels/contact_settings.hpp): MuJoCo's
+// implicitly at the end of each step (normal_row_terms in kernels/contact/contact_settings.hpp): MuJoCo's
 // soft contact as a compliance of the Delassus. Friction stays Coulomb's (rigid in the tangents).
 
 // One primitive on a link, as loaded. The placement is kept relative to the link frame, so a

@@ -3,7 +3,7 @@
 //
 // The Delassus matrix of the candidates is built from one block per pair of *contact bodies*
 // (the moving bodies a candidate acts on: its own, and for a pair's candidate the other
-// geometry's body too, which gets the opposite force): PV-OSIMr (kernels/pv_osimr.hpp) over one terminal
+// geometry's body too, which gets the opposite force): PV-OSIMr (kernels/delassus/pv_osimr.hpp) over one terminal
 // per contact body gives G_T = K M^-1 K^T over the terminals' rows. A body with several
 // candidates (a box's corners) gets a 6-row terminal, the spatial force basis at its origin in
 // its own frame; a candidate's three rows (normal, two tangents at its lowest point, world
@@ -16,7 +16,7 @@
 // The model's loop constraints join the same problem as bilateral rows (contacts on a robot
 // with kinematic loops, e.g. Cassie): each moving body a loop constraint acts on is a contact
 // body too (6 rows), and a constraint's rows are its terminal rows
-// (kernels/constraint_rows.hpp) on body1 minus those on body2, exactly like a pair's.
+// (kernels/tree/constraint_rows.hpp) on body1 minus those on body2, exactly like a pair's.
 // The plan depends only on which bodies carry candidates or loop constraints, so the set of
 // candidates in contact may change every step without touching it, and the problem size is
 // 3 x (candidates in contact) + joint limits at a limit + loop rows, assembled from G_T.
@@ -58,7 +58,7 @@ struct ContactPlan {
   std::vector<int> candidate_slot2; // per candidate: its pair's body2's index in `bodies`; -1 (ground, world)
   std::vector<int> loop_slot, loop_slot2;  // per loop constraint: its body1's / body2's index in `bodies`; -1 on the world
   // Per loop-constraint row: 1 when the row is in the problem. All rows here; a solver that
-  // needs independent rows sets an independent subset (kernels/independent_loop_rows.hpp).
+  // needs independent rows sets an independent subset (kernels/loops/independent_loop_rows.hpp).
   std::vector<char> loop_row_kept;
   // Per contact body (terminal k = slot k): its rows in G_T, row_begin[k] .. row_begin[k + 1] - 1,
   // and the candidate whose rows the terminal is (a 3-row terminal), or -1 (6 rows: the body's

@@ -42,10 +42,11 @@ std::string number_text(double value) {
   return text.str();
 }
 
-// A size the shape uses: finite and > 0 (and at most kInertialMagnitude, as inertial numbers).
+// A size the shape uses: finite, > 0 and at most kMaxGeometrySize (a larger one is a unit or
+// scale error: a 1e9 m box would put every robot 5e8 m deep in it).
 void check_size(double value, const char* what, const std::string& where) {
-  if (!(std::isfinite(value) && value > 0.0 && value <= kInertialMagnitude))
-    throw Error(where + ": " + what + " must be finite and > 0, got " + number_text(value));
+  if (!(std::isfinite(value) && value > 0.0 && value <= kMaxGeometrySize))
+    throw Error(where + ": " + what + " must be finite, > 0 and at most " + number_text(kMaxGeometrySize) + " m, got " + number_text(value));
 }
 
 // A geometry's or pair's contact parameters: mu and margin finite and >= 0; stiffness and
@@ -237,6 +238,17 @@ void resolve_contacts(Model& model) {
     append_candidates(cm.geometries[k], static_cast<int>(k), cm.candidates);
   }
   for (size_t k = 0; k < cm.pairs.size(); ++k) append_pair_candidates(cm, static_cast<int>(k), cm.candidates);
+}
+
+std::string contact_warning(const Model& model) {
+  const ContactModel& cm = model.contacts;
+  bool free_floating = false;
+  for (int i = 1; i < model.num_bodies(); ++i) free_floating |= model.bodies[i].joint_type == JointType::FreeFlyer;
+  if (!free_floating || !cm.ground.present || !cm.candidates.empty()) return "";
+  std::string text = "model '" + model.name + "' floats free over a ground but has no collision candidate: it will fall through the ground";
+  if (!cm.skipped.empty())
+    text += " (" + std::to_string(cm.skipped.size()) + " collision geometries skipped, e.g. " + cm.skipped.front() + ")";
+  return text + "; give spheres, boxes or points on its feet in a contact file (--contacts FILE, load(..., contacts=FILE))";
 }
 
 void set_default_ground(Model& model) {
@@ -433,6 +445,19 @@ void apply_contacts_json(Model& model, const json& doc, const std::string& sourc
       const std::string where = source + ": pairs[" + std::to_string(k) + "]";
       add_contact_pair(model, read_pair(model, list[k], defaults, where), where);
     }
+  }
+  // This file's geometry on the world in no pair can never touch anything: a mistake, not a
+  // no-op. (A robot file's <collision> on a fixed base's root link is common and harmless.)
+  const size_t own_geometries = doc.contains("geometries") ? doc["geometries"].size() : 0;
+  for (size_t k = model.contacts.geometries.size() - own_geometries; k < model.contacts.geometries.size(); ++k) {
+    const CollisionGeometry& g = model.contacts.geometries[k];
+    if (g.body != 0) continue;
+    const int index = static_cast<int>(k);
+    const bool paired = std::any_of(model.contacts.pairs.begin(), model.contacts.pairs.end(),
+                                    [&](const ContactPair& p) { return p.geometry1 == index || p.geometry2 == index; });
+    if (!paired)
+      throw Error(source + ": collision geometry '" + g.name + "' is on the world and in no pair: it can never touch anything "
+                  "(the ground is \"ground\"; pair it with a robot's geometry to make it an obstacle)");
   }
   resolve_contacts(model);
 }

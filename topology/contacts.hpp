@@ -33,6 +33,12 @@ void resolve_contacts(Model& model);
 // A contact file sets or removes it.
 void set_default_ground(Model& model);
 
+// A warning for a model that will fall through its ground, or "": a free-floating robot over a
+// ground with no contact candidate (a robot file whose collisions are all meshes, which are
+// skipped, or none). Names the skipped geometry and the remedy. `batchdyn info`, Python's load()
+// and Model.info() show it.
+std::string contact_warning(const Model& model);
+
 // Throws Error naming `where` unless nx, ny >= 2, nx * ny heights, all finite, the origin
 // finite and the spacing finite and > 0.
 void check_height_field(const HeightField& field, const std::string& where);

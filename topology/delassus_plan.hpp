@@ -49,7 +49,7 @@ struct DelassusPlan {
   // Row-major |E| x |E|, symmetric.
   std::vector<int> closest_common_ancestor;
 
-  // --- What the kernels walk (kernels/pv_osimr.hpp, kernels/pv_osim.hpp) ---
+  // --- What the kernels walk (kernels/delassus/pv_osimr.hpp, kernels/delassus/pv_osim.hpp) ---
 
   // Chains (Alg. 3 lines 3-11). The heads are E ∪ N, ascending (ancestors first); every body
   // that supports an end-effector lies on exactly one chain, which runs from its head d(i) up

@@ -5,7 +5,7 @@
 // identity (free flyer), so I S, S^T f and S x never need a 6 x nv product.
 //
 // Lane-generic (S a scalar or a SIMD lane): the kernels call these on lanes through their
-// per-body tables (kernels/joint.hpp), the model edits (lock_joints, hold_at_configuration) on
+// per-body tables (kernels/tree/joint.hpp), the model edits (lock_joints, hold_at_configuration) on
 // doubles. Branches are on the joint *type*, a property of the model, never on state values.
 #pragma once
 
@@ -46,10 +46,10 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
       if (a.coordinate >= 0) {
-        const S cs = cos(q[0]), sn = sin(q[0]);
+        const auto [sn, cs] = lane_sincos(q[0]);
         return with_axis(a.coordinate, [&](auto K) -> Transform<S> { return {axis_rotation<K.value>(cs, sn), Vec3<S>::zero()}; });
       }
-      return {Mat3<S>::identity() + a.skew * sin(q[0]) + a.skew_squared * (S(1) - cos(q[0])), Vec3<S>::zero()};
+      return {Mat3<S>::identity() + a.skew * lane_sin(q[0]) + a.skew_squared * (S(1) - lane_cos(q[0])), Vec3<S>::zero()};
     case JointType::Prismatic: {
       if (a.coordinate < 0) return {Mat3<S>::identity(), a.axis * q[0]};
       Transform<S> X = Transform<S>::identity();
@@ -136,7 +136,7 @@ BATCHDYN_INLINE Force<S> joint_inertia_times_subspace(JointType type, const Join
 
 // Body i's placement in its parent, ^{λ(i)}M_i, at the joint coordinates q (nq of them), in
 // double: for the model edits that need a configuration's geometry. The kernels' version walks
-// their lane tables (kernels/kinematics.hpp: body_placement).
+// their lane tables (kernels/tree/kinematics.hpp: body_placement).
 inline Transformd body_placement_at(const Body& body, const double* q) {
   return body.joint_placement * joint_transform(body.joint_type, joint_axis<double>(body.axis), q);
 }

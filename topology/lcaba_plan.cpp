@@ -93,7 +93,7 @@ LcabaPlan plan_lcaba(const Model& model) {
   plan.neighbour_begin[static_cast<size_t>(n)] = static_cast<int>(plan.neighbours.size());
   plan.pair_begin[static_cast<size_t>(n)] = static_cast<int>(plan.pair_slot.size());
 
-  // The kernel's accesses to each H_{b,b} in its order (kernels/lcaba.hpp): the penalty terms,
+  // The kernel's accesses to each H_{b,b} in its order (kernels/loops/lcaba.hpp): the penalty terms,
   // then per eliminated i: its own elimination reads H_{i,i}, eq. 30d adds to H_{j,j} of every
   // neighbour j, eq. 34 to H_{π,π} when π(i) ∈ N_i, and the carry to H_{π,π}. The first access
   // that is not a carry needs I_b copied beforehand; a carry that comes first starts from I_π.

@@ -2,7 +2,7 @@
 // backward sweep eliminates the spanning-tree links, and for every link the neighbours it is
 // coupled to at that moment through the loops' penalty terms (eq. 23-25, 30-32). Plain index
 // arrays computed once per model by a symbolic run of the elimination; the kernel
-// (kernels/lcaba.hpp) walks them and never searches the graph.
+// (kernels/loops/lcaba.hpp) walks them and never searches the graph.
 //
 // Coupling blocks. H_{a,b} (a != b, both moving bodies) is a general 6 x 6 block of the
 // cost-to-go, a_a^T H_{a,b} a_b, rows in body a's frame. Only one triangle is stored: slot s
@@ -63,7 +63,7 @@ struct LcabaPlan {
   // Neighbour count of each body at its elimination (for reports). Per body.
   std::vector<int> neighbour_count;
 
-  // Where H_{i,i} starts from I_i (as ABA's LeavesOnly sweep, kernels/joint_elimination.hpp:
+  // Where H_{i,i} starts from I_i (as ABA's LeavesOnly sweep, kernels/tree/joint_elimination.hpp:
   // with_parent_body_inertia). inertia_copied: the bodies whose H_{i,i} the kernel sets to I_i
   // before the penalty terms, because something reads or adds to it before a child's carry
   // does (a leaf; a body with a constraint side; a neighbour or parent that an elimination

@@ -76,9 +76,10 @@ const char* frame_kind_name(FrameKind k) {
 }
 
 int Model::body_index(const std::string& n) const {
-  const auto it = body_by_link_.find(n);
-  if (it == body_by_link_.end()) throw Error("model '" + name + "': no body named '" + n + "'");
-  return it->second;
+  if (const auto it = body_by_link_.find(n); it != body_by_link_.end()) return it->second;
+  // A link merged into its parent by a fixed joint (A1's "trunk" into "base"): its frame's body.
+  if (const auto it = link_frames_.find(n); it != link_frames_.end()) return frames[static_cast<size_t>(it->second)].body;
+  throw Error("model '" + name + "': no body or link named '" + n + "'");
 }
 
 bool Model::has_frame(const std::string& n, FrameKind kind) const {

@@ -172,7 +172,7 @@ struct Model {
   int max_depth() const;
 
   // Lookups in O(1); throw Error naming what was not found. "world" resolves to frame/body 0.
-  int body_index(const std::string& link_name) const;    // the body whose own link this is
+  int body_index(const std::string& link_name) const;    // the body whose own link this is, or that a merged link belongs to
   int frame_index(const std::string& name, FrameKind kind = FrameKind::Link) const;
   bool has_frame(const std::string& name, FrameKind kind = FrameKind::Link) const;
   int joint_index(const std::string& joint_name) const;  // body index moved by that joint
@@ -230,7 +230,7 @@ class ModelBuilder {
   // Checks the inertia of every moving body (the sum of its merged links: mass >= 0,
   // rotational inertia about the centre of mass positive semi-definite, within a tolerance;
   // the triangle inequality as set_triangle_inequality says) and returns the model. (Joints
-  // that move no mass are found by the dynamics' data: kernels/singular_joints.hpp.) Throws Error naming the source, the link(s) and the values at fault.
+  // that move no mass are found by the dynamics' data: kernels/tree/singular_joints.hpp.) Throws Error naming the source, the link(s) and the values at fault.
   Model finish();
   const Model& model() const { return model_; }
   void set_source(int body, const std::string& source);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/contact_plan.hpp"
+#include "topology/contacts.hpp"
 #include "topology/delassus_plan.hpp"
 #include "topology/lcaba_plan.hpp"
 #include "topology/proxbbo_plan.hpp"
@@ -89,6 +90,7 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
     contacts["candidates"].push_back(x);
   }
   contacts["skipped"] = cm.skipped;
+  contacts["warning"] = contact_warning(model);  // "" when the robot can stand on its ground
   std::vector<std::string> left_out;
   contacts["limited_joints"] = static_cast<int>(limited_joints(model, &left_out).size());
   contacts["limits_left_out"] = left_out;  // loop models: joints their reference configuration places beyond a limit

@@ -3,7 +3,7 @@
 //     K_rho = [ -rho I_m   J ]      (eq. 18: constraint rows first, then the dofs)
 //             [  J^T       M ]
 // and of its factor U_K D_K U_K^T (eq. 24). Plain index arrays computed once per model from the
-// graph; the factorisation and the solves (kernels/prox_ltl.hpp) walk them and never search it.
+// graph; the factorisation and the solves (kernels/loops/prox_ltl.hpp) walk them and never search it.
 //
 // Index k of K is constraint row k for k < m and dof k - m for k >= m. For one-dof joints the
 // dof parent is the joint's parent joint; for a multi-dof joint (ball, free flyer) its dofs form

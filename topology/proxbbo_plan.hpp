@@ -1,6 +1,6 @@
 // The proxBBO plan (lcaba-proxbbo §V, Alg. 4-6): which loops each link carries when the
 // backward sweep reaches it, where each loop's multipliers are eliminated (at its root), and
-// the layout of every block the kernel (kernels/proxbbo.hpp) touches. Plain index arrays,
+// the layout of every block the kernel (kernels/loops/proxbbo.hpp) touches. Plain index arrays,
 // computed once per model; the kernel never searches the graph.
 //
 // Links are eliminated in ABA's order (n-1 down to 1). When link i is reached, N_i is the set

@@ -1,6 +1,6 @@
 // Editing a loaded model's joints: locking joints (a reduced model, like Pinocchio's
 // buildReducedModel) and rotor inertia (armature). Both are the remedies for singular joints
-// (kernels/singular_joints.hpp: joints whose motion moves no mass, e.g. massless finger links).
+// (kernels/tree/singular_joints.hpp: joints whose motion moves no mass, e.g. massless finger links).
 #pragma once
 
 #include <optional>

@@ -57,7 +57,7 @@ class Scene {
   std::vector<ConstraintSpec> constraints_;
 };
 
-// Scene files (README "Scene files"): robots by URDF path (relative to the scene file), boxes,
+// Scene files (docs/conventions.md, "Scene files"): robots by URDF path (relative to the scene file), boxes,
 // and constraints in the constraint-file schema, with "placement2": "hold" resolved at the
 // scene's neutral configuration or its "reference_q".
 //   { "name": str,

@@ -17,13 +17,13 @@ struct BodyPlan {
   int nq = 0, nv = 0;
   // k when ^{λ(i)}M_i = (R_k(q_i), p): a revolute joint about e_k behind a joint placement
   // without rotation (as in most URDFs). Motions, forces and inertias then cross the joint by
-  // a plane rotation and a translation (kernels/joint.hpp); -1 otherwise.
+  // a plane rotation and a translation (kernels/tree/joint.hpp); -1 otherwise.
   int rotation_axis = -1;
   // The order in which a backward sweep (i = n-1 ... 1) carries bodies into their parents:
   // whether some body has this one as its parent, and whether this body is the first of its
   // parent's children to be carried (the highest-numbered child). A sweep that starts the
   // parent's articulated inertia from that first carry (I_λ + the child's term) need not copy
-  // I_λ in beforehand (kernels/aba.hpp).
+  // I_λ in beforehand (kernels/tree/aba.hpp).
   bool has_children = false;
   bool first_child_carried = false;
 };
