@@ -19,6 +19,7 @@ the same 256 fresh episodes, and the mean returns compared. --task takes any reg
 (batchdyn.vector_env.registered()), PPO's settings come from the task's `training` dict.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -116,6 +117,9 @@ def main():
     parser.add_argument("--distributed", action="store_true",
                         help="one of several processes launched by torchrun (examples/distributed.py): --envs is the "
                              "total, split between the ranks; threads default to the machine's cores / its processes")
+    parser.add_argument("--summary", default="",
+                        help="write the run as JSON to this file: per iteration its env-steps, rates, returns and lengths; "
+                             "the evaluation's results")
     parser.add_argument("--save-parameters", default="",
                         help="write the final parameters to this path (+ .rank<r> when distributed)")
     args = parser.parse_args()
@@ -161,6 +165,7 @@ def main():
     obs_np, _ = env.reset(seed=[args.seed + group.rank * n + i for i in range(n)])
     obs = torch.from_numpy(obs_np)  # shares the array env.reset returned
     history = []  # (env steps, mean return, mean length, wall time)
+    summary = {"task": args.task, "iterations": []}  # --summary
     start, total_steps, limit = time.perf_counter(), 0, env.max_episode_steps
     log(f"PPO on {args.task}: {n * group.world} environments"
         + (f" ({group.world} processes x {n})" if group.enabled else "")
@@ -258,6 +263,9 @@ def main():
         if not tracking:
             speed_error = admm_iterations = float("nan")
         history.append((total_steps, mean_return, mean_length, wall, speed_error))
+        summary["iterations"].append({"iteration": iteration, "env_steps": total_steps, "simulation_env_steps_per_s": sim_rate,
+                                      "loop_env_steps_per_s": loop_rate, "episodes": episodes, "mean_return": mean_return,
+                                      "mean_length": mean_length, "speed_error": speed_error, "admm_iterations": admm_iterations})
         log(f"iter {iteration:4d}  steps {total_steps:9d}  sim {sim_rate / 1e6:6.2f} M env-steps/s  "
               f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {episodes:5d}  "
               f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}"
@@ -273,15 +281,17 @@ def main():
         path = args.save_parameters + (f".rank{group.rank}" if group.enabled else "")
         torch.save({name: p.detach().clone() for name, p in model.state_dict().items()}, path)
     log(f"env-steps: {total_steps} over {group.world} process{'es' if group.world > 1 else ''}")
+    summary.update(env_steps=total_steps, processes=group.world, environments=n * group.world)
     group.close()
     if not group.is_main:
         return 0
+    summary["solved"] = {"iteration": solved_at[0], "env_steps": solved_at[1], "seconds": solved_at[2]} if solved_at else None
     if solved_at:
         print(f"balanced: mean episode length {history[-1][2]:.1f} >= {args.target * limit:.0f} after "
               f"{solved_at[0]} iterations, {solved_at[1]} env-steps, {solved_at[2]:.1f} s")
     elif task["solved_length"]:
         print("not balanced within the iteration limit")
-    scripted_return = compare_with_scripted(model, norm, args) if hasattr(env, "scripted_actions") else None
+    scripted_return = compare_with_scripted(model, norm, args, summary) if hasattr(env, "scripted_actions") else None
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
@@ -308,11 +318,14 @@ def main():
         fig.savefig(args.plot, dpi=110)
         print(f"wrote {args.plot}")
     if args.task.startswith("Quadruped"):
-        evaluate_walk(model, norm, args)
+        summary["evaluation"] = evaluate_walk(model, norm, args)
+    if args.summary:
+        with open(args.summary, "w") as out:
+            json.dump(summary, out, indent=1)
     return 0
 
 
-def compare_with_scripted(model, norm, args, envs=256):
+def compare_with_scripted(model, norm, args, summary, envs=256):
     """The trained policy (its mean action) and the task's scripted baseline, each for one episode
     of `envs` fresh environments with the same seeds: mean return, and the final distance where
     the task reports one; returns the baseline's mean return."""
@@ -334,13 +347,15 @@ def compare_with_scripted(model, norm, args, envs=256):
     print(f"evaluation against the scripted baseline, {envs} environments, one episode: mean return PPO {ppo:.2f}, "
           f"scripted {scripted:.2f} ({'PPO better' if ppo > scripted else 'scripted better'}); final distance "
           f"PPO {ppo_distance:.3f} m, scripted {scripted_distance:.3f} m")
+    summary["scripted_comparison"] = {"environments": envs, "ppo_return": float(ppo), "scripted_return": float(scripted),
+                                      "ppo_distance": float(ppo_distance), "scripted_distance": float(scripted_distance)}
     return scripted
 
 
 def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     """The trained quadruped walks with its mean action at args.eval_speed in fresh environments:
     prints the distance, the speed and the falls; draws environment 0's base path and its feet's
-    contacts over time (args.picture)."""
+    contacts over time (args.picture); returns those results as a dict."""
     env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed),
                                terrain_roughness=args.roughness or (0.05 if args.task == "QuadrupedHills" else 0.0))
     obs, _ = env.reset(seed=args.seed + 12345)
@@ -386,6 +401,9 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
         fig.tight_layout()
         fig.savefig(args.picture, dpi=110)
         print(f"wrote {args.picture}")
+    return {"environments": envs, "commanded_speed": args.eval_speed, "seconds": seconds, "fell": int(fallen.sum()),
+            "mean_distance": float(distance.mean()) if upright.any() else float("nan"),
+            "mean_admm_iterations": float(np.mean(iterations)), "largest_admm_iterations": int(np.max(iterations))}
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 Errors (bad files, names, sizes, dtypes) raise batchdyn.Error, a ValueError.
 """
 import json as _json
+import warnings as _warnings
 
 import numpy as _np
 
@@ -29,17 +30,18 @@ from ._batchdyn import (  # noqa: F401
     rnea,
     simd_width_float32,
     simd_width_float64,
+    _status_table,
 )
 from ._batchdyn import load as _load
 
 __all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
-           "delassus", "dense_contact_step", "STATUS_NAMES"]
+           "delassus", "dense_contact_step", "STATUS_NAMES", "STATUS_REPORTS"]
 
-# Values of Batch.status (uint8), as batch/batch.hpp's EnvStatus.
-STATUS_NAMES = {0: "ok", 1: "non-finite state", 2: "invalid quaternion", 3: "non-finite result",
-                4: "contact solver not converged (stepped with its last iterate)",
-                5: "loop constraint solver not converged (its last iterate is used)",
-                6: "off its loop constraints by more than the drift tolerance"}
+# Values of Batch.status (uint8): batch/env_status.hpp's table.
+STATUS_NAMES = {code: name for code, name, _ in _status_table}
+# The codes that are reports on a state that was stepped (a solver hit its cap, loops drifted, a
+# contact went deep); the others but 0 are failures, where nothing was computed.
+STATUS_REPORTS = frozenset(code for code, _, report in _status_table if report)
 
 
 def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):
@@ -54,10 +56,14 @@ def load(path, root="fixed", constraints=None, closure="duplicate", balance_iner
 
     Contacts: a URDF's <collision> spheres, boxes and cylinders load as collision geometry (meshes
     are skipped, listed in model.info()["contacts"]["skipped"]) and a model with a free-flyer
-    root gets a ground plane at z = 0; contacts="file.json" sets the ground, friction, margins
+    root gets a ground plane at z = 0 (a warning says so when such a model has no candidate left:
+    it would fall through the ground); contacts="file.json" sets the ground, friction, margins
     and adds geometry (topology/contacts.hpp documents the format)."""
-    return _load(str(path), root, None if constraints is None else str(constraints), closure, bool(balance_inertia),
-                 bool(strict_inertia), None if contacts is None else str(contacts))
+    model = _load(str(path), root, None if constraints is None else str(constraints), closure, bool(balance_inertia),
+                  bool(strict_inertia), None if contacts is None else str(contacts))
+    if model.contact_warning:
+        _warnings.warn(model.contact_warning, stacklevel=2)
+    return model
 
 
 def _info(self):

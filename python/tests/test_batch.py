@@ -306,8 +306,8 @@ def test_passive_forces_apply_the_model_damping_in_the_engine_but_not_in_the_ref
         np.testing.assert_allclose(batch.qdd[e], batchdyn.aba(model, batch.q[e], batch.v[e], batch.tau[e]), rtol=1e-10, atol=1e-10)
 
 
-def test_load_options_for_inertias_that_violate_the_triangle_inequality(models_dir):
-    robots = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "robots")
+def test_load_options_for_inertias_that_violate_the_triangle_inequality(models_dir, robots_dir):
+    robots = robots_dir
     cassie = os.path.join(robots, "cassie.sdf")
     model = batchdyn.load(cassie, root="free")
     assert len(model.inertia_warnings) == 2 and "triangle inequality" in model.inertia_warnings[0]
@@ -336,7 +336,7 @@ def test_the_integrator_is_chosen_from_python_and_rk4_follows_a_passive_pendulum
     assert np.abs(after_one_second("rk4", 4e-3) - exact).max() < 1e-4
     assert np.abs(after_one_second("euler", 4e-3) - exact).max() > 1e-3
     batch = batchdyn.Batch(model, 1, dtype=np.float32)
-    with pytest.raises(batchdyn.Error, match='integrator must be "euler" or "rk4"'):
+    with pytest.raises(batchdyn.Error, match="integrator must be euler or rk4, got 'rk45'"):
         batch.integrator = "rk45"
 
 
@@ -367,3 +367,25 @@ def test_loop_stabilisation_settings_and_reports_reach_python(models_dir):
     batch.step(1e-3)
     assert not batch.constraint_converged.all()
     assert np.array_equal(batch.status == 5, ~batch.constraint_converged)
+
+
+def test_forward_dynamics_without_the_simulator_stages_is_the_reference_beyond_effort_limits(models_dir, robots_dir):
+    # tiago's hand dofs have 2 N m limits: torques of a few N m are beyond them.
+    robots = robots_dir
+    model = batchdyn.load(os.path.join(robots, "tiago.urdf"))
+    batch = batchdyn.Batch(model, 5, dtype=np.float64, threads=1)
+    rng = np.random.default_rng(55)
+    batch.reset(seed=55)
+    batch.tau[:] = rng.uniform(-5, 5, size=batch.tau.shape)
+    limits = np.array(batch.effort_limits)
+    assert (np.abs(batch.tau) > limits).any()
+    batch.passive_forces = False
+    batch.forward_dynamics()
+    clamped = batch.qdd.copy()
+    batch.effort_clamp = False
+    assert batch.effort_limits == list(limits)  # the limits are kept, only not applied
+    batch.forward_dynamics()
+    for e in range(5):
+        expected = batchdyn.aba(model, batch.q[e], batch.v[e], batch.tau[e])
+        np.testing.assert_allclose(batch.qdd[e], expected, rtol=0, atol=1e-10 * max(1, np.abs(expected).max()))
+    assert not np.allclose(clamped, batch.qdd)

@@ -1,6 +1,7 @@
 """Contact from Python: the model's collision geometry and ground in Model.info(), contact files,
 and the dense reference contact step (batchdyn.dense_contact_step)."""
 import json
+import os
 import re
 
 import numpy as np
@@ -172,7 +173,7 @@ def test_a_compliant_ball_rests_at_its_static_deflection_with_every_contact_solv
         np.testing.assert_allclose(batch.q[:, 2], 0.1 - 9.81 / 20000, rtol=1e-8)  # m g / k below the surface
         np.testing.assert_allclose(batch.contact_forces[:, 0, 2], 9.81, rtol=1e-8)
     assert model.info()["contacts"]["geometries"][0]["stiffness"] == 0  # rigid by default
-    with pytest.raises(batchdyn.Error, match="expected 'admm' or 'pgs'"):
+    with pytest.raises(batchdyn.Error, match="contact_solver must be admm or pgs, got 'newton'"):
         batch.contact_solver = "newton"
 
 
@@ -229,3 +230,38 @@ def test_observe_reports_each_chosen_geometry_in_contact_and_the_force_on_it(mod
     batch.set_observed_frames(["trunk"])
     frames = batch.observe()  # frames chosen: observe() returns them, and fills the contacts too
     assert frames.shape == (3, 1, 13) and batch.contact_observations.shape == (3, 5, 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_get_state_and_set_state_restore_a_bitwise_continuation_warm_starts_included(models_dir, dtype):
+    model = batchdyn.load(f"{models_dir}/quadruped.urdf", root="free")
+    batch = batchdyn.Batch(model, 3, dtype=dtype, threads=1)
+    batch.reset(seed=3, noise=0.05)
+    batch.q[:, 2] = 0.5  # dropped on the feet
+    for _ in range(60):
+        batch.step(1e-3)
+    saved = batch.get_state()
+    assert saved.shape == (3, batch.state_size) and batch.state_size > model.nq + model.nv
+    trajectory = []
+    for _ in range(50):
+        batch.step(1e-3)
+        trajectory.append(batch.q.copy())
+    batch.set_state(saved)
+    for expected in trajectory:
+        batch.step(1e-3)
+        np.testing.assert_array_equal(batch.q, expected)
+    with pytest.raises(batchdyn.Error, match="Batch::set_state"):
+        batch.set_state(saved[:, :-1])
+
+
+def test_body_index_resolves_a_link_merged_by_a_fixed_joint(models_dir):
+    model = batchdyn.load(f"{models_dir}/a1.urdf", root="free")
+    assert model.body_index("trunk") == model.body_index("base")
+
+
+def test_a_free_robot_with_mesh_collisions_only_warns_at_load_that_it_will_fall_through_the_ground(robots_dir):
+    robots = robots_dir
+    with pytest.warns(UserWarning, match="no collision candidate: it will fall through the ground.*mesh"):
+        model = batchdyn.load(os.path.join(robots, "go2.urdf"), root="free")
+    assert "fall through" in model.info()["contacts"]["warning"]
+    assert batchdyn.load(os.path.join(robots, "go2.urdf"), root="fixed").contact_warning == ""

@@ -1,5 +1,6 @@
 """Training beyond one process: examples/train_ppo.py --distributed under torchrun (gloo on
 127.0.0.1), two ranks each stepping half of the environments."""
+import json
 import os
 import re
 import subprocess
@@ -7,7 +8,9 @@ import sys
 
 import pytest
 
-EXAMPLES = os.environ.get("BATCHDYN_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from conftest import EXAMPLES
+
+pytestmark = pytest.mark.slow  # torchrun and PPO: minutes
 # Debian's torch 1.13 on Python 3.11: torchrun's default "--redirects 0 --tee 0" fails to parse
 # (Std.NONE is not iterable in 3.11's IntFlag); "1" (stdout) parses, and tees rank output to the console.
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1"]
@@ -18,14 +21,15 @@ def test_two_ranks_keep_bitwise_identical_parameters_and_see_the_env_steps_of_on
     torch = pytest.importorskip("torch")
     script = os.path.join(EXAMPLES, "train_ppo.py")
     distributed = subprocess.run(TORCHRUN + ["--standalone", "--nproc_per_node=2", script, "--distributed", *COMMON,
-                                             "--save-parameters", str(tmp_path / "parameters")],
+                                             "--save-parameters", str(tmp_path / "parameters"), "--summary", str(tmp_path / "two.json")],
                                  capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert distributed.returncode == 0, distributed.stdout + distributed.stderr
-    single = subprocess.run([sys.executable, script, *COMMON], capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    single = subprocess.run([sys.executable, script, *COMMON, "--summary", str(tmp_path / "one.json")], capture_output=True, text=True,
+                            timeout=240, cwd=tmp_path)
     assert single.returncode == 0, single.stdout + single.stderr
-    assert "64 environments (2 processes x 32)" in distributed.stdout
-    steps = re.findall(r"env-steps: (\d+) over 2 processes", distributed.stdout)
-    assert steps == re.findall(r"env-steps: (\d+) over 1 process", single.stdout) == [str(64 * 8 * 3)]
+    two, one = json.loads((tmp_path / "two.json").read_text()), json.loads((tmp_path / "one.json").read_text())
+    assert (two["processes"], two["environments"]) == (2, 64) and (one["processes"], one["environments"]) == (1, 64)
+    assert two["env_steps"] == one["env_steps"] == 64 * 8 * 3
     assert len(re.findall(r"\]:iter    3", distributed.stdout)) == 1  # rank 0 logs, rank 1 does not
     ranks = [torch.load(tmp_path / f"parameters.rank{r}") for r in (0, 1)]
     assert ranks[0].keys() == ranks[1].keys()

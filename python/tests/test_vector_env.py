@@ -1,5 +1,11 @@
 """The vectorised environments: Gymnasium-style shapes, same-step autoreset, determinism."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 
 from batchdyn import vector_env
 
@@ -137,30 +143,33 @@ def test_quadruped_episode_ends_when_the_trunk_touches_the_ground():
     np.testing.assert_allclose(env.batch.q[1, 2], 0.32, atol=1e-2)  # autoreset: back at the start height
 
 
-def test_the_ppo_example_runs_and_reports_its_rates():
-    import os
-    import subprocess
-    import sys
-
-    pytest = __import__("pytest")
+@pytest.mark.slow
+def test_the_ppo_example_runs_two_iterations_and_reports_their_env_steps_and_rates(examples_dir, tmp_path):
     pytest.importorskip("torch")
-    script = os.path.join(os.environ.get("BATCHDYN_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples")),
-                          "train_ppo.py")
-    out = subprocess.run([sys.executable, script, "--envs", "256", "--iterations", "2", "--plot", ""],
+    script = os.path.join(examples_dir, "train_ppo.py")
+    summary = tmp_path / "summary.json"
+    out = subprocess.run([sys.executable, script, "--envs", "256", "--iterations", "2", "--plot", "", "--summary", str(summary)],
                          capture_output=True, text=True, timeout=120)
-    assert "iter    2" in out.stdout and "env-steps/s" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0, out.stdout + out.stderr
+    run = json.loads(summary.read_text())
+    assert [i["iteration"] for i in run["iterations"]] == [1, 2]
+    steps = run["env_steps"] // 2
+    assert run["environments"] == 256 and run["env_steps"] == 2 * steps and steps % 256 == 0
+    for i in run["iterations"]:
+        assert i["simulation_env_steps_per_s"] > i["loop_env_steps_per_s"] > 0
 
 
-def test_the_ppo_example_trains_and_evaluates_the_quadruped():
-    import os
-    import subprocess
-    import sys
-
-    pytest = __import__("pytest")
+@pytest.mark.slow
+def test_the_ppo_example_trains_the_quadruped_and_evaluates_its_walk(examples_dir, tmp_path):
     pytest.importorskip("torch")
-    script = os.path.join(os.environ.get("BATCHDYN_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples")),
-                          "train_ppo.py")
+    script = os.path.join(examples_dir, "train_ppo.py")
+    summary = tmp_path / "summary.json"
     out = subprocess.run([sys.executable, script, "--task", "Quadruped", "--envs", "128", "--steps", "8", "--iterations", "2",
-                          "--plot", "", "--picture", ""], capture_output=True, text=True, timeout=300)
-    assert "iter    2" in out.stdout and "|v_x - v_cmd|" in out.stdout, out.stdout + out.stderr
-    assert "evaluation: 64 environments, commanded 0.80 m/s" in out.stdout, out.stdout + out.stderr
+                          "--plot", "", "--picture", "", "--summary", str(summary)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    run = json.loads(summary.read_text())
+    assert run["env_steps"] == 128 * 8 * 2
+    assert all(np.isfinite(i["speed_error"]) and i["admm_iterations"] > 0 for i in run["iterations"])
+    walk = run["evaluation"]
+    assert walk["environments"] == 64 and walk["commanded_speed"] == 0.8 and 0 <= walk["fell"] <= 64
+    assert 0 < walk["mean_admm_iterations"] <= walk["largest_admm_iterations"]

@@ -49,7 +49,7 @@ from enum import Enum
 
 import numpy as np
 
-from .. import Batch
+from .. import STATUS_REPORTS, Batch
 from . import seeding
 from .spaces import Box, batch_space
 
@@ -65,8 +65,8 @@ except ImportError:  # noqa: SIM105 -- Debian ships no Gymnasium: the enum as Gy
         DISABLED = "Disabled"
 
 # Batch.status values that end an episode: the state is not finite or not valid. The others are
-# reports (a solver hit its cap, loops drifted) on a state that was stepped.
-_FAILED_STATUSES = np.array([False, True, True, True, False, False, False] + [True] * 249)
+# reports (a solver hit its cap, loops drifted, a contact went deep) on a state that was stepped.
+_FAILED_STATUSES = np.array([code != 0 and code not in STATUS_REPORTS for code in range(256)])
 
 
 class VectorEnv:

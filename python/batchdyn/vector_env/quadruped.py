@@ -29,7 +29,7 @@ class Quadruped(VectorEnv):
     * Resets: the default pose 0.32 m above the ground, perturbed by +-noise (positions,
       orientation, joints) and +-velocity_noise.
     * terrain_roughness > 0: rolling hills (a height field shared by every environment, heights
-      within +-terrain_roughness m, kernels/terrain.hpp) instead of the flat ground; each episode
+      within +-terrain_roughness m, kernels/contact/terrain.hpp) instead of the flat ground; each episode
       starts at a random place on them. The observation does not include the terrain.
 
     Extra info after each step: info["forward_velocity"], info["command"] and
@@ -61,11 +61,9 @@ class Quadruped(VectorEnv):
         self.batch.set_reference_configuration(self.reference)
         self.batch.set_pd_gains([0.0] * 6 + [self.kp] * 12, [0.0] * 6 + [self.kd] * 12)
         self.batch.control_mode = "pd"
-        self.effort = np.asarray(self.batch.effort_limits[6:], dtype=np.float64)
         self.command = np.zeros(self.num_envs, dtype=np.float32)
         self.last_action = np.zeros((self.num_envs, 12), dtype=np.float32)
         self.air_time = np.zeros((self.num_envs, 4))
-        self._tau = np.zeros((self.num_envs, 12))
         self._previous_action = np.zeros((self.num_envs, 12), dtype=np.float32)
 
     def _make_hills(self, roughness):
@@ -108,9 +106,6 @@ class Quadruped(VectorEnv):
         self._previous_action[:] = self.last_action
         self.last_action[:] = actions
         self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * actions
-        # the PD torque of the first substep, for the torque penalty (the engine computes its own)
-        q, v = self.batch.q[:, 7:], self.batch.v[:, 6:]
-        self._tau[:] = np.clip(self.kp * (self.batch.target[:, 6:] - q) - self.kd * v, -self.effort, self.effort)
 
     def observe(self, out, envs=None):
         rows = slice(None) if envs is None else envs
@@ -142,7 +137,7 @@ class Quadruped(VectorEnv):
                   - 2.0 * v[:, 2] ** 2
                   - 0.05 * np.sum(v[:, 3:5] ** 2, axis=1)
                   - np.sum(gravity[:, 0:2] ** 2, axis=1)
-                  - 2e-4 * np.sum(self._tau ** 2, axis=1)
+                  - 2e-4 * np.sum(self.batch.actuator_torques[:, 6:].astype(np.float64) ** 2, axis=1)  # the engine's PD, last substep
                   - 2.5e-7 * np.sum(self.batch.qdd[:, 6:].astype(np.float64) ** 2, axis=1)
                   - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
                   + air_reward) * self.dt
