@@ -3,6 +3,7 @@
 # builds and runs.
 #   ./build.sh demo       Release build, then the main job: batched throughput on the shipped humanoid
 #   ./build.sh test       Release build with warnings as errors (every lane ISA compiled), then the whole test suite
+#   ./build.sh test fast  the same build, then the tests labelled `fast` (docs/testing.md)
 #   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer, then 15 s of each loader fuzzer
 #   ./build.sh fuzz [s]   the loaders' libFuzzer targets (Clang), s seconds each (default 60)
 #   ./build.sh bench      Release build, then the Google Benchmark suite
@@ -116,7 +117,11 @@ case "$what" in
   test)
     build build/test -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=ON -DBATCHDYN_SANITIZE=OFF \
       -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=ON
-    ctest --test-dir build/test --output-on-failure -j"$jobs"
+    case "${2:-all}" in
+      all) ctest --test-dir build/test --output-on-failure -j"$jobs" ;;
+      fast) ctest --test-dir build/test --output-on-failure -j"$jobs" -L fast ;;
+      *) echo "usage: ./build.sh test [fast]" >&2; exit 1 ;;
+    esac
     ;;
   sanitize)
     # The Python module is left out: an ASan-instrumented extension cannot load into an
@@ -136,7 +141,7 @@ case "$what" in
     build/bench/bench/batchdyn_bench "${@:2}"
     ;;
   *)
-    echo "usage: ./build.sh demo|test|sanitize|bench|fuzz [seconds]" >&2
+    echo "usage: ./build.sh demo|test [fast]|sanitize|bench|fuzz [seconds]" >&2
     exit 1
     ;;
 esac

@@ -91,11 +91,11 @@ void BM_Batch(benchmark::State& state, const Model* model, bool step) {
   state.counters["bytes_per_env"] = batch.workspace_bytes_per_env();
 }
 
-// The ABA kernel alone on SIMD lanes (kernels/aba.hpp), without the engine around it: N
+// The ABA kernel alone on SIMD lanes (kernels/tree/aba.hpp), without the engine around it: N
 // environments as N / W lane blocks already in lane layout, one workspace, one thread; no gather,
 // validation, actuation, damping or scatter. Set next to AbaSimd (same model, N, random states)
 // it shows what the engine's stages cost per environment, and how close the kernel itself comes
-// to the core's peak (issue 20).
+// to the core's peak.
 template <class T>
 void BM_AbaKernel(benchmark::State& state, const Model* model, bool) {
   using L = SimdLane<T>;

@@ -1,6 +1,6 @@
 // Delassus matrices G = J M^{-1} J^T through the batch engine (Batch::delassus): PV-OSIMr
-// (kernels/pv_osimr.hpp) and PV-OSIM (kernels/pv_osim.hpp) on SIMD lanes and on W = 1 lanes,
-// against the dense baseline (CRBA, frame Jacobians, Cholesky: kernels/constrained_dynamics.hpp),
+// (kernels/delassus/pv_osimr.hpp) and PV-OSIM (kernels/delassus/pv_osim.hpp) on SIMD lanes and on W = 1 lanes,
+// against the dense baseline (CRBA, frame Jacobians, Cholesky: kernels/loops/constrained_dynamics.hpp),
 // one thread (per core) and N = 1024 environments at random configurations. Models:
 //   welded_stem:S:B   the paper's scaling mechanism (pv-osimr Fig. 3a), stem S = 1..20, B = 1, 2, 4
 //                     two-link branches at each end of the stem, every tip welded (m = 12 B)
@@ -17,7 +17,7 @@
 #include "batch/batch.hpp"
 #include "batch/throughput.hpp"
 #include "bench/bench_common.hpp"
-#include "kernels/constrained_dynamics.hpp"
+#include "kernels/loops/constrained_dynamics.hpp"
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/urdf.hpp"

@@ -20,8 +20,8 @@
 
 #include "batch/batch.hpp"
 #include "bench/bench_common.hpp"
-#include "kernels/constraint_projection.hpp"
-#include "kernels/prox_ltl.hpp"
+#include "kernels/loops/constraint_projection.hpp"
+#include "kernels/loops/prox_ltl.hpp"
 
 namespace {
 using namespace batchdyn;
@@ -133,7 +133,7 @@ void BM_Loops(benchmark::State& state, const Case* c, Algorithm solver, int iter
   state.counters["constraint_rows"] = model->constraint_rows;
 }
 
-// proxLTL (kernels/prox_ltl.hpp), the joint-space baseline of lcaba-proxbbo Table II (column
+// proxLTL (kernels/loops/prox_ltl.hpp), the joint-space baseline of lcaba-proxbbo Table II (column
 // LTL; Pinocchio's constraintDynamics): scalar, one environment after another over the same N
 // starting states and torques as BM_Loops, exactly `iterations` proximal iterations, the engine's
 // default mu for T. Each call runs the kinematics, CRBA, RNEA, the sparse KKT factorisation and

@@ -1,4 +1,4 @@
-// The rollout probe of issue 20, part 1, as a table: every loop model of bench/bench_models.hpp
+// The rollout probe as a table: every loop model of bench/bench_models.hpp
 // (those bench/batched_loops.cpp times) stepped from rest
 // (Batch::reset without noise: the model's reference_q, or neutral pose projected onto the
 // loops), zero torque, dt = 1 ms, 1000 steps, in double and float, with the default loop
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     const auto value = [&] { return a + 1 < argc ? std::string(argv[++a]) : std::string(); };
     if (!std::strcmp(argv[a], "--steps")) o.steps = std::max(1, std::atoi(value().c_str()));
-    else if (!std::strcmp(argv[a], "--solver")) o.solver = value() == "proxbbo" ? ConstraintSolver::ProxBbo : ConstraintSolver::Lcaba;
-    else if (!std::strcmp(argv[a], "--integrator")) o.integrator = value() == "rk4" ? Integrator::RungeKutta4 : Integrator::SemiImplicitEuler;
+    else if (!std::strcmp(argv[a], "--solver")) o.solver = parse_algorithm(value(), "--solver", is_constraint_solver);
+    else if (!std::strcmp(argv[a], "--integrator")) o.integrator = parse_name(kIntegrators, value(), "--integrator");
     else if (!std::strcmp(argv[a], "--acceleration-level")) o.velocity_level = false;
     else if (!std::strcmp(argv[a], "--plateau-tolerance")) o.plateau_tolerance = std::atof(value().c_str());
     else o.only.emplace_back(argv[a]);

@@ -1,4 +1,4 @@
-// The MuJoCo peer (issue 19): the same robot, standing on the same ground under the same PD,
+// The MuJoCo peer: the same robot, standing on the same ground under the same PD,
 // stepped by MuJoCo 2.2.2 (Debian's libmujoco-dev; this file is built only when CMake finds it)
 // and by batchdyn's step(), per core, in one run. Two robots:
 //   a1_standing        Unitree A1 (models/a1.urdf + a1_contacts.json: four 2 cm sphere feet and
@@ -28,7 +28,7 @@
 // Warm-up: each case passes once over its environments before the clock starts. A new mjData's
 // stack (nstack 20000 numbers, 160 KB per environment) is first touched by its first step, and
 // with one or two timed passes per second the first pass's page faults were the measurement:
-// 77 % of PeerForwardMujoco's samples in the kernel's clear_page on a VM (stop 51), MuJoCo
+// 77 % of PeerForwardMujoco's samples in the kernel's clear_page on a VM, MuJoCo
 // 9-11x slower than in earlier runs.
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
@@ -48,7 +48,7 @@
 
 #include "batch/batch.hpp"
 #include "bench_common.hpp"
-#include "kernels/contact_step.hpp"
+#include "kernels/contact/contact_step.hpp"
 #include "topology/contacts.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/urdf.hpp"
@@ -340,7 +340,7 @@ const bool mujoco_registered = [] {
   return true;
 }();
 
-// --- forward dynamics without contact: mj_forward vs batched ABA (issue 20 part 2) --------------
+// --- forward dynamics without contact: mj_forward vs batched ABA --------------
 // The shipped humanoid (free flyer + 30 revolute joints) without collision geometry, at 4096
 // random states (joint positions within their limits, root at rest, random joint velocities and
 // torques). MuJoCo's mj_forward (kinematics, CRB, the factorisation of M, RNE, qacc = M^-1 (qfrc -

@@ -110,7 +110,7 @@ void BM_DelassusDense(benchmark::State& state, const Model* model) {
   run(state, *model, [&](auto& q, auto&, auto&) { benchmark::DoNotOptimize(delassus(*model, data, cd, q).data()); });
 }
 
-// The dense reference contact step (kernels/contact_step.hpp) on the shipped quadruped standing
+// The dense reference contact step (kernels/contact/contact_step.hpp) on the shipped quadruped standing
 // crouched (hip flexion 0.8, knee -1.6 rad, inside the joint limits), its four sphere feet on the
 // plane (4 active candidates, 12 rows), from the same state each time (cold-start ADMM). The
 // batched contact stage will be measured against it.

@@ -13,9 +13,9 @@
 #include <fstream>
 #include <string>
 
-#include "kernels/aba.hpp"
-#include "kernels/configuration.hpp"
-#include "kernels/singular_joints.hpp"
+#include "kernels/tree/aba.hpp"
+#include "kernels/tree/configuration.hpp"
+#include "kernels/tree/singular_joints.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contacts.hpp"
 #include "topology/model_info.hpp"

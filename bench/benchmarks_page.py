@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Writes docs/benchmarks.md from one run of the benchmark suite (batchdyn_bench's JSON).
+
+    python3 bench/benchmarks_page.py --bench build/bench/bench/batchdyn_bench   # runs the suite, then writes the page
+    python3 bench/benchmarks_page.py --json bench.json                          # from a saved run
+
+Every table is made from the JSON of a single run, so its ratios (SIMD against W = 1, two
+threads against one, contact against none, batchdyn against MuJoCo) are taken on the same host
+in the same minutes. The page states the host's CPU, the lane width and the command.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+
+# What the page runs: the benchmarks its tables read (a few minutes on 2 cores).
+FILTER = "|".join([
+    r"^Aba(Simd|Scalar)<(double|float)>/(humanoid|quadruped)/N:4096/threads:[12]$",
+    r"^AbaKernel<(double|float)>/(humanoid|quadruped)/",
+    r"^Step(Simd|Scalar)<(double|float)>/humanoid/N:4096/threads:1$",
+    r"^Step(Contact|NoContact|ContactScalar|ContactPgs)<(double|float)>/quadruped_standing/N:4096/threads:[12]$",
+    r"^Delassus/(pv-osimr|pv-osim)/(Simd|Scalar)/(double|float)/humanoid_feet_hands/N:1024/threads:1$",
+    r"^Delassus/dense/Scalar/double/humanoid_feet_hands/",
+    r"^Loops/(Aba|Lcaba1|Lcaba3|ProxBbo1|ProxBbo3|Lcaba1Scalar|ProxLtl1)<(double|float)>/(humanoid_feet|hand_cube)/",
+    r"^Peer",
+])
+
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "benchmarks.md")
+
+
+def run_bench(binary, out):
+    command = [binary, f"--benchmark_filter={FILTER}", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    print("running:", " ".join(shlex.quote(c) for c in command), file=sys.stderr)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return command
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def rows_by_name(runs):
+    out = {}
+    for r in runs:
+        if r.get("run_type", "iteration") != "iteration" or "error_occurred" in r:
+            continue
+        out[r["name"]] = r
+    return out
+
+
+def rate(r):
+    return r.get("items_per_second", 0.0) if r else 0.0
+
+
+def fmt_rate(x):
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.0f} k"
+    return f"{x:.0f}"
+
+
+def ratio(a, b):
+    return f"{a / b:.1f}×" if a and b else "–"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def aba_section(b):
+    rows = []
+    for model in ("humanoid", "quadruped"):
+        for p in ("double", "float"):
+            simd1 = b.get(f"AbaSimd<{p}>/{model}/N:4096/threads:1")
+            simd2 = b.get(f"AbaSimd<{p}>/{model}/N:4096/threads:2")
+            scalar = b.get(f"AbaScalar<{p}>/{model}/N:4096/threads:1")
+            if not simd1:
+                continue
+            rows.append([model, p, int(simd1.get("W", 0)), fmt_rate(rate(scalar)), fmt_rate(rate(simd1)), ratio(rate(simd1), rate(scalar)),
+                         fmt_rate(rate(simd2)), ratio(rate(simd2), rate(simd1)), f"{simd1.get('ns_per_env', 0):.0f}",
+                         f"{simd1.get('flops_per_env', 0):,.0f}", f"{simd1.get('pct_peak', 0):.1f} / {simd1.get('pct_measured_peak', 0):.1f}"])
+    if not rows:
+        return ""
+    text = ["## Forward dynamics (ABA) through the engine",
+            "",
+            "`Batch::forward_dynamics()` on 4096 random states (gather, checks, actuation, damping, ABA, scatter), "
+            "env-evaluations per second. W = 1 is the same engine and kernel on scalars (`ScalarBatch`); % of peak is "
+            "of the nominal peak (W × 2 FMA × 2 pipes × the clock) and of the peak measured in the same run.",
+            "",
+            table(["model", "precision", "W", "W = 1, 1 thread", "SIMD, 1 thread", "SIMD / W = 1", "SIMD, 2 threads",
+                   "2 / 1 threads", "ns per env", "flops per env", "% of peak (nominal / measured)"], rows)]
+    kernel_rows = []
+    for model in ("humanoid", "quadruped"):
+        for p in ("double", "float"):
+            k = b.get(f"AbaKernel<{p}>/{model}/N:1024")
+            if k:
+                kernel_rows.append([model, p, f"{k.get('ns_per_env', 0):.0f}", f"{k.get('pct_peak', 0):.1f} / {k.get('pct_measured_peak', 0):.1f}"])
+    if kernel_rows:
+        text += ["", "The kernel alone (`aba_kernel` on states already in lanes, one workspace, no stages around it), 1024 environments:",
+                 "", table(["model", "precision", "ns per env", "% of peak (nominal / measured)"], kernel_rows)]
+    return "\n".join(text)
+
+
+def step_section(b):
+    rows = []
+    for p in ("double", "float"):
+        on = b.get(f"StepContact<{p}>/quadruped_standing/N:4096/threads:1")
+        off = b.get(f"StepNoContact<{p}>/quadruped_standing/N:4096/threads:1")
+        two = b.get(f"StepContact<{p}>/quadruped_standing/N:4096/threads:2")
+        pgs = b.get(f"StepContactPgs<{p}>/quadruped_standing/N:4096/threads:1")
+        scalar = b.get(f"StepContactScalar<{p}>/quadruped_standing/N:4096/threads:1")
+        if not on:
+            continue
+        rows.append([p, fmt_rate(rate(on)), f"{on.get('contact_iterations', 0):.1f}", fmt_rate(rate(off)), ratio(rate(off), rate(on)),
+                     fmt_rate(rate(two)), ratio(rate(two), rate(on)), fmt_rate(rate(pgs)), ratio(rate(on), rate(scalar)) if scalar else "–"])
+    text = []
+    if rows:
+        text += ["## Steps with contact",
+                 "",
+                 "The shipped quadruped standing under PD on its four sphere feet, 4096 environments, dt = 2 ms, env-steps per "
+                 "second (ADMM unless said; iterations per step in the last step).",
+                 "",
+                 table(["precision", "contact, 1 thread", "ADMM iterations", "no contact", "no contact / contact", "contact, 2 threads",
+                        "2 / 1 threads", "PGS, 1 thread", "SIMD / W = 1"], rows)]
+    hum = []
+    for p in ("double", "float"):
+        s = b.get(f"StepSimd<{p}>/humanoid/N:4096/threads:1")
+        sc = b.get(f"StepScalar<{p}>/humanoid/N:4096/threads:1")
+        if s:
+            hum.append([p, fmt_rate(rate(s)), f"{s.get('ns_per_env', 0):.0f}", fmt_rate(rate(sc)) if sc else "–", ratio(rate(s), rate(sc)) if sc else "–"])
+    if hum:
+        text += ["", "The free humanoid from random poses (no collision geometry; its joint limits are rows of the contact stage), "
+                 "4096 environments, 1 thread:", "", table(["precision", "env-steps/s", "ns per env", "W = 1", "SIMD / W = 1"], hum)]
+    return "\n".join(text)
+
+
+def delassus_section(b):
+    rows = []
+    for p in ("double", "float"):
+        r = b.get(f"Delassus/pv-osimr/Simd/{p}/humanoid_feet_hands/N:1024/threads:1")
+        o = b.get(f"Delassus/pv-osim/Simd/{p}/humanoid_feet_hands/N:1024/threads:1")
+        s = b.get(f"Delassus/pv-osimr/Scalar/{p}/humanoid_feet_hands/N:1024/threads:1")
+        d = b.get(f"Delassus/dense/Scalar/{p}/humanoid_feet_hands/N:256/threads:1")
+        if r:
+            rows.append([p, f"{r.get('ns_per_env', 0):.0f}", f"{o.get('ns_per_env', 0):.0f}" if o else "–", ratio(rate(r), rate(s)) if s else "–",
+                         f"{d.get('ns_per_env', 0):.0f}" if d else "–", ratio(rate(r), rate(d)) if d else "–"])
+    if not rows:
+        return ""
+    return "\n".join(["## Delassus matrices",
+                      "",
+                      "G = J M⁻¹ Jᵀ of the humanoid with feet and hands welded (24 rows), 1024 environments, 1 thread, ns per "
+                      "environment: PV-OSIMr and PV-OSIM on SIMD lanes, PV-OSIMr on W = 1, and the dense CRBA + Cholesky baseline.",
+                      "",
+                      table(["precision", "PV-OSIMr", "PV-OSIM", "PV-OSIMr SIMD / W = 1", "dense", "PV-OSIMr / dense"], rows)])
+
+
+def loops_section(b):
+    rows = []
+    pattern = re.compile(r"^Loops/(\w+?)(Scalar)?<(double|float)>/(\w+)/N:1024$")
+    found = {}
+    for name, r in b.items():
+        m = pattern.match(name)
+        if m:
+            found[(m.group(1) + (m.group(2) or ""), m.group(3), m.group(4))] = r
+    for model in ("humanoid_feet", "hand_cube"):
+        for p in ("double", "float"):
+            get = lambda k: found.get((k, p, model))
+            aba = get("Aba")
+            if not aba:
+                continue
+            cell = lambda k: f"{get(k).get('ns_per_env', 0):.0f}" if get(k) else "–"
+            rows.append([model, p, cell("Aba"), cell("Lcaba1"), cell("Lcaba3"), cell("ProxBbo1"), cell("ProxBbo3"), cell("Lcaba1Scalar"), cell("ProxLtl1")])
+    if not rows:
+        return ""
+    return "\n".join(["## Constrained dynamics with loops",
+                      "",
+                      "`forward_dynamics()` with the loop solver at a fixed iteration count (1 or 3), 1024 environments, 1 thread, ns "
+                      "per environment; ABA is the same tree without its loops; proxLTL is the scalar joint-space baseline "
+                      "(Pinocchio's `constraintDynamics` algorithm), one environment at a time.",
+                      "",
+                      table(["model", "precision", "ABA", "LCABA 1", "LCABA 3", "proxBBO 1", "proxBBO 3", "LCABA 1, W = 1", "proxLTL 1"], rows)])
+
+
+def peer_section(b):
+    rows = []
+    for name, r in sorted(b.items()):
+        m = re.match(r"^PeerMujoco<double>/(\w+)/cone:(\w+)", name)
+        if not m or m.group(2) != "elliptic":
+            continue
+        robot = m.group(1)
+        d, f = b.get(f"PeerBatchdyn<double>/{robot}"), b.get(f"PeerBatchdyn<float>/{robot}")
+        rows.append([robot, fmt_rate(rate(r)), fmt_rate(rate(d)), ratio(rate(d), rate(r)), fmt_rate(rate(f)), ratio(rate(f), rate(r))])
+    if not rows:
+        return ("## Against MuJoCo\n\nNot in this run: `bench/mujoco_peer.cpp` builds when CMake finds MuJoCo's library and "
+                "headers.")
+    return "\n".join(["## Against MuJoCo", "",
+                      "The same robot (an MJCF generated from batchdyn's model), 4096 environments, one core, dt = 2 ms, the same PD; "
+                      "MuJoCo's defaults otherwise (elliptic cones, Newton solver). Env-steps per second:", "",
+                      table(["robot", "MuJoCo", "batchdyn double", "vs MuJoCo", "batchdyn float", "vs MuJoCo"], rows)])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", help="the batchdyn_bench binary to run")
+    parser.add_argument("--json", help="a saved run (--benchmark_out_format=json) instead of running the suite")
+    parser.add_argument("--out", default=DOC, help="the page to write (default docs/benchmarks.md)")
+    args = parser.parse_args()
+    if not args.bench and not args.json:
+        parser.error("give --bench BINARY or --json FILE")
+    command = None
+    path = args.json
+    if args.bench:
+        path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "build", "benchmarks.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        command = run_bench(args.bench, path)
+    doc = json.load(open(path))
+    runs = doc["benchmarks"]
+    b = rows_by_name(runs)
+    for r in b.values():  # counters sit next to the timings in Google Benchmark's JSON
+        r.update({k: v for k, v in r.get("counters", {}).items()})
+    context = doc.get("context", {})
+    how = " ".join(shlex.quote(c) for c in command) if command else f"a saved run, {path}"
+    sections = [s for s in (aba_section(b), step_section(b), delassus_section(b), loops_section(b), peer_section(b)) if s]
+    page = [
+        "# Benchmarks",
+        "",
+        "Generated by `bench/benchmarks_page.py` from one run of the benchmark suite (`bench/`, Google Benchmark); "
+        "do not edit by hand. Absolute rates on shared machines drift by ±20 % between runs: compare the ratios, "
+        "which are taken within the run.",
+        "",
+        f"- host: {cpu_model()}, {context.get('num_cpus', os.cpu_count())} cores seen, {context.get('mhz_per_cpu', '?')} MHz reported",
+        f"- run: {context.get('date', datetime.datetime.now().isoformat(timespec='minutes'))}",
+        f"- command: `{how}`",
+        "- reproduce: `./build.sh bench` builds the suite; `python3 bench/benchmarks_page.py --bench build/bench/bench/batchdyn_bench` "
+        "runs it and writes this page.",
+        "",
+    ]
+    page += [s + "\n" for s in sections]
+    open(args.out, "w").write("\n".join(page))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
