@@ -254,9 +254,10 @@ class ContactSolving {
   // post-contact (and post-limit) ones, with the constants `c` that stage used. ws.lambda holds
   // the loop forces. With LoopRows::Solve (loop_rows()), ws.qdd comes in without the loops, and
   // ws.lambda is the warm start in and the loop forces out. With Hold, ws.qdd and ws.lambda come
-  // from the loop solver, and ws.lambda gains the limits' reactions. `aba_factorised`: the accelerations stage ran ABA (ws.aba) at ws.q with `c`, so
-  // that the kernel takes M's factorisation and the placements from it instead of computing
-  // them again (not after RK4's stages, the last of which is at another state).
+  // from the loop solver, and ws.lambda gains the limits' reactions. `aba_factorised`: the
+  // accelerations stage ran ABA (ws.aba) at ws.q with `c`, so that the kernel takes M's
+  // factorisation and the placements from it instead of computing them again (not after RK4's
+  // stages, the last of which is at another state).
   void solve(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h, LoopRows loops, bool aba_factorised) {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;

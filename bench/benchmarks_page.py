@@ -20,11 +20,11 @@ import sys
 
 # What the page runs: the benchmarks its tables read (a few minutes on 2 cores).
 FILTER = "|".join([
-    r"^Aba(Simd|Scalar)<(double|float)>/(humanoid|quadruped)/N:4096/threads:[12]$",
+    r"^Aba(Simd|Scalar)<(double|float)>/(humanoid|quadruped)/N:4096/threads:[12]/",
     r"^AbaKernel<(double|float)>/(humanoid|quadruped)/",
-    r"^Step(Simd|Scalar)<(double|float)>/humanoid/N:4096/threads:1$",
-    r"^Step(Contact|NoContact|ContactScalar|ContactPgs)<(double|float)>/quadruped_standing/N:4096/threads:[12]$",
-    r"^Delassus/(pv-osimr|pv-osim)/(Simd|Scalar)/(double|float)/humanoid_feet_hands/N:1024/threads:1$",
+    r"^Step(Simd|Scalar)<(double|float)>/humanoid/N:4096/threads:1/",
+    r"^Step(Contact|NoContact|ContactScalar|ContactPgs)<(double|float)>/quadruped_standing/N:4096/threads:[12]/",
+    r"^Delassus/(pv-osimr|pv-osim)/(Simd|Scalar)/(double|float)/humanoid_feet_hands/N:1024/threads:1/",
     r"^Delassus/dense/Scalar/double/humanoid_feet_hands/",
     r"^Loops/(Aba|Lcaba1|Lcaba3|ProxBbo1|ProxBbo3|Lcaba1Scalar|ProxLtl1)<(double|float)>/(humanoid_feet|hand_cube)/",
     r"^Peer",
@@ -51,11 +51,12 @@ def cpu_model():
 
 
 def rows_by_name(runs):
+    """The runs by name without Google Benchmark's option suffixes (/min_time:..., /real_time)."""
     out = {}
     for r in runs:
         if r.get("run_type", "iteration") != "iteration" or "error_occurred" in r:
             continue
-        out[r["name"]] = r
+        out[re.sub(r"(/min_time:[0-9.]+|/real_time|/repeats:[0-9]+)+$", "", r["name"])] = r
     return out
 
 
@@ -224,7 +225,7 @@ def main():
     command = None
     path = args.json
     if args.bench:
-        path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "build", "benchmarks.json")
+        path = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "build", "benchmarks.json"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         command = run_bench(args.bench, path)
     doc = json.load(open(path))
