@@ -76,6 +76,10 @@ def ratio(a, b):
     return f"{a / b:.1f}×" if a and b else "–"
 
 
+def ns(r):
+    return f"{r.get('ns_per_env', 0):.0f}" if r else "–"
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -127,7 +131,7 @@ def step_section(b):
         if not on:
             continue
         rows.append([p, fmt_rate(rate(on)), f"{on.get('contact_iterations', 0):.1f}", fmt_rate(rate(off)), ratio(rate(off), rate(on)),
-                     fmt_rate(rate(two)), ratio(rate(two), rate(on)), fmt_rate(rate(pgs)), ratio(rate(on), rate(scalar)) if scalar else "–"])
+                     fmt_rate(rate(two)), ratio(rate(two), rate(on)), fmt_rate(rate(pgs)), ratio(rate(on), rate(scalar))])
     text = []
     if rows:
         text += ["## Steps with contact",
@@ -142,7 +146,7 @@ def step_section(b):
         s = b.get(f"StepSimd<{p}>/humanoid/N:4096/threads:1")
         sc = b.get(f"StepScalar<{p}>/humanoid/N:4096/threads:1")
         if s:
-            hum.append([p, fmt_rate(rate(s)), f"{s.get('ns_per_env', 0):.0f}", fmt_rate(rate(sc)) if sc else "–", ratio(rate(s), rate(sc)) if sc else "–"])
+            hum.append([p, fmt_rate(rate(s)), ns(s), fmt_rate(rate(sc)) if sc else "–", ratio(rate(s), rate(sc))])
     if hum:
         text += ["", "The free humanoid from random poses (no collision geometry; its joint limits are rows of the contact stage), "
                  "4096 environments, 1 thread:", "", table(["precision", "env-steps/s", "ns per env", "W = 1", "SIMD / W = 1"], hum)]
@@ -157,8 +161,7 @@ def delassus_section(b):
         s = b.get(f"Delassus/pv-osimr/Scalar/{p}/humanoid_feet_hands/N:1024/threads:1")
         d = b.get(f"Delassus/dense/Scalar/{p}/humanoid_feet_hands/N:256/threads:1")
         if r:
-            rows.append([p, f"{r.get('ns_per_env', 0):.0f}", f"{o.get('ns_per_env', 0):.0f}" if o else "–", ratio(rate(r), rate(s)) if s else "–",
-                         f"{d.get('ns_per_env', 0):.0f}" if d else "–", ratio(rate(r), rate(d)) if d else "–"])
+            rows.append([p, ns(r), ns(o), ratio(rate(r), rate(s)), ns(d), ratio(rate(r), rate(d))])
     if not rows:
         return ""
     return "\n".join(["## Delassus matrices",
@@ -183,7 +186,7 @@ def loops_section(b):
             aba = get("Aba")
             if not aba:
                 continue
-            cell = lambda k: f"{get(k).get('ns_per_env', 0):.0f}" if get(k) else "–"
+            cell = lambda k: ns(get(k))
             rows.append([model, p, cell("Aba"), cell("Lcaba1"), cell("Lcaba3"), cell("ProxBbo1"), cell("ProxBbo3"), cell("Lcaba1Scalar"), cell("ProxLtl1")])
     if not rows:
         return ""
