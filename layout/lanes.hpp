@@ -73,53 +73,72 @@ template <LaneFloat T> std::pair<T, T> sincos(T x) {
 // argument by one of four formulas chosen by what ALL lanes of the batch hold (within pi/4,
 // pi/2, 20 pi, "medium", else exactly), so one lane's large angle (a spinning wheel, a failing
 // environment at 1e6 rad/s) changed its block mates' sines by an ulp, and float results by 1e-6
-// m over a rollout. Here every lane takes the same reduction: Cody-Waite in three parts with
-// their tails (xsimd's medium formula; within pi/4 it returns x exactly, so small angles keep
-// xsimd's bits), and the exact reduction only in the lanes beyond its range; then xsimd's
-// sincos of the reduced argument, which is within pi/4 (+ rounding) in every lane.
+// m over a rollout. Here the formula is chosen per lane: xsimd's 20 pi formula for every lane
+// (within pi/4 it returns x exactly, and it is what xsimd itself takes for the joint angles of
+// a robot, so those keep xsimd's bits at xsimd's cost); its medium formula, blended in with a
+// mask, for lanes beyond 20 pi; the exact reduction for lanes beyond the medium range. The two
+// `any` tests skip work no lane needs and change no lane's bits. Then xsimd's polynomials and
+// quadrant signs, as in xsimd::sincos.
 namespace detail {
+// x's residue modulo pi/2 of the lanes beyond xsimd's medium range, each reduced exactly; the
+// rare path, kept out of line so the common one stays small.
 template <class T, class A>
-xsimd::batch<T, A> reduce_right_angles(const xsimd::batch<T, A>& x, xsimd::batch<T, A>& xr) {  // x >= 0; returns x's quadrant, 0..3
+[[gnu::noinline, gnu::cold]] void reduce_right_angles_exactly(const xsimd::batch<T, A>& x, xsimd::batch<T, A>& xr,
+                                                               xsimd::batch<T, A>& quadrant) {
+  using B = xsimd::batch<T, A>;
+  alignas(A::alignment()) T args[B::size], reduced[B::size], quadrants[B::size];
+  x.store_aligned(args), xr.store_aligned(reduced), quadrant.store_aligned(quadrants);
+  for (std::size_t l = 0; l < B::size; ++l) {
+    if (!(args[l] > xsimd::constants::mediumpi<T>())) continue;
+    if (!(args[l] < std::numeric_limits<T>::infinity())) {
+      reduced[l] = std::numeric_limits<T>::quiet_NaN(), quadrants[l] = T(0);
+      continue;
+    }
+    double y[2];
+    const std::int32_t n = xsimd::detail::__ieee754_rem_pio2(static_cast<double>(args[l]), y);
+    reduced[l] = static_cast<T>(y[0]), quadrants[l] = static_cast<T>(n & 3);
+  }
+  xr = B::load_aligned(reduced), quadrant = B::load_aligned(quadrants);
+}
+
+// x >= 0: xr = x - n pi/2 within pi/4 (+ rounding); returns n's quadrant, 0..3.
+template <class T, class A>
+BATCHDYN_INLINE xsimd::batch<T, A> reduce_right_angles(const xsimd::batch<T, A>& x, xsimd::batch<T, A>& xr) {
   using B = xsimd::batch<T, A>;
   namespace c = xsimd::constants;
   const B fn = xsimd::nearbyint(x * c::twoopi<B>());
-  const B t1 = x - fn * c::pio2_1<B>();
-  const B t2 = t1 - fn * c::pio2_2<B>();
-  const B w3 = fn * c::pio2_3<B>();
-  const B t3 = t2 - w3;
-  xr = t3 - (fn * c::pio2_3t<B>() - ((t2 - t3) - w3));  // xsimd's medium formula: its last tail corrects the rounding
-  B quadrant = fn - B(T(4)) * xsimd::floor(fn * B(T(0.25)));
-  const auto huge = x > c::mediumpi<B>();
-  if (xsimd::any(huge)) {  // the lanes beyond the formula's range, each reduced exactly (a cost, not a result, of the branch)
-    alignas(A::alignment()) T args[B::size], reduced[B::size], quadrants[B::size];
-    x.store_aligned(args), xr.store_aligned(reduced), quadrant.store_aligned(quadrants);
-    for (std::size_t l = 0; l < B::size; ++l) {
-      if (!(args[l] > c::mediumpi<T>())) continue;
-      if (!(args[l] < std::numeric_limits<T>::infinity())) {
-        reduced[l] = std::numeric_limits<T>::quiet_NaN(), quadrants[l] = T(0);
-        continue;
-      }
-      double y[2];
-      const std::int32_t n = xsimd::detail::__ieee754_rem_pio2(static_cast<double>(args[l]), y);
-      reduced[l] = static_cast<T>(y[0]), quadrants[l] = static_cast<T>(n & 3);
-    }
-    xr = B::load_aligned(reduced), quadrant = B::load_aligned(quadrants);
+  xr = xsimd::fnma(fn, c::pio2_1<B>(), x);  // xsimd's 20 pi formula: pi/2 in three parts
+  xr -= fn * c::pio2_2<B>();
+  xr -= fn * c::pio2_3<B>();
+  B quadrant = xsimd::kernel::detail::quadrant(fn);
+  const auto beyond_twenty_pi = x > c::twentypi<B>();
+  if (xsimd::any(beyond_twenty_pi)) {  // xsimd's medium formula: each part's rounding carried by its tail
+    const B t1 = x - fn * c::pio2_1<B>();
+    const B t2 = t1 - fn * c::pio2_2<B>();
+    const B w3 = fn * c::pio2_3<B>();
+    const B t3 = t2 - w3;
+    xr = xsimd::select(beyond_twenty_pi, t3 - (fn * c::pio2_3t<B>() - ((t2 - t3) - w3)), xr);
+    if (xsimd::any(x > c::mediumpi<B>())) reduce_right_angles_exactly(x, xr, quadrant);
   }
   return quadrant;
 }
 }  // namespace detail
 
 template <class T, class A>
-std::pair<xsimd::batch<T, A>, xsimd::batch<T, A>> lane_sincos(const xsimd::batch<T, A>& x) {
+BATCHDYN_INLINE std::pair<xsimd::batch<T, A>, xsimd::batch<T, A>> lane_sincos(const xsimd::batch<T, A>& x) {
   using B = xsimd::batch<T, A>;
   B xr;
   const B n = detail::reduce_right_angles(xsimd::abs(x), xr);
-  const auto [s, c] = xsimd::sincos(xr);
-  // sin |x| = s, c, -s, -c and cos |x| = c, -s, -c, s in quadrants 0, 1, 2, 3
-  const auto odd = (n == B(T(1))) || (n == B(T(3)));
-  const B sin_abs = xsimd::select(n >= B(T(2)), -xsimd::select(odd, c, s), xsimd::select(odd, c, s));
-  const B cos_abs = xsimd::select((n == B(T(1))) || (n == B(T(2))), -xsimd::select(odd, s, c), xsimd::select(odd, s, c));
-  return {xsimd::select(x < B(T(0)), -sin_abs, sin_abs), cos_abs};
+  // xsimd::sincos's evaluation: the polynomials at xr, swapped and negated by the quadrant
+  const B upper_half = xsimd::select(n >= B(T(2)), B(T(1)), B(T(0)));
+  const B swap = xsimd::fma(B(T(-2)), upper_half, n);  // 1 in quadrants 1 and 3
+  const B z = xr * xr;
+  const B se = xsimd::kernel::detail::sin_eval(z, xr);
+  const B ce = xsimd::kernel::detail::cos_eval(z);
+  const B sign = xsimd::constants::signmask<B>();
+  const B sin_sign = xsimd::bitofsign(x) ^ xsimd::select(upper_half != B(T(0)), sign, B(T(0)));
+  const B cos_sign = xsimd::select((swap ^ upper_half) != B(T(0)), sign, B(T(0)));
+  return {xsimd::select(swap == B(T(0)), se, ce) ^ sin_sign, xsimd::select(swap != B(T(0)), se, ce) ^ cos_sign};
 }
 template <class T, class A>
 xsimd::batch<T, A> lane_sin(const xsimd::batch<T, A>& x) { return lane_sincos(x).first; }

@@ -2,6 +2,9 @@
 // for that environment. Compiled into the main suite (the build's native ISA) and once per
 // lane ISA (tests/isa_main.cpp: SSE2, AVX2+FMA, AVX-512), so each instruction set's lanes
 // are checked on hosts that have it.
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <optional>
 
 #include <sys/mman.h>
@@ -113,6 +116,56 @@ TEST_CASE("tiles of 256-bit and 512-bit lanes are transposed in registers, not a
   CHECK(has_register_transpose<SimdLane<double>> == (sizeof(SimdLane<double>) >= 32));
   CHECK(has_register_transpose<SimdLane<float>> == (sizeof(SimdLane<float>) >= 32));
   CHECK_FALSE(has_register_transpose<double>);
+}
+
+// lane_sincos: one lane holding `angle`, its block mates each of the other angles in turn. The
+// lane's sine and cosine must be the bits it gets alone (a broadcast), which are xsimd's own
+// (xsimd reduces a batch whose lanes all hold one angle by that angle's formula), within an
+// ulp of the correctly rounded value (the C library's long-double sine checks the reduction of
+// 1e300), and the scalar lane_sincos must return them too.
+template <class T>
+void check_lane_sincos_independent_of_block_mates() {
+  using B = SimdLane<T>;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  const T angles[] = {T(0),       -T(0),      std::numeric_limits<T>::denorm_min(), T(1e-3), T(0.7853981), T(0.7853982),
+                      T(1.5707963), T(-3),     T(62.8),    T(62.9), T(-1000.5), T(1.5e6), T(3e7), T(1e12), T(-1e30),
+                      std::numeric_limits<T>::max(), inf, -inf, std::numeric_limits<T>::quiet_NaN(),
+                      // angles whose xsimd::sincos bits did change with a mate at 1e30 (near a multiple of pi/2)
+                      T(4.7120700512707794), T(58.08762803104041), T(912.69759934194167), T(1.5461082458496094),
+                      T(3.1070902347564697), T(24.735673904418945)};
+  const auto same_bits = [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; };
+  for (const T angle : angles) {
+    CAPTURE(angle);
+    const auto [sin_alone, cos_alone] = lane_sincos(B(angle));
+    const auto [sin_scalar, cos_scalar] = lane_sincos(angle);
+    CHECK(same_bits(sin_scalar, sin_alone.get(0)));
+    CHECK(same_bits(cos_scalar, cos_alone.get(0)));
+    if (std::isfinite(angle)) {
+      const auto [sin_xsimd, cos_xsimd] = xsimd::sincos(B(angle));
+      CHECK(same_bits(sin_alone.get(0), sin_xsimd.get(0)));
+      CHECK(same_bits(cos_alone.get(0), cos_xsimd.get(0)));
+      const long double exact_sin = std::sin(static_cast<long double>(angle)), exact_cos = std::cos(static_cast<long double>(angle));
+      const long double ulp = std::numeric_limits<T>::epsilon();
+      CHECK(std::fabs(static_cast<long double>(sin_alone.get(0)) - exact_sin) <= ulp);
+      CHECK(std::fabs(static_cast<long double>(cos_alone.get(0)) - exact_cos) <= ulp);
+    } else {
+      CHECK(std::isnan(sin_alone.get(0)));
+      CHECK(std::isnan(cos_alone.get(0)));
+    }
+    for (const T mate : angles) {
+      alignas(64) T block[B::size];
+      for (T& x : block) x = mate;
+      block[B::size / 2] = angle;
+      const auto [sin_block, cos_block] = lane_sincos(B::load_aligned(block));
+      CHECK(same_bits(sin_block.get(B::size / 2), sin_alone.get(0)));
+      CHECK(same_bits(cos_block.get(B::size / 2), cos_alone.get(0)));
+    }
+  }
+}
+
+TEST_CASE("lane_sincos: a lane's sine and cosine are its own angle's, bitwise xsimd's, whatever its block mates hold") {
+  check_lane_sincos_independent_of_block_mates<double>();
+  check_lane_sincos_independent_of_block_mates<float>();
 }
 
 TEST_CASE("each SIMD lane of batched double ABA equals the scalar ABA of its environment (1e-12)") {
