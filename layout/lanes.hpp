@@ -130,6 +130,7 @@ BATCHDYN_INLINE std::pair<xsimd::batch<T, A>, xsimd::batch<T, A>> lane_sincos(co
   B xr;
   const B n = detail::reduce_right_angles(xsimd::abs(x), xr);
   // xsimd::sincos's evaluation: the polynomials at xr, swapped and negated by the quadrant
+  // (xsimd 8's kernel::detail functions, which its own sincos calls; CMakeLists.txt asks for xsimd 8)
   const B upper_half = xsimd::select(n >= B(T(2)), B(T(1)), B(T(0)));
   const B swap = xsimd::fma(B(T(-2)), upper_half, n);  // 1 in quadrants 1 and 3
   const B z = xr * xr;
