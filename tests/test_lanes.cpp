@@ -120,9 +120,9 @@ TEST_CASE("tiles of 256-bit and 512-bit lanes are transposed in registers, not a
 
 // lane_sincos: one lane holding `angle`, its block mates each of the other angles in turn. The
 // lane's sine and cosine must be the bits it gets alone (a broadcast), which are xsimd's own
-// (xsimd reduces a batch whose lanes all hold one angle by that angle's formula), within an
-// ulp of the correctly rounded value (the C library's long-double sine checks the reduction of
-// 1e300), and the scalar lane_sincos must return them too.
+// (xsimd reduces a batch whose lanes all hold one angle by that angle's formula), within
+// epsilon of the C library's long-double sine and cosine (which also check the reduction of the
+// largest angles, up to the type's max), and the scalar lane_sincos must return them too.
 template <class T>
 void check_lane_sincos_independent_of_block_mates() {
   using B = SimdLane<T>;
