@@ -109,7 +109,7 @@ inline std::vector<int> env_list(const py::object& envs, int n) {
     return envs.cast<std::vector<int>>();
   } catch (const py::cast_error&) {
     throw Error("envs: expected environment indices (a sequence of ints or an integer array), got " +
-                std::string(py::str(envs.get_type().attr("__name__"))));
+                std::string(py::str(py::type::handle_of(envs).attr("__name__"))));
   }
 }
 
