@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# batchdyn build driver: installs the Debian packages that are missing, configures with CMake,
-# builds and runs.
-#   ./build.sh demo       Release build, then the main job: batched throughput on the shipped humanoid
+# batchdyn build driver: installs the Debian packages that are missing, makes the project's Python
+# environment .venv (requirements.txt, constraints.txt), configures with CMake, builds and runs.
+#   ./build.sh demo       `pip install .` into .venv, then the main job: batched throughput on the shipped humanoid
 #   ./build.sh test       Release build with warnings as errors (every lane ISA compiled), then the whole test suite
+#                         (the Python tests with .venv's Python and the build tree's module)
 #   ./build.sh test fast  the same build, then the tests labelled `fast` (docs/testing.md)
 #   ./build.sh sanitize   tests under AddressSanitizer + UndefinedBehaviorSanitizer, then 15 s of each loader fuzzer
 #   ./build.sh fuzz [s]   the loaders' libFuzzer targets (Clang), s seconds each (default 60)
@@ -12,13 +13,16 @@ cd "$(dirname "$0")"
 what="${1:-demo}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
+# The C++ side comes from Debian; the Python side (NumPy, pybind11, torch, Gymnasium, ...) from
+# PyPI, into .venv. python3-venv and python3-dev serve Debian's python3 when it is the one on PATH.
 packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
-          libbenchmark-dev nlohmann-json3-dev
-          # the Python module (for Debian's /usr/bin/python3), its tests and the PPO example
-          pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib
-          # Debian's torch calls BLAS through the libblas.so.3 alternative: OpenBLAS makes the PPO
-          # example's networks ~10x faster than the reference BLAS (8 -> 77 GFLOP/s, one core)
-          libopenblas0-pthread)
+          libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev)
+# Debian's CMake (3.25), on purpose: the CMake files of Debian's packages are written for it (pip's
+# CMake 4.x, often first on PATH, configures the tree too). pip's build of the wheel is told to use
+# it as well (CMAKE_EXECUTABLE, read by scikit-build-core).
+cmake=/usr/bin/cmake
+ctest=/usr/bin/ctest
+export CMAKE_EXECUTABLE=$cmake
 
 # The fuzz targets need Clang and its fuzzer runtime (./build.sh fuzz and sanitize only).
 fuzz_packages=(clang libclang-rt-14-dev libfuzzer-14-dev)
@@ -45,10 +49,30 @@ build() {
   mkdir -p "$dir"
   local log="$dir/build.log"
   echo "== building in $dir (log: $log)"
-  if ! { cmake -S . -B "$dir" "$@" && cmake --build "$dir" -j"$jobs"; } >"$log" 2>&1; then
+  if ! { "$cmake" -S . -B "$dir" "$@" && "$cmake" --build "$dir" -j"$jobs"; } >"$log" 2>&1; then
     echo "== build failed; the log follows" >&2
     cat "$log" >&2
     exit 1
+  fi
+}
+
+# python_env: the project's Python environment .venv (python3 -m venv, with the first python3 on
+# PATH) with the pinned packages: torch first and alone (the CPU wheel on the build machines'
+# disk; a package needing torch, installed first, would pull a multi-GB CUDA build), then
+# requirements.txt under constraints.txt. Installed again only when those files change.
+python_env() {
+  local stamp=.venv/batchdyn-requirements.txt pip=(.venv/bin/pip install -q --disable-pip-version-check)
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  if ! cat requirements.txt constraints.txt | cmp -s - "$stamp"; then
+    echo "== installing the pinned Python packages into .venv (log: build/venv.log)"
+    mkdir -p build
+    if ! { "${pip[@]}" "$(grep -m1 '^torch==' requirements.txt)" \
+           && "${pip[@]}" -r requirements.txt -c constraints.txt; } >build/venv.log 2>&1; then
+      echo "== pip install failed; the log follows" >&2
+      cat build/venv.log >&2
+      exit 1
+    fi
+    cat requirements.txt constraints.txt >"$stamp"
   fi
 }
 
@@ -93,9 +117,18 @@ case "$what" in
 esac
 case "$what" in
   demo)
-    build build/release -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
-      -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF
-    bin=build/release/batchdyn
+    python_env
+    # The wheel's CMake build lives in build/wheel (pyproject.toml): a second run rebuilds only
+    # what changed. Its output goes to build/wheel.log, shown only when it fails.
+    echo "== pip install . (into .venv; log: build/wheel.log)"
+    mkdir -p build/demo
+    if ! .venv/bin/pip install -v --disable-pip-version-check --no-build-isolation . >build/wheel.log 2>&1; then
+      echo "== pip install failed; the log follows" >&2
+      cat build/wheel.log >&2
+      exit 1
+    fi
+    bin=.venv/bin/batchdyn
+    out=build/demo
     echo "== batchdyn info models/humanoid.urdf --root free --constraints models/humanoid_feet.json"
     "$bin" info models/humanoid.urdf --root free --constraints models/humanoid_feet.json | sed -n 1,4p  # sed reads to the end: no SIGPIPE under pipefail
     echo "== batchdyn bench: 4096 humanoids, batched forward dynamics (ABA), double then float, all cores"
@@ -107,19 +140,27 @@ case "$what" in
     "$bin" bench --envs 4096 --precision float --seconds 3 --step
     echo "== batchdyn eval: 4 humanoid states, reference vs batched ABA, and with the feet welded"
     "$bin" eval models/humanoid.urdf --root free --algo aba --in models/states/humanoid_demo.json \
-      --out build/release/humanoid_aba.json
+      --out $out/humanoid_aba.json
     "$bin" eval models/humanoid.urdf --root free --algo aba --batched --in models/states/humanoid_demo.json \
-      --out build/release/humanoid_aba_batched.json
+      --out $out/humanoid_aba_batched.json
     "$bin" eval models/humanoid.urdf --root free --constraints models/humanoid_feet.json --algo constrained \
-      --in models/states/humanoid_demo.json --out build/release/humanoid_constrained.json
-    echo "wrote build/release/humanoid_{aba,aba_batched,constrained}.json"
+      --in models/states/humanoid_demo.json --out $out/humanoid_constrained.json
+    echo "wrote $out/humanoid_{aba,aba_batched,constrained}.json"
+    echo "== the same from Python: import batchdyn (the installed package), 4096 humanoids stepped"
+    .venv/bin/python -c "
+import time, batchdyn
+batch = batchdyn.Batch(batchdyn.load(batchdyn.model_path('humanoid.urdf'), root='free'), 4096)
+batch.step(1e-3)
+t = time.perf_counter(); [batch.step(1e-3) for _ in range(50)]; dt = (time.perf_counter() - t) / 50
+print(f'batchdyn {batchdyn.__version__} from {batchdyn.__file__}: {batch.num_envs / dt / 1e6:.2f} M env-steps/s')"
     ;;
   test)
+    python_env
     build build/test -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=ON -DBATCHDYN_SANITIZE=OFF \
-      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=ON
+      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=ON -DBATCHDYN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python"
     case "${2:-all}" in
-      all) ctest --test-dir build/test --output-on-failure -j"$jobs" ;;
-      fast) ctest --test-dir build/test --output-on-failure -j"$jobs" -L fast ;;
+      all) "$ctest" --test-dir build/test --output-on-failure -j"$jobs" ;;
+      fast) "$ctest" --test-dir build/test --output-on-failure -j"$jobs" -L fast ;;
       *) echo "usage: ./build.sh test [fast]" >&2; exit 1 ;;
     esac
     ;;
@@ -129,7 +170,7 @@ case "$what" in
     build build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_SANITIZE=ON -DBATCHDYN_WERROR=ON \
       -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_ISA_TESTS=OFF -DBATCHDYN_BUILD_PYTHON=OFF
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir build/sanitize --output-on-failure -j"$jobs" -E package_consumer
+      "$ctest" --test-dir build/sanitize --output-on-failure -j"$jobs" -E package_consumer
     run_fuzzers 15
     ;;
   fuzz)

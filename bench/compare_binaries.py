@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Old vs new: two batchdyn_bench binaries run in turn on one filter, each row's best time.
 
-    /usr/bin/python3 bench/compare_binaries.py OLD NEW ROUNDS FILTER [REPETITIONS]
+    python3 bench/compare_binaries.py OLD NEW ROUNDS FILTER [REPETITIONS]
 
 Runs `BINARY --benchmark_filter=FILTER --benchmark_repetitions=REPETITIONS` (default 3) on OLD,
 then on NEW, ROUNDS times, and prints per benchmark the smallest `ns_per_env` each binary

@@ -3,12 +3,12 @@
 
     build/bench/bench/batchdyn_bench --benchmark_filter='^Delassus/' \\
         --benchmark_out=delassus.json --benchmark_out_format=json
-    /usr/bin/python3 bench/delassus_figure.py delassus.json [--figure docs/delassus_scaling.png]
+    .venv/bin/python bench/delassus_figure.py delassus.json [--figure docs/delassus_scaling.png]
 
 Prints, per model and precision (one thread): ns per environment of PV-OSIMr and PV-OSIM on SIMD
 lanes, PV-OSIMr on W = 1 lanes and the dense baseline, with the ratios the issue asks for
 (SIMD vs W = 1, PV-OSIMr vs dense, PV-OSIM / PV-OSIMr) and 2 threads vs 1 where measured.
-The figure (matplotlib, Debian python3-matplotlib) has stem length on x and time per
+The figure (matplotlib, in .venv) has stem length on x and time per
 environment on y, one line per algorithm and branch count, double and float side by side, and
 a third panel with the counted flops of PV-OSIMr and PV-OSIM (machine-independent).
 """

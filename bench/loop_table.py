@@ -3,7 +3,7 @@
 
     ./build.sh bench --benchmark_filter='^Loops/' \
         --benchmark_out=loops.json --benchmark_out_format=json
-    /usr/bin/python3 bench/loop_table.py loops.json
+    python3 bench/loop_table.py loops.json
 
 Prints one Markdown row per model and precision: ns per environment of each solver (one
 thread, N = 1024), the largest iteration count of the converged steps, and the ratios the
@@ -12,7 +12,7 @@ at 1 and 3 iterations (the target: LCABA >= 20x proxLTL), SIMD vs W = 1
 (and as a fraction of W), the half-width lanes of an AVX-512 build vs W = 1 (where present),
 LCABA 1's flops per environment and its share of the core's peak.
 
-    /usr/bin/python3 bench/loop_table.py loops.json --prox-ltl
+    python3 bench/loop_table.py loops.json --prox-ltl
 
 prints instead the proxLTL comparison (docs/loops.md): ns per
 environment of ABA, LCABA 1 / 3, proxLTL 1 / 3 and the dense solver, proxLTL / LCABA at 1 and 3

@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Python call overhead of Batch.step: env-steps/s of `calls` batch.step() calls from a Python
 loop against the same number of steps in a C++ loop (Batch.time_steps_in_cpp), alternating in
 one process, on the same Batch and state.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_step_overhead.py [--envs 4096] [--dtype float32]
+    .venv/bin/python bench/python_step_overhead.py [--envs 4096] [--dtype float32]
 """
 import argparse
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """What the vector environments cost on top of the physics: per task, the time of env.step()
 (actions in, observations, rewards, autoreset, infos out) split into the time inside Batch.step
 (env.physics_seconds) and the rest, the wrapper's. Best of several rounds, with copy=True
@@ -6,7 +6,7 @@
 Measuring inside one env.step, not against a separate Batch.step loop, keeps the states (and so
 the contact solver's work) the same for both parts.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 bench/vector_env_overhead.py [--threads 1] [--steps 100]
+    .venv/bin/python bench/vector_env_overhead.py [--threads 1] [--steps 100]
         [--actions random|zero]
 
 --actions zero with --steps 30 measures the steady state without episode ends (each round

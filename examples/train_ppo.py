@@ -1,10 +1,10 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PPO (Schulman et al. 2017) in PyTorch on batchdyn's vectorised environments.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py                 # CartPole
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task ArmReach
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task Quadruped --minutes 10
-    PYTHONPATH=build/release/python /usr/bin/python3 examples/train_ppo.py --task QuadrupedHills
+    .venv/bin/python examples/train_ppo.py                 # CartPole (.venv: ./build.sh demo)
+    .venv/bin/python examples/train_ppo.py --task ArmReach
+    .venv/bin/python examples/train_ppo.py --task Quadruped --minutes 10
+    .venv/bin/python examples/train_ppo.py --task QuadrupedHills
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
@@ -28,11 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-try:
-    from batchdyn import vector_env
-except ImportError:  # not installed and no PYTHONPATH: the build tree of ./build.sh demo
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "python"))
-    from batchdyn import vector_env
+from batchdyn import vector_env  # pip install . (or PYTHONPATH=<cmake build>/python)
 from distributed import Distributed  # examples/distributed.py, next to this script
 
 

@@ -3,7 +3,8 @@
 # the executable). Then, from another directory: configures, builds and runs examples/consumer
 # against the moved prefix with find_package(batchdyn), what a user's project does; runs the
 # installed `batchdyn bench` on its default (installed) model; imports the installed Python
-# package with Debian's python3 and steps a shipped model found through it.
+# package with the Python it was built for (PYTHON; empty without the module) and steps a
+# shipped model found through it.
 cmake_minimum_required(VERSION 3.22)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/elsewhere)
@@ -24,16 +25,16 @@ step(${WORK}/build/consumer ${prefix}/share/batchdyn/models/humanoid.urdf)
 if(WITH_CLI)
   step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/batchdyn bench --envs 8 --threads 1 --seconds 0.05)
 endif()
-if(WITH_PYTHON)
-  file(GLOB package_dirs ${prefix}/lib/python3*/dist-packages)
+if(PYTHON)
+  file(GLOB package_dirs ${prefix}/lib/python3*/site-packages)
   if(NOT package_dirs)
-    message(FATAL_ERROR "the Python package was built but not installed under ${prefix}/lib/python3*/dist-packages")
+    message(FATAL_ERROR "the Python package was built but not installed under ${prefix}/lib/python3*/site-packages")
   endif()
   step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH --unset=BATCHDYN_MODELS PYTHONPATH=${package_dirs}
-       /usr/bin/python3 -c "
+       ${PYTHON} -c "
 import os, batchdyn
 from batchdyn import vector_env
-from batchdyn.vector_env.paths import models_dir
+from batchdyn.models import models_dir
 prefix = os.path.realpath('${prefix}')
 assert os.path.realpath(batchdyn.__file__).startswith(prefix), batchdyn.__file__
 assert os.path.realpath(models_dir()).startswith(prefix), models_dir()

@@ -1,7 +1,7 @@
 """batchdyn: rigid-body dynamics for thousands of robot states per call.
 
     import numpy as np, batchdyn
-    model = batchdyn.load("models/humanoid.urdf", root="free")
+    model = batchdyn.load(batchdyn.model_path("humanoid.urdf"), root="free")  # a shipped model
     batch = batchdyn.Batch(model, 4096, dtype=np.float32)   # SIMD lanes x threads
     batch.q[:] = ...                                          # NumPy views of the engine's memory
     batch.step(1e-3)                                          # GIL released while it runs
@@ -33,8 +33,10 @@ from ._batchdyn import (  # noqa: F401
     _status_table,
 )
 from ._batchdyn import load as _load
+from ._config import VERSION as __version__
+from .models import model_path, models_dir
 
-__all__ = ["load", "Batch", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
+__all__ = ["load", "Batch", "model_path", "models_dir", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
            "delassus", "dense_contact_step", "STATUS_NAMES", "STATUS_REPORTS"]
 
 # Values of Batch.status (uint8): batch/env_status.hpp's table.

@@ -7,7 +7,7 @@ import pytest
 
 from batchdyn import load, vector_env
 from batchdyn.vector_env import AutoresetMode, VectorEnv
-from batchdyn.vector_env.paths import model_path
+from batchdyn.models import model_path
 
 
 class Countdown(VectorEnv):

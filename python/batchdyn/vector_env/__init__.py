@@ -1,5 +1,5 @@
-"""Vectorised environments on a batchdyn Batch, following Gymnasium 1.x's VectorEnv protocol
-without importing Gymnasium (Debian does not ship it):
+"""Vectorised environments on a batchdyn Batch: gymnasium.vector.VectorEnv subclasses, with
+adapters for Stable-Baselines3 and rsl_rl.
 
     from batchdyn import vector_env
     env = vector_env.make("CartPole", num_envs=4096)
@@ -14,8 +14,9 @@ without importing Gymnasium (Debian does not ship it):
 * observations.py: joint positions and velocities without the free flyer, base velocities in
   the base frame, projected gravity.
 * sb3.py (SB3VecEnv) and torch_env.py (TorchVecEnv): adapters for Stable-Baselines3's VecEnv and
-  for torch-tensor loops (rsl_rl / rl_games style).
-* spaces.py: Box; seeding.py: per-environment seeds and episode keys.
+  for torch-tensor loops (rsl_rl / rl_games style); imported when first asked for (they import
+  SB3 and torch).
+* seeding.py: per-environment seeds and episode keys.
 """
 from . import observations  # noqa: F401
 from .arm_reach import ArmReach
@@ -23,10 +24,8 @@ from .base import AutoresetMode, VectorEnv
 from .cartpole import CartPole
 from .quadruped import Quadruped
 from .registry import make, register, registered
-from .sb3 import SB3VecEnv
-from .spaces import Box, batch_space
 
-__all__ = ["AutoresetMode", "VectorEnv", "Box", "batch_space", "make", "register", "registered", "CartPole", "ArmReach",
+__all__ = ["AutoresetMode", "VectorEnv", "make", "register", "registered", "CartPole", "ArmReach",
            "Quadruped", "SB3VecEnv", "TorchVecEnv", "observations"]
 
 register("CartPole", CartPole)
@@ -35,9 +34,13 @@ register("Quadruped", Quadruped)
 register("QuadrupedHills", Quadruped, terrain_roughness=0.05)
 
 
-def __getattr__(name):  # TorchVecEnv imports torch: only when asked for
+def __getattr__(name):  # the adapters import SB3 and torch: only when asked for
     if name == "TorchVecEnv":
         from .torch_env import TorchVecEnv
 
         return TorchVecEnv
+    if name == "SB3VecEnv":
+        from .sb3 import SB3VecEnv
+
+        return SB3VecEnv
     raise AttributeError(f"module 'batchdyn.vector_env' has no attribute {name!r}")

@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import Batch, load
 from .base import AutoresetMode, VectorEnv
-from .paths import model_path
+from ..models import model_path
 
 
 class ArmReach(VectorEnv):

@@ -1,15 +1,13 @@
-"""VectorEnv: the base class of batchdyn's vectorised environments, following Gymnasium 1.x's
-VectorEnv protocol without importing Gymnasium (Debian does not ship it).
+"""VectorEnv: the base class of batchdyn's vectorised environments, a gymnasium.vector.VectorEnv.
 
     env = batchdyn.vector_env.make("CartPole", num_envs=4096)
     obs, info = env.reset(seed=0)                                   # (N, obs_dim), the Batch's dtype
     obs, reward, terminated, truncated, info = env.step(actions)    # actions (N, act_dim) in [-1, 1]
     env.close()
 
-The rules it follows (gymnasium/vector/vector_env.py and sync_vector_env.py, Gymnasium 1.1):
+The rules it follows (gymnasium/vector/vector_env.py and sync_vector_env.py, Gymnasium 1.4):
 
-* metadata["autoreset_mode"] is an AutoresetMode (Gymnasium's own enum when Gymnasium is
-  importable). SAME_STEP (batchdyn's default, as Isaac Lab, rsl_rl and SB3 expect): an episode
+* metadata["autoreset_mode"] is a gymnasium.vector.AutoresetMode. SAME_STEP (batchdyn's default, as Isaac Lab, rsl_rl and SB3 expect): an episode
   that ends is reset inside the same step; the returned observation starts the new episode,
   info["final_obs"] (an object array of rows, None elsewhere) and info["final_info"] hold the
   ended episode's last observation and step info, info["_final_obs"] / info["_final_info"] say
@@ -24,8 +22,8 @@ The rules it follows (gymnasium/vector/vector_env.py and sync_vector_env.py, Gym
 * reset(seed=None | int | list, options=None): an int s seeds environment i with s + i, a list
   gives one seed each (None: fresh entropy), None continues the environments' streams.
   options["reset_mask"] (bool array of shape (N,), some True) resets only those environments.
-* Spaces: single_observation_space / single_action_space and their batched versions are Box
-  (sample, contains, seed). Observations have the Batch's dtype (float32 or float64).
+* Spaces: single_observation_space / single_action_space and their batched versions are
+  gymnasium.spaces.Box. Observations have the Batch's dtype (float32 or float64).
 * close() releases the Batch; step() or reset() afterwards raise.
 
 Episode randomness is keyed per environment and episode (vector_env/seeding.py): results do not
@@ -45,31 +43,22 @@ A task subclasses VectorEnv and provides:
 and optionally `training`, a dict of suggested PPO settings that examples/train_ppo.py reads.
 """
 import time
-from enum import Enum
 
+import gymnasium
 import numpy as np
+from gymnasium.spaces import Box
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
 from .. import STATUS_REPORTS, Batch
 from . import seeding
-from .spaces import Box, batch_space
-
-try:  # the same enum members as Gymnasium's when it is installed, so comparisons with them hold
-    from gymnasium.vector import AutoresetMode
-except ImportError:  # noqa: SIM105 -- Debian ships no Gymnasium: the enum as Gymnasium 1.1 defines it
-
-    class AutoresetMode(Enum):
-        """When an environment whose episode ended is reset (Gymnasium's gymnasium.vector.AutoresetMode)."""
-
-        NEXT_STEP = "NextStep"
-        SAME_STEP = "SameStep"
-        DISABLED = "Disabled"
 
 # Batch.status values that end an episode: the state is not finite or not valid. The others are
 # reports (a solver hit its cap, loops drifted, a contact went deep) on a state that was stepped.
 _FAILED_STATUSES = np.array([code != 0 and code not in STATUS_REPORTS for code in range(256)])
 
 
-class VectorEnv:
+class VectorEnv(gymnasium.vector.VectorEnv):
     """N environments of one task on a batchdyn Batch (see the module's docstring)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -228,23 +217,6 @@ class VectorEnv:
     def render(self):
         """No rendering (render_mode is None)."""
         return None
-
-    @property
-    def unwrapped(self):
-        return self
-
-    @property
-    def np_random(self):
-        """A NumPy generator for the caller's use, seeded by reset(seed=int) (Gymnasium's attribute;
-        the episodes themselves draw from the per-environment keys)."""
-        if self._np_random is None:
-            self._np_random, self._np_random_seed = np.random.default_rng(), -1
-        return self._np_random
-
-    @property
-    def np_random_seed(self):
-        self.np_random  # noqa: B018 -- creates it when unset
-        return self._np_random_seed
 
     def __enter__(self):
         return self

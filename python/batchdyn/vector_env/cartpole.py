@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import load
 from .base import AutoresetMode, VectorEnv
-from .paths import model_path
+from ..models import model_path
 
 
 class CartPole(VectorEnv):

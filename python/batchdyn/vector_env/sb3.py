@@ -1,52 +1,44 @@
-"""SB3VecEnv: a batchdyn vector environment behind Stable-Baselines3's VecEnv interface
-(stable_baselines3.common.vec_env.VecEnv), without importing SB3.
+"""SB3VecEnv: a batchdyn vector environment as a Stable-Baselines3 VecEnv
+(stable_baselines3.common.vec_env.VecEnv), which SB3's algorithms take as it is.
 
+    from stable_baselines3 import PPO
     venv = SB3VecEnv(vector_env.make("CartPole", num_envs=64))
-    obs = venv.reset()
-    venv.step_async(actions); obs, rewards, dones, infos = venv.step_wait()
+    PPO("MlpPolicy", venv).learn(100_000)
 
 SB3's rules: reset() returns the observations only (seed() and set_options() apply to the next
 reset; reset_infos holds the per-environment reset infos); step_wait() returns (obs, rewards,
 dones, infos) with infos a list of one dict per environment. An environment that is done was
 reset in the same step: its dict has "terminal_observation" (the ended episode's last
 observation), "TimeLimit.truncated" (ended by the time limit, not terminated) and "episode"
-({"r", "l", "t"}, as SB3's Monitor/VecMonitor write it). Spaces are the single environment's;
-with Gymnasium installed they are gymnasium.spaces.Box, as SB3's policies check.
+({"r", "l", "t"}, as SB3's Monitor/VecMonitor write it). Spaces are the single environment's
+gymnasium.spaces.Box.
 """
 import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
 
 from .base import AutoresetMode
 
 
-class SB3VecEnv:
+class SB3VecEnv(VecEnv):
     """Stable-Baselines3's VecEnv over a batchdyn VectorEnv in SAME_STEP autoreset mode."""
-
-    metadata = {"render_modes": []}
-    render_mode = None
 
     def __init__(self, env):
         if env.autoreset_mode != AutoresetMode.SAME_STEP:
             raise ValueError(f"SB3VecEnv: SB3 expects same-step autoreset; the env's mode is {env.autoreset_mode}")
         self.env = env
-        self.num_envs = env.num_envs
-        self.observation_space = _as_gymnasium(env.single_observation_space)
-        self.action_space = _as_gymnasium(env.single_action_space)
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        self._seeds, self._options, self._actions = None, None, None
-
-    def seed(self, seed=None):
-        """Seeds for the next reset(): environment i gets seed + i (SB3's rule). Returns them."""
-        self._seeds = None if seed is None else [int(seed) + i for i in range(self.num_envs)]
-        return self._seeds if self._seeds is not None else [None] * self.num_envs
-
-    def set_options(self, options=None):
-        """Options for the next reset() (a dict, e.g. {"reset_mask": ...})."""
-        self._options = options
+        self._actions = None
+        super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
 
     def reset(self):
-        """Resets every environment (with the seeds and options set before); returns the observations."""
-        obs, _ = self.env.reset(seed=self._seeds, options=self._options)
-        self._seeds, self._options = None, None
+        """Resets every environment with the seeds (seed(): environment i gets seed + i) and options
+        (one dict for all: batchdyn's environments share them) set before; returns the observations."""
+        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+        options = [o for o in self._options if o]
+        if any(o != options[0] for o in options) or (options and len(options) != self.num_envs):
+            raise ValueError("SB3VecEnv.reset: batchdyn's environments take one set of options for all; set_options(dict)")
+        obs, _ = self.env.reset(seed=seeds, options=options[0] if options else None)
+        self._reset_seeds()
+        self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return obs
 
@@ -68,15 +60,8 @@ class SB3VecEnv:
                                     "t": float(info["episode"]["t"][i])}}
         return obs, reward.astype(np.float32), dones, infos
 
-    def step(self, actions):
-        self.step_async(actions)
-        return self.step_wait()
-
     def close(self):
         self.env.close()
-
-    def render(self, mode=None):
-        return None
 
     def get_images(self):
         return [None] * self.num_envs
@@ -107,16 +92,5 @@ class SB3VecEnv:
     def env_is_wrapped(self, wrapper_class, indices=None):
         return [False for _ in self._indices(indices)]
 
-    @property
-    def unwrapped(self):
-        return self
-
     def __len__(self):
         return self.num_envs
-
-
-def _as_gymnasium(space):
-    try:
-        return space.to_gymnasium()
-    except ImportError:
-        return space
