@@ -188,9 +188,9 @@ def main():
                     reward[torch.from_numpy(truncated)] += gamma * model.value(final).double() / reward_scale
                 rew_buf[t] = reward.float() * reward_scale
                 done_buf[t] = torch.from_numpy(terminated | truncated).float()
-                if "episode" in info:  # the episodes that ended in this step
-                    returns += list(info["episode"]["r"][info["_episode"]])
-                    lengths += list(info["episode"]["l"][info["_episode"]])
+                if env.episodes_ended.any():  # the episodes that ended in this step
+                    returns += list(env.episode_statistics["r"][env.episodes_ended])
+                    lengths += list(env.episode_statistics["l"][env.episodes_ended])
                 if "forward_velocity" in info:
                     going = info["_forward_velocity"]  # not the environments that were just reset
                     tracking.append((info["forward_velocity"][going], info["command"][going], info["contact_iterations"].mean()))

@@ -26,8 +26,9 @@ def test_cartpole_ends_episodes_when_the_pole_falls_and_starts_new_ones_in_the_s
             final = np.stack(info["final_obs"][done])
             assert ((np.abs(final[:, 1]) > env.theta_threshold) | (np.abs(final[:, 0]) > env.x_threshold)).all()
             assert np.abs(obs[done]).max() <= 0.05 + 1e-6  # the new episode's first observation
-            assert (info["episode"]["l"][done] > 0).all()
-            np.testing.assert_array_equal(info["episode"]["r"][done], info["episode"]["l"][done])  # 1 per step
+            np.testing.assert_array_equal(env.episodes_ended, done)
+            assert (env.episode_statistics["l"][done] > 0).all()
+            np.testing.assert_array_equal(env.episode_statistics["r"][done], env.episode_statistics["l"][done])  # 1 per step
     assert finished >= 64
 
 

@@ -1,4 +1,4 @@
-"""The adapters (Stable-Baselines3's VecEnv, torch-tensor loops) and the observation helpers."""
+"""The adapters (Stable-Baselines3's VecEnv, rsl_rl's VecEnv) and the observation helpers."""
 import numpy as np
 import pytest
 
@@ -44,20 +44,31 @@ def test_sb3_vec_env_seed_makes_resets_reproducible_and_attributes_are_shared():
         SB3VecEnv(short_cartpole(autoreset_mode=AutoresetMode.NEXT_STEP))
 
 
-def test_torch_vec_env_steps_tensors_and_marks_time_outs():
-    torch = pytest.importorskip("torch")
-    env = vector_env.TorchVecEnv(short_cartpole())
-    obs, extras = env.reset()
-    assert isinstance(obs, torch.Tensor) and obs.shape == (8, 4) and env.num_actions == 1 and env.num_obs == 4
+def test_rsl_rl_vec_env_steps_tensordicts_and_marks_time_outs():
+    import torch
+    from rsl_rl.env import VecEnv
+
+    env = vector_env.RslRlVecEnv(short_cartpole())
+    assert isinstance(env, VecEnv) and env.num_actions == 1 and env.max_episode_length == 6
+    obs = env.get_observations()
+    assert obs["policy"].shape == (8, 4) and obs["policy"].dtype == torch.float32
     for _ in range(5):
         obs, rewards, dones, extras = env.step(torch.zeros(8, 1))
-        assert not dones.any() and not extras["time_outs"].any() and "episode" not in extras
-    assert env.episode_length_buf.tolist() == [5] * 8  # shares the env's counters
+        assert not dones.any() and not extras["time_outs"].any() and "log" not in extras
+    assert env.episode_length_buf.tolist() == [5] * 8  # the env's own counters
     obs, rewards, dones, extras = env.step(torch.zeros(8, 1))
-    assert rewards.dtype == torch.float32 and dones.dtype == torch.int64
-    assert dones.all() and extras["time_outs"].all()
-    assert extras["episode"]["length"].item() == 6 and extras["final_obs"].shape == (8, 4)
-    assert (extras["final_obs"] != obs).any(dim=1).all()  # the ended episodes' last states, not the new ones
+    assert rewards.dtype == torch.float32 and rewards.shape == (8,) and dones.dtype == torch.bool
+    assert dones.all() and extras["time_outs"].all() and extras["log"]["/episode_length"] == 6
+    assert env.episode_length_buf.tolist() == [0] * 8  # new episodes
+    env.episode_length_buf = torch.full((8,), 3)  # what the runner's init_at_random_ep_len does
+    assert env.env.episode_length.tolist() == [3] * 8
+
+
+def test_rsl_rl_vec_env_refuses_float64_observations_and_next_step_autoreset():
+    with pytest.raises(ValueError, match="float32"):
+        vector_env.RslRlVecEnv(vector_env.make("CartPole", num_envs=2, threads=1, dtype=np.float64))
+    with pytest.raises(ValueError, match="same-step"):
+        vector_env.RslRlVecEnv(vector_env.make("CartPole", num_envs=2, threads=1, autoreset_mode=AutoresetMode.NEXT_STEP))
 
 
 def test_observation_helpers_read_joints_base_velocities_and_gravity_in_the_base_frame():

@@ -126,7 +126,7 @@ def test_same_step_autoreset_returns_the_new_episode_and_the_final_observation_i
     env.reset(seed=0)
     for _ in range(2):
         obs, reward, terminated, truncated, info = step_zero(env)
-        assert "final_obs" not in info and "episode" not in info
+        assert "final_obs" not in info and "episode" not in info and not env.episodes_ended.any()
     obs, reward, terminated, truncated, info = step_zero(env)  # step 3: the odd environments terminate
     odd = np.array([False, True, False, True])
     np.testing.assert_array_equal(terminated, odd)
@@ -139,14 +139,14 @@ def test_same_step_autoreset_returns_the_new_episode_and_the_final_observation_i
     np.testing.assert_array_equal(info["final_info"]["_counter"], odd)
     assert info["final_info"]["counter"][1] == 3
     np.testing.assert_array_equal(info["_counter"], ~odd)  # a new episode has no step info yet
-    np.testing.assert_array_equal(info["_episode"], odd)
-    assert info["episode"]["r"].tolist() == [0, 6, 0, 6] and info["episode"]["l"].tolist() == [0, 3, 0, 3]
-    assert (info["episode"]["t"][odd] >= 0).all()
+    np.testing.assert_array_equal(env.episodes_ended, odd)
+    stats = env.episode_statistics
+    assert stats["r"][odd].tolist() == [6, 6] and stats["l"][odd].tolist() == [3, 3] and (stats["t"][odd] >= 0).all()
     step_zero(env)
     obs, reward, terminated, truncated, info = step_zero(env)  # step 5: the even ones reach the time limit
     np.testing.assert_array_equal(truncated, [True, False, True, False])
     assert not terminated.any() and obs[:, 0].tolist() == [0, 2, 0, 2]
-    assert info["episode"]["l"].tolist() == [5, 0, 5, 0]
+    assert env.episodes_ended.tolist() == [True, False, True, False] and stats["l"].tolist() == [5, 3, 5, 3]
 
 
 def test_next_step_autoreset_resets_on_the_following_step_with_reward_zero():
@@ -157,7 +157,7 @@ def test_next_step_autoreset_resets_on_the_following_step_with_reward_zero():
     obs, reward, terminated, truncated, info = step_zero(env)
     assert terminated.tolist() == [False, True, False, True]
     assert obs[:, 0].tolist() == [3, 3, 3, 3]  # the final observation itself
-    assert "final_obs" not in info and info["_episode"].tolist() == [False, True, False, True]
+    assert "final_obs" not in info and env.episodes_ended.tolist() == [False, True, False, True]
     obs, reward, terminated, truncated, info = step_zero(env)  # the odd ones are reset, their actions ignored
     assert obs[:, 0].tolist() == [4, 0, 4, 0]
     assert reward.tolist() == [4, 0, 4, 0] and not terminated.any() and not truncated.any()

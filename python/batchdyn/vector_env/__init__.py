@@ -13,9 +13,8 @@ adapters for Stable-Baselines3 and rsl_rl.
   QuadrupedHills = Quadruped on rolling hills).
 * observations.py: joint positions and velocities without the free flyer, base velocities in
   the base frame, projected gravity.
-* sb3.py (SB3VecEnv) and torch_env.py (TorchVecEnv): adapters for Stable-Baselines3's VecEnv and
-  for torch-tensor loops (rsl_rl / rl_games style); imported when first asked for (they import
-  SB3 and torch).
+* sb3.py (SB3VecEnv) and rsl_rl_env.py (RslRlVecEnv): Stable-Baselines3's VecEnv and rsl_rl's
+  VecEnv; imported when first asked for (they import SB3, rsl_rl and torch).
 * seeding.py: per-environment seeds and episode keys.
 """
 from . import observations  # noqa: F401
@@ -26,7 +25,7 @@ from .quadruped import Quadruped
 from .registry import make, register, registered
 
 __all__ = ["AutoresetMode", "VectorEnv", "make", "register", "registered", "CartPole", "ArmReach",
-           "Quadruped", "SB3VecEnv", "TorchVecEnv", "observations"]
+           "Quadruped", "SB3VecEnv", "RslRlVecEnv", "observations"]
 
 register("CartPole", CartPole)
 register("ArmReach", ArmReach)
@@ -35,10 +34,10 @@ register("QuadrupedHills", Quadruped, terrain_roughness=0.05)
 
 
 def __getattr__(name):  # the adapters import SB3 and torch: only when asked for
-    if name == "TorchVecEnv":
-        from .torch_env import TorchVecEnv
+    if name == "RslRlVecEnv":
+        from .rsl_rl_env import RslRlVecEnv
 
-        return TorchVecEnv
+        return RslRlVecEnv
     if name == "SB3VecEnv":
         from .sb3 import SB3VecEnv
 

@@ -16,9 +16,11 @@ The rules it follows (gymnasium/vector/vector_env.py and sync_vector_env.py, Gym
   truncated False). DISABLED: never reset automatically; stepping an ended environment raises,
   reset it with reset(options={"reset_mask": mask}).
 * Infos are dicts of arrays, each key k with a boolean mask "_k" of the environments that have it.
-  info["episode"] = {"r", "l", "t"} (return, length, seconds since the episode began) for the
-  episodes that ended in this step, with info["_episode"], as Gymnasium's
-  RecordEpisodeStatistics adds it.
+  Episode statistics are left to Gymnasium's RecordEpisodeStatistics wrapper (info["episode"]),
+  as for Gymnasium's own environments; the env keeps them too, for the adapters and training
+  loops that read them directly: after a step, episodes_ended (N,) marks the environments whose
+  episode ended in it, and episode_statistics = {"r", "l", "t"} (return, length, seconds since
+  the episode began) holds each environment's last ended episode.
 * reset(seed=None | int | list, options=None): an int s seeds environment i with s + i, a list
   gives one seed each (None: fresh entropy), None continues the environments' streams.
   options["reset_mask"] (bool array of shape (N,), some True) resets only those environments.
@@ -109,6 +111,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._truncated = np.zeros(n, dtype=bool)
         self._everywhere = np.ones(n, dtype=bool)  # the mask of info entries every environment has
         self._everywhere.flags.writeable = False
+        self.episodes_ended = np.zeros(n, dtype=bool)  # whose episode ended in the last step()
+        self.episode_statistics = {"r": np.zeros(n), "l": np.zeros(n, dtype=np.int64), "t": np.zeros(n)}  # the last ended ones
         self.physics_seconds = 0.0  # time spent in Batch.step by step(): the rest is the wrapper's
         self.closed = False
 
@@ -180,11 +184,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         info = {}
         for key, value in step_info.items():
             info[key], info["_" + key] = value, self._everywhere
+        np.copyto(self.episodes_ended, done)
         if done.any():
-            info["episode"] = {"r": np.where(done, self.episode_return, 0.0),
-                               "l": np.where(done, self.episode_length, 0),
-                               "t": np.where(done, np.round(time.perf_counter() - self._episode_start, 6), 0.0)}
-            info["_episode"] = done
+            stats = self.episode_statistics
+            stats["r"][done], stats["l"][done] = self.episode_return[done], self.episode_length[done]
+            stats["t"][done] = np.round(time.perf_counter() - self._episode_start[done], 6)
             if mode == AutoresetMode.SAME_STEP:
                 envs = np.flatnonzero(done).astype(np.int32)
                 final_obs = np.full(self.num_envs, None, dtype=object)

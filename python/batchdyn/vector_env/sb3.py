@@ -53,11 +53,11 @@ class SB3VecEnv(VecEnv):
         self._actions = None
         dones = terminated | truncated
         infos = [{} for _ in range(self.num_envs)]
+        stats = self.env.episode_statistics
         for i in np.flatnonzero(dones):
             infos[i] = {"terminal_observation": info["final_obs"][i],
                         "TimeLimit.truncated": bool(truncated[i] and not terminated[i]),
-                        "episode": {"r": float(info["episode"]["r"][i]), "l": int(info["episode"]["l"][i]),
-                                    "t": float(info["episode"]["t"][i])}}
+                        "episode": {"r": float(stats["r"][i]), "l": int(stats["l"][i]), "t": float(stats["t"][i])}}
         return obs, reward.astype(np.float32), dones, infos
 
     def close(self):
