@@ -1,6 +1,7 @@
 // The MuJoCo peer: the same robot, standing on the same ground under the same PD,
-// stepped by MuJoCo 2.2.2 (Debian's libmujoco-dev; this file is built only when CMake finds it)
-// and by batchdyn's step(), per core, in one run. Two robots:
+// stepped by MuJoCo 4 (the `mujoco` wheel's libmujoco; this file is built only when CMake finds
+// it) and by batchdyn's step(), in one run: one core each (mj_step in a loop; batchdyn on one
+// thread), and all cores each (MuJoCo's batch API, mjbatch.h; batchdyn on all threads). Two robots:
 //   a1_standing        Unitree A1 (models/a1.urdf + a1_contacts.json: four 2 cm sphere feet and
 //                      the trunk box), crouched, PD kp 20, kd 0.5 (legged_gym's), 33.5 N m;
 //   humanoid_standing  the shipped humanoid (36 dof) on two 20 x 10 cm box feet
@@ -19,8 +20,15 @@
 // Every environment first settles for 1 s from the same pose, then the steady stance is timed.
 // Counters: env-steps/s per core, the resting normal force per foot geometry (env 0) and their
 // sum over the weight; the batchdyn cases also report vs_mujoco, their env-steps/s per core
-// over MuJoCo's elliptic case of the same robot in the same run (run them together:
-// --benchmark_filter=Peer).
+// over MuJoCo's elliptic case of the same robot and thread count in the same run (run them
+// together: --benchmark_filter=Peer).
+//
+// The batch API case (PeerMujocoBatch): mjb_makeBatch with its defaults (one thread per logical
+// CPU, the caller's included; one mjData per thread, the state rows mjSTATE_INTEGRATION, the
+// solver's warm start among them), every step an mjb_apply of the same PD-then-mj_step function
+// on every simulation, on the batch's thread pool. That is MuJoCo's fastest way to the same
+// physics: a controller between steps that reads and writes the state rows from the caller's
+// thread (the Python `mujoco.batch` loop) would add a serial pass.
 //
 // Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
 // batched ABA on the humanoid.
@@ -31,6 +39,7 @@
 // 77 % of PeerForwardMujoco's samples in the kernel's clear_page on a VM, MuJoCo
 // 9-11x slower than in earlier runs.
 #include <benchmark/benchmark.h>
+#include <mujoco/mjbatch.h>
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
@@ -203,8 +212,8 @@ std::string mjcf_of(const Model& m, const char* cone) {
 mjModel* load_mjcf(const std::string& text) {
   mjVFS vfs;
   mj_defaultVFS(&vfs);
-  if (mj_makeEmptyFileVFS(&vfs, "model.xml", static_cast<int>(text.size())) != 0) throw std::runtime_error("MuJoCo VFS full");
-  std::copy(text.begin(), text.end(), static_cast<char*>(vfs.filedata[vfs.nfile - 1]));
+  if (mj_addBufferVFS(&vfs, "model.xml", text.data(), static_cast<int>(text.size())) != 0)
+    throw std::runtime_error("MuJoCo's VFS refused the generated MJCF");
   char error[1000] = "";
   mjModel* model = mj_loadXML("model.xml", &vfs, error, sizeof error);
   mj_deleteVFS(&vfs);
@@ -214,17 +223,20 @@ mjModel* load_mjcf(const std::string& text) {
 
 // --- MuJoCo -------------------------------------------------------------------------------------
 
+// PD on the 1-dof joints (qpos 7.., qvel 6.., one motor each), then one step: every MuJoCo case's
+// control step.
+void pd_step(const PeerCase& robot, const mjModel* m, mjData* d) {
+  for (int k = 0; k < m->nu; ++k)
+    d->ctrl[k] = robot.kp * (robot.target[static_cast<size_t>(k)] - d->qpos[7 + k]) - robot.kd * d->qvel[6 + k];
+  mj_step(m, d);
+}
+
 struct MujocoEnvs {
   const PeerCase* robot = nullptr;
   std::unique_ptr<mjModel, void (*)(mjModel*)> model{nullptr, mj_deleteModel};
   std::vector<std::unique_ptr<mjData, void (*)(mjData*)>> data;
 
-  // PD on the 1-dof joints (qpos 7.., qvel 6.., one motor each), then one step.
-  void step(mjData* d) const {
-    for (int k = 0; k < model->nu; ++k)
-      d->ctrl[k] = robot->kp * (robot->target[static_cast<size_t>(k)] - d->qpos[7 + k]) - robot->kd * d->qvel[6 + k];
-    mj_step(model.get(), d);
-  }
+  void step(mjData* d) const { pd_step(*robot, model.get(), d); }
 };
 
 MujocoEnvs make_mujoco(const PeerCase& robot, int n, const char* cone) {
@@ -251,7 +263,7 @@ std::vector<double> mujoco_foot_forces(const PeerCase& robot, const mjModel* m, 
     mj_contactForce(m, d, i, f);
     for (size_t foot = 0; foot < robot.feet.size(); ++foot) {
       const int id = mj_name2id(m, mjOBJ_GEOM, robot.feet[foot].c_str());
-      if (d->contact[i].geom1 == id || d->contact[i].geom2 == id) fz[foot] += f[0];
+      if (d->contact[i].geom[0] == id || d->contact[i].geom[1] == id) fz[foot] += f[0];
     }
   }
   return fz;
@@ -263,7 +275,8 @@ void report_feet(benchmark::State& state, const PeerCase& robot, const std::vect
   state.counters["sum_fz_over_weight"] = sum / (total_mass(robot.model) * std::abs(robot.model.gravity.z));
 }
 
-std::map<std::string, double> mujoco_rate;  // per robot: env-steps/s per core of its elliptic MuJoCo case of this run
+// Per robot: env-steps/s of its elliptic MuJoCo case of this run, on one thread and on all (the batch API).
+std::map<std::string, double> mujoco_rate, mujoco_batch_rate;
 
 // A robot, loaded on first use (not while the benchmarks register).
 using RobotGetter = const PeerCase& (*)();
@@ -281,18 +294,49 @@ void BM_PeerMujoco(benchmark::State& state, RobotGetter get, const char* cone) {
   bench::report_throughput<double>(state, seconds, steps, 1, 1, 0.0);
   report_feet(state, *robot, mujoco_foot_forces(*robot, envs.model.get(), envs.data[0].get()));
   state.counters["contacts"] = envs.data[0]->ncon;
-  state.counters["solver_iterations"] = envs.data[0]->solver_iter;
+  state.counters["solver_iterations"] = envs.data[0]->solver_niter[0];
   if (std::string(cone) == "elliptic") mujoco_rate[robot->name] = steps / seconds;
+}
+
+// MuJoCo's batch API on all cores (the top of the file).
+void BM_PeerMujocoBatch(benchmark::State& state, RobotGetter get) {
+  const PeerCase* robot = &get();
+  const int n = static_cast<int>(state.range(0));
+  MujocoEnvs settled = make_mujoco(*robot, 1, "elliptic");
+  mjBatchConfig config;
+  mjb_defaultConfig(&config);
+  char error[1000] = "";
+  std::unique_ptr<mjBatch, void (*)(mjBatch*)> batch(mjb_makeBatch(settled.model.get(), n, &config, error, sizeof error),
+                                                     mjb_deleteBatch);
+  if (!batch) {
+    state.SkipWithError((std::string("mjb_makeBatch: ") + error).c_str());
+    return;
+  }
+  const int nstate = mjb_nstate(batch.get());
+  std::vector<mjtNum> row(static_cast<size_t>(nstate));
+  mj_getState(settled.model.get(), settled.data[0].get(), row.data(), mjSTATE_INTEGRATION);
+  for (int e = 0; e < n; ++e) std::copy(row.begin(), row.end(), mjb_state(batch.get()) + static_cast<size_t>(e) * nstate);
+  const mjfBatchFunc step = [](const mjModel* m, mjData* d, int, void* arg) { pd_step(*static_cast<const PeerCase*>(arg), m, d); };
+  void* arg = const_cast<PeerCase*>(robot);
+  bool failed = mjb_apply(batch.get(), nullptr, 0, step, arg, 1) != 0;  // warm-up
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) failed |= mjb_apply(batch.get(), nullptr, 0, step, arg, 1) != 0;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed) state.SkipWithError((std::string("a simulation failed: ") + mjb_error(batch.get(), 0)).c_str());
+  const double steps = static_cast<double>(state.iterations()) * n;
+  bench::report_throughput<double>(state, seconds, steps, mjb_nthread(batch.get()), 1, 0.0);
+  mujoco_batch_rate[robot->name] = steps / seconds;
 }
 
 // --- batchdyn -----------------------------------------------------------------------------------
 
+// threads: 1, or 0 for all cores (the same count as MuJoCo's batch).
 template <class T>
-void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
+void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   const PeerCase* robot = &get();
   const int n = static_cast<int>(state.range(0));
   const Model& m = robot->model;
-  Batch<T> batch(m, n, 1);
+  Batch<T> batch(m, n, threads);
   std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
   for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp, kd[static_cast<size_t>(k)] = robot->kd;
   batch.set_control_mode(ControlMode::PositionPD);
@@ -312,7 +356,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
   const double steps = static_cast<double>(state.iterations()) * n;
-  bench::report_throughput<T>(state, seconds, steps, 1, Batch<T>::W, 0.0);
+  bench::report_throughput<T>(state, seconds, steps, batch.threads(), Batch<T>::W, 0.0);
   // Env 0's normal forces per foot geometry: the sum over its candidates (world z).
   std::vector<double> fz(robot->feet.size(), 0.0);
   const int c = batch.contact_candidates();
@@ -324,7 +368,8 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get) {
   report_feet(state, *robot, fz);
   state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
   state.counters["candidates"] = c;
-  if (mujoco_rate.count(robot->name)) state.counters["vs_mujoco"] = steps / seconds / mujoco_rate[robot->name];
+  const auto& peer = threads == 1 ? mujoco_rate : mujoco_batch_rate;
+  if (peer.count(robot->name)) state.counters["vs_mujoco"] = steps / seconds / peer.at(robot->name);
 }
 
 const bool mujoco_registered = [] {
@@ -332,9 +377,16 @@ const bool mujoco_registered = [] {
     for (const char* cone : {"elliptic", "pyramidal"})
       benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
           ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
-    benchmark::RegisterBenchmark(("PeerBatchdyn<double>/" + name).c_str(), BM_PeerBatchdyn<double>, robot)
+    benchmark::RegisterBenchmark(("PeerBatchdyn<double>/" + name).c_str(), BM_PeerBatchdyn<double>, robot, 1)
         ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
-    benchmark::RegisterBenchmark(("PeerBatchdyn<float>/" + name).c_str(), BM_PeerBatchdyn<float>, robot)
+    benchmark::RegisterBenchmark(("PeerBatchdyn<float>/" + name).c_str(), BM_PeerBatchdyn<float>, robot, 1)
+        ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+    // All cores: MuJoCo's batch API, then batchdyn on as many threads.
+    benchmark::RegisterBenchmark(("PeerMujocoBatch<double>/" + name + "/cone:elliptic/threads:all").c_str(), BM_PeerMujocoBatch,
+                                 robot)->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+    benchmark::RegisterBenchmark(("PeerBatchdyn<double>/" + name + "/threads:all").c_str(), BM_PeerBatchdyn<double>, robot, 0)
+        ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
+    benchmark::RegisterBenchmark(("PeerBatchdyn<float>/" + name + "/threads:all").c_str(), BM_PeerBatchdyn<float>, robot, 0)
         ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
   }
   return true;

@@ -103,6 +103,9 @@ def main():
     parser.add_argument("--minutes", type=float, default=0.0, help="stop after this wall time (0: no limit)")
     parser.add_argument("--target", type=float, default=0.95, help="stop at this fraction of the episode limit")
     parser.add_argument("--threads", type=int, default=0, help="simulation threads (0 = all cores)")
+    parser.add_argument("--update-threads", type=int, default=0,
+                        help="torch threads of the PPO update (0: the process's share of the cores); the rollout uses 1")
+    parser.add_argument("--adam", choices=("fused", "plain"), default="fused", help="torch.optim.Adam's implementation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lr", type=float, help="initial learning rate (default: the task's)")
     parser.add_argument("--plot", default="ppo_learning_curve.png")
@@ -134,9 +137,11 @@ def main():
         args.threads = max(1, (os.cpu_count() or 1) // group.local_world)
     log = print if group.is_main else (lambda *a, **k: None)  # rank 0 logs and writes the pictures
     torch.manual_seed(args.seed)
-    # One thread: faster than two fighting the simulation's threads for 2 cores (measured, also
-    # for the quadruped's 3 x 128 networks).
+    # The rollout's inference: one thread, faster than two fighting the simulation's threads
+    # for 2 cores (measured, also for the quadruped's 128-128 networks). The update runs while
+    # the simulation is idle: it gets the process's share of the cores (--update-threads).
     torch.set_num_threads(1)
+    update_threads = args.update_threads or max(1, (os.cpu_count() or 1) // group.local_world)
     options = {}
     if args.roughness:
         if not args.task.startswith("Quadruped"):
@@ -148,7 +153,8 @@ def main():
     model = ActorCritic(obs_dim, act_dim, task["hidden"], ACTIVATIONS[task["activation"]], task["log_std"])
     group.broadcast_parameters(model)
     torch.manual_seed(args.seed + 7919 * group.rank)  # each rank its own exploration noise and minibatches
-    optimiser = torch.optim.Adam(model.parameters(), lr=args.lr)
+    # fused: one kernel for all parameters' Adam step (torch 2's CPU fused Adam)
+    optimiser = torch.optim.Adam(model.parameters(), lr=args.lr, fused=args.adam == "fused")
     norm = RunningNorm(obs_dim, group)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
     gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, task["epochs"], task["minibatches"]
@@ -169,10 +175,11 @@ def main():
         f"episode limit {limit} steps; target mean length {args.target * limit:.0f}")
     solved_at = None
     for iteration in range(1, args.iterations + 1):
-        iteration_start, sim_time = time.perf_counter(), 0.0
+        iteration_start, sim_time, policy_time = time.perf_counter(), 0.0, 0.0
         returns, lengths, tracking = [], [], []
         with torch.no_grad():
             for t in range(T):
+                policy_start = time.perf_counter()
                 norm.update(obs)
                 x = norm(obs)
                 dist = model.distribution(x)
@@ -180,6 +187,7 @@ def main():
                 obs_buf[t], act_buf[t] = x, action
                 logp_buf[t], val_buf[t] = dist.log_prob(action).sum(-1), model.value(x)
                 sim_start = time.perf_counter()
+                policy_time += sim_start - policy_start
                 obs_np, reward, terminated, truncated, info = env.step(action.numpy())
                 sim_time += time.perf_counter() - sim_start
                 reward = torch.from_numpy(reward).double()
@@ -216,6 +224,8 @@ def main():
         adv_std = torch.sqrt((moments[1] - moments[2] * adv_mean ** 2) / (moments[2] - 1))
         b_adv = (b_adv - adv_mean.float()) / (adv_std.float() + 1e-8)
         size = T * n // minibatches
+        update_start = time.perf_counter()
+        torch.set_num_threads(update_threads)  # the simulation is idle while the networks learn
         for _ in range(epochs):
             order = torch.randperm(T * n)
             for k in range(minibatches):
@@ -240,6 +250,9 @@ def main():
                 group.average_gradients(model.parameters())
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 optimiser.step()
+        torch.set_num_threads(1)  # the rollout's small batches of inference: one thread, the others simulate
+        update_time = time.perf_counter() - update_start
+        iteration_time = time.perf_counter() - iteration_start
 
         wall = time.perf_counter() - start
         speed_error = admm_iterations = 0.0
@@ -260,6 +273,8 @@ def main():
             speed_error = admm_iterations = float("nan")
         history.append((total_steps, mean_return, mean_length, wall, speed_error))
         summary["iterations"].append({"iteration": iteration, "env_steps": total_steps, "simulation_env_steps_per_s": sim_rate,
+                                      "seconds": {"simulation": sim_time, "policy": policy_time, "update": update_time,
+                                                  "other": iteration_time - sim_time - policy_time - update_time},
                                       "loop_env_steps_per_s": loop_rate, "episodes": episodes, "mean_return": mean_return,
                                       "mean_length": mean_length, "speed_error": speed_error, "admm_iterations": admm_iterations})
         log(f"iter {iteration:4d}  steps {total_steps:9d}  sim {sim_rate / 1e6:6.2f} M env-steps/s  "
