@@ -177,8 +177,9 @@ print(f'batchdyn {batchdyn.__version__} from {batchdyn.__file__}: {batch.num_env
     run_fuzzers "${2:-60}"
     ;;
   bench)
+    python_env  # its mujoco wheel is the MuJoCo peer (bench/mujoco_peer.cpp)
     build build/bench -DCMAKE_BUILD_TYPE=Release -DBATCHDYN_WERROR=OFF -DBATCHDYN_SANITIZE=OFF \
-      -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=ON
+      -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python"
     build/bench/bench/batchdyn_bench "${@:2}"
     ;;
   *)

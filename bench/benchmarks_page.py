@@ -199,22 +199,33 @@ def loops_section(b):
                       table(["model", "precision", "ABA", "LCABA 1", "LCABA 3", "proxBBO 1", "proxBBO 3", "LCABA 1, W = 1", "proxLTL 1"], rows)])
 
 
-def peer_section(b):
-    rows = []
-    for name, r in sorted(b.items()):
-        m = re.match(r"^PeerMujoco<double>/(\w+)/cone:(\w+)", name)
-        if not m or m.group(2) != "elliptic":
-            continue
-        robot = m.group(1)
-        d, f = b.get(f"PeerBatchdyn<double>/{robot}"), b.get(f"PeerBatchdyn<float>/{robot}")
-        rows.append([robot, fmt_rate(rate(r)), fmt_rate(rate(d)), ratio(rate(d), rate(r)), fmt_rate(rate(f)), ratio(rate(f), rate(r))])
-    if not rows:
-        return ("## Against MuJoCo\n\nNot in this run: `bench/mujoco_peer.cpp` builds when CMake finds MuJoCo's library and "
-                "headers.")
+def peer_section(b, context):
+    """Two tables: one core (mj_step in a loop, batchdyn on one thread) and all cores (MuJoCo's batch
+    API, batchdyn on all threads), each batchdyn rate over MuJoCo's of the same robot and run."""
+    tables = []
+    for title, suffix, peer in (("one core", "", "PeerMujoco<double>/{robot}/cone:elliptic"),
+                                ("all cores", "/threads:all", "PeerMujocoBatch<double>/{robot}/cone:elliptic/threads:all")):
+        rows = []
+        for robot in ("a1_standing", "humanoid_standing"):
+            r = b.get(peer.format(robot=robot))
+            if not r:
+                continue
+            d, f = b.get(f"PeerBatchdyn<double>/{robot}{suffix}"), b.get(f"PeerBatchdyn<float>/{robot}{suffix}")
+            rows.append([robot, str(int(r.get("threads", 1))), fmt_rate(rate(r)), fmt_rate(rate(d)), ratio(rate(d), rate(r)),
+                         fmt_rate(rate(f)), ratio(rate(f), rate(r))])
+        if rows:
+            tables += [f"**{title.capitalize()}**" + (" (MuJoCo's batch API, `mjbatch.h`):" if suffix else " (`mj_step` in a loop):"), "",
+                       table(["robot", "threads", "MuJoCo", "batchdyn double", "vs MuJoCo", "batchdyn float", "vs MuJoCo"], rows), ""]
+    if not tables:
+        return ("## Against MuJoCo\n\nNot in this run: `bench/mujoco_peer.cpp` builds when CMake finds the `mujoco` wheel "
+                "(its libmujoco and headers) in the Python given as `-DPython_EXECUTABLE` (`./build.sh bench` passes `.venv`'s).")
+    version = context.get("mujoco", "?")
     return "\n".join(["## Against MuJoCo", "",
-                      "The same robot (an MJCF generated from batchdyn's model), 4096 environments, one core, dt = 2 ms, the same PD; "
-                      "MuJoCo's defaults otherwise (elliptic cones, Newton solver). Env-steps per second:", "",
-                      table(["robot", "MuJoCo", "batchdyn double", "vs MuJoCo", "batchdyn float", "vs MuJoCo"], rows)])
+                      f"MuJoCo {version} (the `mujoco` wheel). The same robot (an MJCF generated from batchdyn's model: bodies, "
+                      "inertias, armature, limits, contact geometry), 4096 environments standing, dt = 2 ms, semi-implicit Euler, "
+                      "the same PD clamped to the effort limits before every step. MuJoCo: its defaults (Newton solver, tolerance "
+                      "1e-8, soft contacts), elliptic cones, condim 3, mu = 1; batchdyn: rigid contact by ADMM (tolerance 1e-5 "
+                      "float, 1e-6 double), elliptic cones, mu = 1. Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
 
 
 def main():
@@ -233,12 +244,12 @@ def main():
         command = run_bench(args.bench, path)
     doc = json.load(open(path))
     runs = doc["benchmarks"]
+    context = doc.get("context", {})
     b = rows_by_name(runs)
     for r in b.values():  # counters sit next to the timings in Google Benchmark's JSON
         r.update({k: v for k, v in r.get("counters", {}).items()})
-    context = doc.get("context", {})
     how = " ".join(shlex.quote(c) for c in command) if command else f"a saved run, {path}"
-    sections = [s for s in (aba_section(b), step_section(b), delassus_section(b), loops_section(b), peer_section(b)) if s]
+    sections = [s for s in (aba_section(b), step_section(b), delassus_section(b), loops_section(b), peer_section(b, context)) if s]
     page = [
         "# Benchmarks",
         "",

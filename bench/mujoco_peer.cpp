@@ -373,6 +373,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
 }
 
 const bool mujoco_registered = [] {
+  benchmark::AddCustomContext("mujoco", mj_versionString());  // in the JSON's context: the page states it
   for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid}}) {
     for (const char* cone : {"elliptic", "pyramidal"})
       benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
