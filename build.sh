@@ -146,10 +146,10 @@ case "$what" in
     "$bin" eval models/humanoid.urdf --root free --constraints models/humanoid_feet.json --algo constrained \
       --in models/states/humanoid_demo.json --out $out/humanoid_constrained.json
     echo "wrote $out/humanoid_{aba,aba_batched,constrained}.json"
-    echo "== the same from Python: import batchdyn (the installed package), 4096 humanoids stepped"
+    echo "== the same from Python: import batchdyn (the installed package), 4096 quadrupeds stepped on their feet"
     .venv/bin/python -c "
 import time, batchdyn
-batch = batchdyn.Batch(batchdyn.load(batchdyn.model_path('humanoid.urdf'), root='free'), 4096)
+batch = batchdyn.Batch(batchdyn.load(batchdyn.model_path('quadruped.urdf'), root='free'), 4096)
 batch.step(1e-3)
 t = time.perf_counter(); [batch.step(1e-3) for _ in range(50)]; dt = (time.perf_counter() - t) / 50
 print(f'batchdyn {batchdyn.__version__} from {batchdyn.__file__}: {batch.num_envs / dt / 1e6:.2f} M env-steps/s')"
