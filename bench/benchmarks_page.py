@@ -203,14 +203,14 @@ def peer_section(b, context):
     """Two tables: one core (mj_step in a loop, batchdyn on one thread) and all cores (MuJoCo's batch
     API, batchdyn on all threads), each batchdyn rate over MuJoCo's of the same robot and run."""
     tables = []
-    for title, suffix, peer in (("one core", "", "PeerMujoco<double>/{robot}/cone:elliptic"),
-                                ("all cores", "/threads:all", "PeerMujocoBatch<double>/{robot}/cone:elliptic/threads:all")):
+    for title, suffix, peer in (("one core", "", "PeerMujoco<double>/{robot}/cone:elliptic/N:4096"),
+                                ("all cores", "/threads:all", "PeerMujocoBatch<double>/{robot}/cone:elliptic/threads:all/N:4096")):
         rows = []
         for robot in ("a1_standing", "humanoid_standing"):
             r = b.get(peer.format(robot=robot))
             if not r:
                 continue
-            d, f = b.get(f"PeerBatchdyn<double>/{robot}{suffix}"), b.get(f"PeerBatchdyn<float>/{robot}{suffix}")
+            d, f = b.get(f"PeerBatchdyn<double>/{robot}{suffix}/N:4096"), b.get(f"PeerBatchdyn<float>/{robot}{suffix}/N:4096")
             rows.append([robot, str(int(r.get("threads", 1))), fmt_rate(rate(r)), fmt_rate(rate(d)), ratio(rate(d), rate(r)),
                          fmt_rate(rate(f)), ratio(rate(f), rate(r))])
         if rows:
