@@ -30,6 +30,9 @@ def build_model(path, root="fixed"):
     """Pinocchio's model of the URDF or SDF at path, with the same root ("fixed" or "free")."""
     root_joint = pin.JointModelFreeFlyer() if root == "free" else None
     if str(path).endswith(".sdf"):
+        if not pin.WITH_SDFORMAT:
+            raise ValueError(f"{path}: this Pinocchio ({pin.__version__}) is built without SDFormat and cannot read SDF files "
+                             "(PyPI's pin is)")
         args = (str(path), root_joint) if root_joint is not None else (str(path),)
         return pin.buildModelsAndConstraintsFromSdf(*args)[0]
     return pin.buildModelFromUrdf(str(path), root_joint) if root_joint is not None else pin.buildModelFromUrdf(str(path))
