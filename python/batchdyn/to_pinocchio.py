@@ -82,16 +82,14 @@ class StateMap:
         return np.asarray(v, dtype=np.float64)[..., self._v_perm]
 
     def v_from_pin(self, v):
-        """Pinocchio's velocity (or acceleration, torque) vector -> batchdyn's."""
+        """Pinocchio's velocity (or acceleration, torque) vector -> batchdyn's; on a k x nv matrix
+        (a Jacobian), its columns."""
         return np.asarray(v, dtype=np.float64)[..., self._v_inverse]
 
     def matrix_from_pin(self, m):
         """An nv x nv matrix of Pinocchio's (the mass matrix) -> batchdyn's joint order."""
         return np.asarray(m)[np.ix_(self._v_inverse, self._v_inverse)]
 
-    def columns_from_pin(self, j):
-        """A k x nv matrix of Pinocchio's (a Jacobian) -> batchdyn's joint order."""
-        return np.asarray(j)[..., self._v_inverse]
 
 
 def _se3(h):

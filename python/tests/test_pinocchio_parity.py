@@ -256,7 +256,7 @@ def test_delassus_matrix_is_pinocchios(name):
         pin.computeJointJacobians(pin_model, data, pq)
         for cm, cd in zip(cms, datas):
             cm.calc(pin_model, data, cd)
-        jacobian = states.columns_from_pin(pin.getConstraintsJacobian(pin_model, data, cms, datas))
+        jacobian = states.v_from_pin(pin.getConstraintsJacobian(pin_model, data, cms, datas))
         mass = states.matrix_from_pin(pin_crba(pin_model, data, pq))
         theirs = jacobian @ np.linalg.solve(mass, jacobian.T)
         where = f"{name} state {s}"

@@ -1,5 +1,6 @@
 """The RL libraries themselves on batchdyn's environments: Gymnasium's vector wrappers,
 Stable-Baselines3's PPO through SB3VecEnv, rsl_rl's OnPolicyRunner through RslRlVecEnv."""
+import copy
 import os
 import subprocess
 import sys
@@ -106,14 +107,10 @@ def test_rsl_rl_on_policy_runner_raises_the_quadrupeds_reward_through_rsl_rl_vec
     torch.manual_seed(0)
     torch.set_num_threads(1)
     env = vector_env.RslRlVecEnv(vector_env.make("Quadruped", num_envs=512, threads=1))
-    train_cfg = {
-        "num_steps_per_env": 24, "save_interval": 1000, "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-        "algorithm": {"class_name": "PPO", "num_learning_epochs": 5, "num_mini_batches": 4, "learning_rate": 1e-3,
-                      "schedule": "adaptive", "desired_kl": 0.01, "entropy_coef": 0.01},
-        "actor": {"class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True,
-                  "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 0.5}},
-        "critic": {"class_name": "MLPModel", "hidden_dims": [128, 128], "activation": "elu", "obs_normalization": True},
-    }
+    sys.path.insert(0, EXAMPLES)
+    from train_rsl_rl import TRAIN_CFG  # examples/train_rsl_rl.py's settings (legged_gym's A1)
+
+    train_cfg = copy.deepcopy(TRAIN_CFG)  # the runner writes into its config
     runner = OnPolicyRunner(env, train_cfg, log_dir=None)
     rewards = []
     step = env.step
