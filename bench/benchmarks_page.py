@@ -27,8 +27,21 @@ FILTER = "|".join([
     r"^Delassus/(pv-osimr|pv-osim)/(Simd|Scalar)/(double|float)/humanoid_feet_hands/N:1024/threads:1/",
     r"^Delassus/dense/Scalar/double/humanoid_feet_hands/",
     r"^Loops/(Aba|Lcaba1|Lcaba3|ProxBbo1|ProxBbo3|Lcaba1Scalar|ProxLtl1)<(double|float)>/(humanoid_feet|hand_cube)/",
-    r"^Peer",
+    r"^Peer(Mujoco|MujocoBatch|Batchdyn|Forward)",
+    # The Pinocchio peer: every robot's ABA; the loop cases and Delassus matrices of its tables,
+    # with batchdyn's rows for them.
+    r"^PeerPinocchio(Batchdyn)?/aba",
+    r"^PeerPinocchio/(constraintDynamics|lcaba)[13]/(PINOCCHIO_LOOPS)/",
+    r"^Loops/Lcaba[13]<(double|float)>/(PINOCCHIO_LOOPS)/",
+    r"^PeerPinocchio/compute(Pv)?DelassusMatrix/(PINOCCHIO_DELASSUS)/",
+    r"^Delassus/pv-osimr/Simd/(double|float)/(PINOCCHIO_DELASSUS)/N:1024/threads:1/",
 ])
+# The cases of the Pinocchio tables: loops (bench/bench_models.hpp) Pinocchio can state (connect and
+# weld) and, for the Delassus matrix, those whose constraints all hold a link to the world (where
+# Pinocchio 4.1's computeDelassusMatrix is right; bench/pinocchio_peer.cpp).
+PINOCCHIO_LOOPS = ("humanoid_feet", "humanoid_feet_hands", "quadruped_feet", "hand_cube", "cassie_v2_cut", "humanoid_hands_cube_feet")
+PINOCCHIO_DELASSUS = ("humanoid_feet_hands", "quadruped_feet")
+FILTER = FILTER.replace("PINOCCHIO_LOOPS", "|".join(PINOCCHIO_LOOPS)).replace("PINOCCHIO_DELASSUS", "|".join(PINOCCHIO_DELASSUS))
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "benchmarks.md")
 
@@ -228,6 +241,69 @@ def peer_section(b, context):
                       "float, 1e-6 double), elliptic cones, mu = 1. Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
 
 
+def pinocchio_section(b, context):
+    """Pinocchio against batchdyn, one core: aba on every robot, constraintDynamics and lcaba against
+    LCABA at the same iteration count, the Delassus matrix against PV-OSIMr."""
+    version = context.get("pinocchio")
+    if not version:
+        return ("## Against Pinocchio\n\nNot in this run: `bench/pinocchio_peer.cpp` builds when CMake finds the `pin` wheel's "
+                "headers (`python -m cmeel cmake`) in the Python given as `-DPython_EXECUTABLE` (`./build.sh bench` passes `.venv`'s).")
+    aba = []
+    for name, r in sorted(b.items(), key=lambda kv: kv[0].lower()):
+        m = re.match(r"^PeerPinocchio/aba/([\w-]+)/N:1024$", name)
+        if not m:
+            continue
+        robot = m.group(1)
+        d, f = b.get(f"PeerPinocchioBatchdyn/aba<double>/{robot}/N:1024"), b.get(f"PeerPinocchioBatchdyn/aba<float>/{robot}/N:1024")
+        aba.append([robot, int(d.get("flops_per_env", 0)) if d else "–", ns(r), ns(d), ratio(rate(d), rate(r)), ns(f), ratio(rate(f), rate(r)),
+                    ratio(rate(f), rate(d))])
+    loops = []
+    for case in PINOCCHIO_LOOPS:
+        for k in (1, 3):
+            cd, lc = b.get(f"PeerPinocchio/constraintDynamics{k}/{case}/N:1024"), b.get(f"PeerPinocchio/lcaba{k}/{case}/N:1024")
+            d, f = b.get(f"Loops/Lcaba{k}<double>/{case}/N:1024"), b.get(f"Loops/Lcaba{k}<float>/{case}/N:1024")
+            if not (cd and d):
+                continue
+            loops.append([case, int(cd.get("constraint_rows", 0)), k, ns(cd), ns(lc), ns(d), ratio(rate(d), rate(cd)), ratio(rate(d), rate(lc)),
+                          ns(f), ratio(rate(f), rate(cd))])
+    delassus = []
+    for case in PINOCCHIO_DELASSUS:
+        full, pv = b.get(f"PeerPinocchio/computeDelassusMatrix/{case}/N:1024"), b.get(f"PeerPinocchio/computePvDelassusMatrix/{case}/N:1024")
+        d = b.get(f"Delassus/pv-osimr/Simd/double/{case}/N:1024/threads:1")
+        f = b.get(f"Delassus/pv-osimr/Simd/float/{case}/N:1024/threads:1")
+        if not (full and d):
+            continue
+        best = max(rate(full), rate(pv))
+        delassus.append([case, int(full.get("constraint_rows", 0)), ns(full), ns(pv), f"{full.get('differs_from_batchdyn', 0):.0e}", ns(d),
+                         ratio(rate(d), best), ns(f), ratio(rate(f), best)])
+    text = ["## Against Pinocchio", "",
+            f"Pinocchio {version} (the `pin` wheel's headers, compiled header-only with this build's flags, `-march=native` included) "
+            "and batchdyn on the same robots, one core, 1024 random states, ns per environment (`bench/pinocchio_peer.cpp`). "
+            "Pinocchio's model is built from batchdyn's, joint by joint (continuous joints as revolute; 0.01 kg m² armature on "
+            "every 1-dof joint in both; no damping), and each case first checks that both libraries compute the same result. "
+            "Pinocchio runs one state after another; batchdyn the whole batch through `Batch` on SIMD lanes. "
+            "The ratios are Pinocchio's time over batchdyn's.", ""]
+    if aba:
+        text += ["**Forward dynamics**: `pinocchio::aba` (double) against `Batch::forward_dynamics()` (ABA, no effort clamp):", "",
+                 table(["robot", "flops per env", "Pinocchio", "batchdyn double", "vs Pinocchio", "batchdyn float", "vs Pinocchio",
+                        "float / double"], aba), ""]
+    if loops:
+        text += ["**Constrained dynamics with loops**: `pinocchio::constraintDynamics` (proxLTL: the sparse KKT factorisation, then k "
+                 "proximal iterations) and `pinocchio::lcaba` (Pinocchio's own LCABA), both double with mu = 1e-6 and exactly k iterations, "
+                 "against batchdyn's LCABA with k sweeps (`Loops/Lcaba<k>`, `bench/batched_loops.cpp`):", "",
+                 table(["case", "rows", "k", "constraintDynamics", "lcaba", "batchdyn double", "vs constraintDynamics", "vs lcaba",
+                        "batchdyn float", "vs constraintDynamics"], loops), ""]
+    if delassus:
+        text += ["**Delassus matrix** G = J M⁻¹ Jᵀ: `pinocchio::computeDelassusMatrix` and `computePvDelassusMatrix` (each with its own "
+                 "kinematics pass, as PV-OSIMr; the upper triangle they fill, mirrored) against "
+                 "PV-OSIMr (`Batch::delassus`). \"Agreement\" is the largest difference from batchdyn's matrix relative to its largest "
+                 "entry. Only cases whose constraints hold links to the world: for a constraint between two moving links Pinocchio "
+                 f"{version}'s matrix is not J M⁻¹ Jᵀ. The ratios are against the faster of Pinocchio's two.", "",
+                 table(["case", "rows", "computeDelassusMatrix", "computePvDelassusMatrix", "agreement", "PV-OSIMr double",
+                        "vs Pinocchio", "PV-OSIMr float", "vs Pinocchio"], delassus), ""]
+    return "\n".join(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", help="the batchdyn_bench binary to run")
@@ -249,7 +325,8 @@ def main():
     for r in b.values():  # counters sit next to the timings in Google Benchmark's JSON
         r.update({k: v for k, v in r.get("counters", {}).items()})
     how = " ".join(shlex.quote(c) for c in command) if command else f"a saved run, {path}"
-    sections = [s for s in (aba_section(b), step_section(b), delassus_section(b), loops_section(b), peer_section(b, context)) if s]
+    sections = [s for s in (aba_section(b), step_section(b), delassus_section(b), loops_section(b), peer_section(b, context),
+                                      pinocchio_section(b, context)) if s]
     page = [
         "# Benchmarks",
         "",
