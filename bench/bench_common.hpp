@@ -4,6 +4,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <string>
 
 #include "batch/throughput.hpp"
@@ -27,6 +28,34 @@ void report_throughput(benchmark::State& state, double seconds, double envs, int
   state.counters["pct_peak"] = peak > 0 && flops > 0 ? envs * flops / seconds * 100.0 / peak : 0.0;
   const double measured = measured_peak_flops<T>() * threads;
   state.counters["pct_measured_peak"] = flops > 0 ? envs * flops / seconds * 100.0 / measured : 0.0;
+}
+
+// Writes environment e's q, v and tau (vectors of double, as the peers and oracles draw them)
+// into a batch's rows, in the batch's precision.
+template <class Engine, class Vector>
+void set_environment(Engine& batch, int e, const Vector& q, const Vector& v, const Vector& tau) {
+  using T = typename Engine::T;
+  const int nq = batch.model().nq, nv = batch.model().nv;
+  for (int k = 0; k < nq; ++k) batch.q()[static_cast<long>(e) * nq + k] = static_cast<T>(q[k]);
+  for (int k = 0; k < nv; ++k) {
+    batch.v()[static_cast<long>(e) * nv + k] = static_cast<T>(v[k]);
+    batch.tau()[static_cast<long>(e) * nv + k] = static_cast<T>(tau[k]);
+  }
+}
+
+// Times forward_dynamics() over the benchmark's iterations after one untimed warm-up call; the
+// seconds spent, or 0 with the benchmark skipped when an environment failed.
+template <class Engine>
+double time_forward_dynamics(benchmark::State& state, Engine& batch) {
+  batch.forward_dynamics();
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    batch.forward_dynamics();
+    benchmark::DoNotOptimize(batch.qdd());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  return seconds;
 }
 
 }  // namespace batchdyn::bench

@@ -467,20 +467,10 @@ void BM_PeerBatchdynForward(benchmark::State& state) {
   const Model& m = s.model;
   Batch<T> batch(m, n, 1);
   for (int e = 0; e < n; ++e) {
-    for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(s.q[static_cast<size_t>(e)][k]);
-    for (int k = 0; k < m.nv; ++k) {
-      batch.v()[e * m.nv + k] = static_cast<T>(s.v[static_cast<size_t>(e)][k]);
-      batch.tau()[e * m.nv + k] = static_cast<T>(s.tau[static_cast<size_t>(e)][k]);
-    }
+    const auto i = static_cast<size_t>(e);
+    bench::set_environment(batch, e, s.q[i], s.v[i], s.tau[i]);
   }
-  batch.forward_dynamics();  // warm-up, as MuJoCo's
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    batch.forward_dynamics();
-    benchmark::DoNotOptimize(batch.qdd());
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  const double seconds = bench::time_forward_dynamics(state, batch);  // with a warm-up call, as MuJoCo's
   const double evaluations = static_cast<double>(state.iterations()) * n;
   bench::report_throughput<T>(state, seconds, evaluations, 1, Batch<T>::W, algorithm_flops(m, Algorithm::Aba, 0));
   if (mujoco_forward_rate.count("humanoid")) state.counters["vs_mujoco"] = evaluations / seconds / mujoco_forward_rate["humanoid"];

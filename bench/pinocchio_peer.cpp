@@ -198,17 +198,9 @@ void BM_BatchdynAba(benchmark::State& state, const Model* model) {
   const States s = random_states(*model);
   for (int e = 0; e < kStates; ++e) {
     const auto i = static_cast<size_t>(e);
-    for (int k = 0; k < model->nq; ++k) batch.q()[e * model->nq + k] = static_cast<T>(s.q[i][k]);
-    for (int k = 0; k < model->nv; ++k) batch.v()[e * model->nv + k] = static_cast<T>(s.v[i][k]), batch.tau()[e * model->nv + k] = static_cast<T>(s.tau[i][k]);
+    bench::set_environment(batch, e, s.q[i], s.v[i], s.tau[i]);
   }
-  batch.forward_dynamics();
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    batch.forward_dynamics();
-    benchmark::DoNotOptimize(batch.qdd());
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (batch.failed_count() > 0) state.SkipWithError("some environment failed");
+  const double seconds = bench::time_forward_dynamics(state, batch);
   bench::report_throughput<T>(state, seconds, static_cast<double>(state.iterations()) * kStates, 1, Batch<T>::W,
                               static_cast<double>(aba_flops(*model).total()));
 }
