@@ -31,6 +31,7 @@ SETTINGS = [
     ("1 update thread, Adam (for-each)", ["--update-threads", "1", "--adam", "plain"]),
     ("all cores for the update, Adam (for-each)", ["--adam", "plain"]),
     ("all cores for the update, fused Adam", []),
+    ("all cores, fused Adam, bf16 autocast", ["--autocast", "bf16"]),
 ]
 PARTS = ["simulation", "policy", "update", "other"]
 

@@ -64,11 +64,13 @@ class ActorCritic(nn.Module):
         with torch.no_grad():
             self.actor[-1].weight.mul_(0.01)
 
+    # float32 out of the networks whatever their matrix products ran in (--autocast): the
+    # log-probabilities, ratios and losses are computed in float32.
     def distribution(self, obs):
-        return torch.distributions.Normal(self.actor(obs), self.log_std.exp())
+        return torch.distributions.Normal(self.actor(obs).float(), self.log_std.exp())
 
     def value(self, obs):
-        return self.critic(obs).squeeze(-1)
+        return self.critic(obs).squeeze(-1).float()
 
 
 class RunningNorm:
@@ -106,6 +108,10 @@ def main():
     parser.add_argument("--update-threads", type=int, default=0,
                         help="torch threads of the PPO update (0: the process's share of the cores); the rollout uses 1")
     parser.add_argument("--adam", choices=("fused", "plain"), default="fused", help="torch.optim.Adam's implementation")
+    parser.add_argument("--autocast", choices=("off", "bf16"), default="off",
+                        help="bf16: the networks' matrix products in bfloat16 (torch.autocast), in the rollout and the update "
+                             "alike; parameters, optimiser, log-probabilities and losses stay float32. For CPUs with native "
+                             "bfloat16 (AVX512-BF16, AMX)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lr", type=float, help="initial learning rate (default: the task's)")
     parser.add_argument("--plot", default="ppo_learning_curve.png")
@@ -155,6 +161,8 @@ def main():
     torch.manual_seed(args.seed + 7919 * group.rank)  # each rank its own exploration noise and minibatches
     # fused: one kernel for all parameters' Adam step (torch 2's CPU fused Adam)
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr, fused=args.adam == "fused")
+    # The same autocast in the rollout and the update: the first minibatch's ratio is exactly 1.
+    precision = lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16")  # noqa: E731
     norm = RunningNorm(obs_dim, group)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
     gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, task["epochs"], task["minibatches"]
@@ -177,7 +185,7 @@ def main():
     for iteration in range(1, args.iterations + 1):
         iteration_start, sim_time, policy_time = time.perf_counter(), 0.0, 0.0
         returns, lengths, tracking = [], [], []
-        with torch.no_grad():
+        with torch.no_grad(), precision():
             for t in range(T):
                 policy_start = time.perf_counter()
                 norm.update(obs)
@@ -217,8 +225,8 @@ def main():
         flat = lambda x: x.reshape(T * n, *x.shape[2:])  # noqa: E731
         b_obs, b_act, b_logp, b_adv, b_ret = map(flat, (obs_buf, act_buf, logp_buf, advantages, targets))
         if desired_kl:
-            with torch.no_grad():  # the rollout policy's means and std, for the KL of each update
-                b_mean, b_std = model.actor(b_obs), model.log_std.exp()
+            with torch.no_grad(), precision():  # the rollout policy's means and std, for the KL of each update
+                b_mean, b_std = model.actor(b_obs).float(), model.log_std.exp()
         moments = group.sum(torch.stack([b_adv.sum(), (b_adv.double() ** 2).sum(), torch.tensor(float(b_adv.numel()))]))
         adv_mean = moments[0] / moments[2]
         adv_std = torch.sqrt((moments[1] - moments[2] * adv_mean ** 2) / (moments[2] - 1))
@@ -230,7 +238,9 @@ def main():
             order = torch.randperm(T * n)
             for k in range(minibatches):
                 idx = order[k * size:(k + 1) * size]
-                dist = model.distribution(b_obs[idx])
+                with precision():
+                    dist = model.distribution(b_obs[idx])
+                    values = model.value(b_obs[idx])
                 if desired_kl:  # rsl_rl's adaptive step: keep the policy's change near desired_kl
                     with torch.no_grad():
                         old_mean = b_mean[idx]
@@ -243,7 +253,7 @@ def main():
                         param_group["lr"] = lr
                 ratio = (dist.log_prob(b_act[idx]).sum(-1) - b_logp[idx]).exp()
                 policy_loss = -torch.min(ratio * b_adv[idx], ratio.clamp(1 - clip, 1 + clip) * b_adv[idx]).mean()
-                value_loss = 0.5 * (model.value(b_obs[idx]) - b_ret[idx]).pow(2).mean()
+                value_loss = 0.5 * (values - b_ret[idx]).pow(2).mean()
                 loss = policy_loss + 0.5 * value_loss - entropy_coefficient * dist.entropy().sum(-1).mean()
                 optimiser.zero_grad()
                 loss.backward()
