@@ -43,8 +43,8 @@ void set_environment(Engine& batch, int e, const Vector& q, const Vector& v, con
   }
 }
 
-// Times forward_dynamics() over the benchmark's iterations after one untimed warm-up call; the
-// seconds spent, or 0 with the benchmark skipped when an environment failed.
+// Times forward_dynamics() over the benchmark's iterations after one untimed warm-up call: the
+// seconds spent. The benchmark reports an error instead when an environment failed.
 template <class Engine>
 double time_forward_dynamics(benchmark::State& state, Engine& batch) {
   batch.forward_dynamics();

@@ -161,7 +161,8 @@ def main():
     torch.manual_seed(args.seed + 7919 * group.rank)  # each rank its own exploration noise and minibatches
     # fused: one kernel for all parameters' Adam step (torch 2's CPU fused Adam)
     optimiser = torch.optim.Adam(model.parameters(), lr=args.lr, fused=args.adam == "fused")
-    # The same autocast in the rollout and the update: the first minibatch's ratio is exactly 1.
+    # The same autocast in the rollout and the update: the rollout's log-probabilities come from the
+    # same bfloat16 products as the update's, not from float32 ones that would start each ratio off 1.
     precision = lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16")  # noqa: E731
     norm = RunningNorm(obs_dim, group)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
