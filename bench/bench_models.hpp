@@ -3,9 +3,11 @@
 // bench/batched_loops.cpp times and bench/loop_rollouts.cpp rolls out.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
+#include "topology/configuration.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/generators.hpp"
 #include "topology/model.hpp"
@@ -16,6 +18,24 @@
 namespace batchdyn::bench {
 
 inline std::string model_path(const std::string& f) { return std::string(BATCHDYN_MODELS_DIR) + "/" + f; }
+
+// `count` random states of a model, drawn from `seed`: configurations within the joint limits
+// (random_configuration), velocities and torques standard normal.
+struct States {
+  std::vector<Eigen::VectorXd> q, v, tau;
+};
+
+inline States random_states(const Model& model, int count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  States s;
+  for (int k = 0; k < count; ++k) {
+    s.q.push_back(random_configuration<double>(model, rng));
+    s.v.push_back(Eigen::VectorXd::NullaryExpr(model.nv, [&] { return normal(rng); }));
+    s.tau.push_back(Eigen::VectorXd::NullaryExpr(model.nv, [&] { return normal(rng); }));
+  }
+  return s;
+}
 
 struct Case {
   std::string name;

@@ -52,6 +52,8 @@
 namespace {
 using namespace batchdyn;
 using bench::Case;
+using bench::States;
+using bench::random_states;
 
 constexpr int kStates = 1024;
 using ConstraintModels = std::vector<pinocchio::RigidConstraintModel>;
@@ -140,22 +142,6 @@ ConstraintDatas constraint_datas(const ConstraintModels& models) {
   return out;
 }
 
-struct States {
-  std::vector<Eigen::VectorXd> q, v, tau;
-};
-
-States random_states(const Model& m) {
-  std::mt19937 rng(11);
-  std::normal_distribution<double> normal(0, 1);
-  States s;
-  for (int e = 0; e < kStates; ++e) {
-    s.q.push_back(random_configuration<double>(m, rng));
-    s.v.push_back(Eigen::VectorXd::NullaryExpr(m.nv, [&] { return normal(rng); }));
-    s.tau.push_back(Eigen::VectorXd::NullaryExpr(m.nv, [&] { return normal(rng); }));
-  }
-  return s;
-}
-
 double relative_error(const Eigen::MatrixXd& ours, const Eigen::MatrixXd& theirs) {
   return (ours - theirs).cwiseAbs().maxCoeff() / std::max(1.0, theirs.cwiseAbs().maxCoeff());
 }
@@ -182,7 +168,7 @@ double time_states(benchmark::State& state, F&& f) {
 void BM_PinocchioAba(benchmark::State& state, const Model* model) {
   const pinocchio::Model p = pinocchio_model(*model);
   pinocchio::Data d(p);
-  const States s = random_states(*model);
+  const States s = random_states(*model, kStates, 11);
   const double error = relative_error(batchdyn_qdd(*model, s.q[0], s.v[0], s.tau[0], false), pinocchio::aba(p, d, s.q[0], s.v[0], s.tau[0]));
   if (!(error < 1e-9)) return state.SkipWithError(("aba differs from batchdyn's by " + std::to_string(error)).c_str());
   const double seconds = time_states(state, [&](int e) {
@@ -195,7 +181,7 @@ template <class T>
 void BM_BatchdynAba(benchmark::State& state, const Model* model) {
   Batch<T> batch(*model, kStates, 1);
   batch.set_use_constraints(false), batch.set_effort_clamp(false);  // the tree's ABA on tau as given, as pinocchio::aba
-  const States s = random_states(*model);
+  const States s = random_states(*model, kStates, 11);
   for (int e = 0; e < kStates; ++e) {
     const auto i = static_cast<size_t>(e);
     bench::set_environment(batch, e, s.q[i], s.v[i], s.tau[i]);
@@ -217,7 +203,7 @@ void BM_PinocchioConstrained(benchmark::State& state, const Case* c, Constrained
   if (algorithm == Constrained::Lcaba) pinocchio::computeJointMinimalOrdering(p, d, models);  // lcaba's elimination order
   pinocchio::ProximalSettings settings(0.0, 1e-6, iterations);
   settings.absolute_accuracy = settings.relative_accuracy = -1.0;  // exactly `iterations` iterations
-  const States s = random_states(model);
+  const States s = random_states(model, kStates, 11);
   const auto solve = [&](int e) -> const Eigen::VectorXd& {
     const auto i = static_cast<size_t>(e);
     return algorithm == Constrained::Lcaba ? pinocchio::lcaba(p, d, s.q[i], s.v[i], s.tau[i], models, datas, settings)
@@ -243,7 +229,7 @@ void BM_PinocchioDelassus(benchmark::State& state, const Case* c, bool pv) {
   const int m = model.constraint_rows;
   Eigen::MatrixXd g = Eigen::MatrixXd::Zero(m, m);
   if (pv) pinocchio::initPvDelassus(p, d, models);
-  const States s = random_states(model);
+  const States s = random_states(model, kStates, 11);
   const auto compute = [&](int e) {
     const auto& q = s.q[static_cast<size_t>(e)];
     if (pv) pinocchio::computePvDelassusMatrix(p, d, q, models, datas, g, 0.0);

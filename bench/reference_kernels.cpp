@@ -38,26 +38,9 @@ const std::vector<Case>& reference_cases() {
   return all;
 }
 
-struct States {
-  std::vector<Eigen::VectorXd> q, v, tau;
-};
-
-// A pool of random states so the branch predictor and caches see varied inputs.
-States random_states(const Model& model, int count) {
-  std::mt19937 rng(7);
-  std::normal_distribution<double> n(0, 1);
-  States s;
-  for (int k = 0; k < count; ++k) {
-    s.q.push_back(random_configuration<double>(model, rng));
-    s.v.push_back(Eigen::VectorXd::NullaryExpr(model.nv, [&] { return n(rng); }));
-    s.tau.push_back(Eigen::VectorXd::NullaryExpr(model.nv, [&] { return n(rng); }));
-  }
-  return s;
-}
-
 template <class Body>
 void run(benchmark::State& state, const Model& model, Body&& body) {
-  const States s = random_states(model, 64);
+  const bench::States s = bench::random_states(model, 64, 7);  // varied inputs for the branch predictor and caches
   size_t k = 0;
   for (auto _ : state) {
     body(s.q[k], s.v[k], s.tau[k]);
