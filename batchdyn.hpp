@@ -30,6 +30,7 @@
 #include "topology/delassus_plan.hpp"
 #include "topology/lcaba_plan.hpp"
 #include "topology/loops.hpp"
+#include "topology/mjcf.hpp"
 #include "topology/prox_ltl_plan.hpp"
 #include "topology/proxbbo_plan.hpp"
 #include "topology/reduced_model.hpp"

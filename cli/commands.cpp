@@ -2,6 +2,7 @@
 #include "cli/options.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -101,7 +102,38 @@ void print_model_text(const Model& model, std::ostream& out) {
         << b.idx_q << std::setw(7) << b.idx_v << std::setw(30) << b.name << body_name(model, b.parent);
     if (model.armature[static_cast<size_t>(b.idx_v)] > 0) out << "  armature " << model.armature[static_cast<size_t>(b.idx_v)];
     if (model.damping[static_cast<size_t>(b.idx_v)] > 0) out << "  damping " << model.damping[static_cast<size_t>(b.idx_v)];
+    if (model.friction_loss[static_cast<size_t>(b.idx_v)] > 0) out << "  frictionloss " << model.friction_loss[static_cast<size_t>(b.idx_v)];
     out << "\n";
+  }
+  if (model.timestep > 0) out << "\ntime step (from the file): " << model.timestep << " s\n";
+  if (!model.actuators.empty()) {
+    out << "\nactuators (" << model.actuators.size() << "; ctrl is the action):\n";
+    for (const Actuator& a : model.actuators) {
+      out << "  " << std::setw(28) << a.name << std::setw(10) << actuator_kind_name(a.kind) << "joint " << a.joint;
+      if (a.gear != 1) out << "  gear " << a.gear;
+      if (a.kind == ActuatorKind::Position) out << "  kp " << a.gain << "  kv " << -a.bias[2];
+      if (a.kind == ActuatorKind::Velocity) out << "  kv " << a.gain;
+      if (std::isfinite(a.ctrl_lower) || std::isfinite(a.ctrl_upper)) out << "  ctrl [" << a.ctrl_lower << ", " << a.ctrl_upper << "]";
+      if (std::isfinite(a.force_lower) || std::isfinite(a.force_upper)) out << "  force [" << a.force_lower << ", " << a.force_upper << "]";
+      out << "\n";
+    }
+  }
+  if (!model.keyframes.empty()) {
+    out << "\nkeyframes (reset states):";
+    for (const Keyframe& k : model.keyframes) out << " " << k.name;
+    out << "\n";
+  }
+  int sites = 0;
+  for (const Frame& f : model.frames) sites += f.kind == FrameKind::Site;
+  if (sites > 0) {
+    out << "\nsites (" << sites << "):";
+    for (const Frame& f : model.frames)
+      if (f.kind == FrameKind::Site) out << " " << f.name;
+    out << "\n";
+  }
+  if (!model.load_notes.empty()) {
+    out << "\nleft out when loading (" << model.load_notes.size() << "):\n";
+    for (const std::string& note : model.load_notes) out << "  " << note << "\n";
   }
   if (!model.inertia_warnings.empty()) {
     out << "\ninertia warnings (" << model.inertia_warnings.size() << "):\n";

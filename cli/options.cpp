@@ -8,6 +8,7 @@
 #include "topology/generators.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contacts.hpp"
+#include "topology/mjcf.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
@@ -103,6 +104,9 @@ Model load_model(const Options& o, const std::string& default_model) {
   } else if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") {
     if (o.get("--root")) throw Error("a scene file sets each robot's root; drop --root");
     model = load_scene_file(spec, options);
+  } else if (is_mjcf_file(spec)) {
+    if (o.get("--root")) throw Error("an MJCF file sets its own root (a <freejoint> on the base); drop --root");
+    model = load_mjcf_file(spec, options);
   } else if (is_sdf_file(spec)) {
     model = load_sdf_file(spec, root, parse_loop_closure(o.get("--closure").value_or("duplicate")), options);
   } else {

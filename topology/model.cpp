@@ -71,6 +71,7 @@ const char* frame_kind_name(FrameKind k) {
     case FrameKind::Link: return "link";
     case FrameKind::Joint: return "joint";
     case FrameKind::FixedJoint: return "fixed_joint";
+    case FrameKind::Site: return "site";
   }
   return "?";
 }
@@ -82,15 +83,18 @@ int Model::body_index(const std::string& n) const {
   throw Error("model '" + name + "': no body or link named '" + n + "'");
 }
 
-bool Model::has_frame(const std::string& n, FrameKind kind) const {
-  return kind == FrameKind::Link ? link_frames_.count(n) > 0 : joint_frames_.count(n) > 0;
+const std::unordered_map<std::string, int>& Model::frames_of(FrameKind kind) const {
+  return kind == FrameKind::Link ? link_frames_ : kind == FrameKind::Site ? site_frames_ : joint_frames_;
 }
 
+bool Model::has_frame(const std::string& n, FrameKind kind) const { return frames_of(kind).count(n) > 0; }
+
 int Model::frame_index(const std::string& n, FrameKind kind) const {
-  const auto& table = kind == FrameKind::Link ? link_frames_ : joint_frames_;
+  const auto& table = frames_of(kind);
   const auto it = table.find(n);
   if (it == table.end())
-    throw Error("model '" + name + "': no " + (kind == FrameKind::Link ? "link" : "joint") + " named '" + n + "'");
+    throw Error("model '" + name + "': no " + (kind == FrameKind::Link ? "link" : kind == FrameKind::Site ? "site" : "joint") +
+                " named '" + n + "'");
   return it->second;
 }
 
@@ -106,9 +110,9 @@ int Model::joint_index(const std::string& n) const {
 bool Model::has_joint(const std::string& n) const { return body_by_joint_.count(n) > 0; }
 
 void Model::index_names() {
-  link_frames_.clear(), joint_frames_.clear(), body_by_link_.clear(), body_by_joint_.clear();
+  link_frames_.clear(), joint_frames_.clear(), site_frames_.clear(), body_by_link_.clear(), body_by_joint_.clear();
   for (int i = 0; i < static_cast<int>(frames.size()); ++i)
-    (frames[i].kind == FrameKind::Link ? link_frames_ : joint_frames_).emplace(frames[i].name, i);
+    frames_of(frames[i].kind).emplace(frames[i].name, i);
   for (int i = 1; i < num_bodies(); ++i) {
     body_by_link_.emplace(bodies[i].name, i);
     body_by_joint_.emplace(bodies[i].joint_name, i);
@@ -188,7 +192,7 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
     model_.velocity_limit.push_back(velocity_limit > 0 ? velocity_limit : inf);
     model_.effort_limit.push_back(effort_limit > 0 ? effort_limit : inf);
   }
-  for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0), model_.damping.push_back(0.0);
+  for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0), model_.damping.push_back(0.0), model_.friction_loss.push_back(0.0);
 
   const int index = model_.num_bodies();
   model_.bodies.push_back(b);
@@ -217,10 +221,10 @@ void ModelBuilder::add_inertia(int body, const RigidInertiad& inertia, const std
 
 void ModelBuilder::add_frame(const std::string& n, FrameKind kind, int body, const Transformd& placement,
                              const std::string& source) {
-  const bool link = kind == FrameKind::Link;
-  if (link ? has_link(n) : has_joint(n))
-    throw Error(source + ": duplicate " + (link ? "link" : "joint") + " name '" + n + "'");
-  (link ? model_.link_frames_ : model_.joint_frames_).emplace(n, static_cast<int>(model_.frames.size()));
+  const bool link = kind == FrameKind::Link, site = kind == FrameKind::Site;
+  if (link ? has_link(n) : site ? model_.has_frame(n, FrameKind::Site) : has_joint(n))
+    throw Error(source + ": duplicate " + (link ? "link" : site ? "site" : "joint") + " name '" + n + "'");
+  model_.frames_of(kind).emplace(n, static_cast<int>(model_.frames.size()));
   model_.frames.push_back({n, body, placement, kind});
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "layout/spatial.hpp"
+#include "topology/actuator_model.hpp"
 #include "topology/contact_model.hpp"
 
 namespace batchdyn {
@@ -81,6 +82,7 @@ enum class FrameKind {
   Link,        // a URDF link (or a scene box); constraints attach to links
   Joint,       // a moving joint: its child body's frame
   FixedJoint,  // a fixed joint: the frame of its child link, which is merged into the parent body
+  Site,        // an MJCF <site>: a named point and orientation on a body (sensors, targets)
 };
 
 const char* frame_kind_name(FrameKind k);
@@ -167,6 +169,18 @@ struct Model {
   // Collision geometry, its contact candidates and the ground (topology/contacts.hpp). The
   // reference dynamics never read it; the engine's contact stage will.
   ContactModel contacts;
+  // Per coordinate of v: MuJoCo's `frictionloss`, a dry friction on the joint (N m, N) that
+  // opposes its motion up to this force. From MJCF; 0 elsewhere.
+  std::vector<double> friction_loss;
+  // The robot file's time step (s; MJCF <option timestep>), 0 when it gives none.
+  double timestep = 0.0;
+  // The robot file's actuators and keyframes (MJCF; topology/actuator_model.hpp). Empty for URDF
+  // and SDF, whose joints take torques or PD targets directly.
+  std::vector<Actuator> actuators;
+  std::vector<Keyframe> keyframes;
+  // What loading left out because it does not change the dynamics (visual geoms, sensors, lights),
+  // one message each; `batchdyn info` prints them.
+  std::vector<std::string> load_notes;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included
   int max_depth() const;
@@ -183,8 +197,12 @@ struct Model {
 
  private:
   friend class ModelBuilder;
-  // name -> index; frames by kind (Link, Joint + FixedJoint share the joint namespace).
-  std::unordered_map<std::string, int> link_frames_, joint_frames_, body_by_link_, body_by_joint_;
+  // name -> index; frames by kind (Link; Joint + FixedJoint share the joint namespace; Site).
+  std::unordered_map<std::string, int> link_frames_, joint_frames_, site_frames_, body_by_link_, body_by_joint_;
+  const std::unordered_map<std::string, int>& frames_of(FrameKind kind) const;
+  std::unordered_map<std::string, int>& frames_of(FrameKind kind) {
+    return kind == FrameKind::Link ? link_frames_ : kind == FrameKind::Site ? site_frames_ : joint_frames_;
+  }
 };
 
 // Incremental construction of a Model in depth-first order. Used by the URDF loader, the
@@ -217,6 +235,10 @@ class ModelBuilder {
   // Viscous damping of dof k of a body's joint.
   void set_damping(int body, int k, double damping) {
     model_.damping[static_cast<size_t>(model_.bodies[body].idx_v + k)] = damping;
+  }
+  // Dry friction (MuJoCo's frictionloss) of dof k of a body's joint.
+  void set_friction_loss(int body, int k, double friction) {
+    model_.friction_loss[static_cast<size_t>(model_.bodies[body].idx_v + k)] = friction;
   }
 
   // What finish() does with a rotational inertia that violates the triangle inequality.

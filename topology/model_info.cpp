@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "topology/contact_plan.hpp"
 #include "topology/contacts.hpp"
 #include "topology/delassus_plan.hpp"
@@ -46,7 +48,8 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
                   {"idx_v", b.idx_v}, {"nq", b.nq}, {"nv", b.nv}, {"body", b.name},
                   {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}, {"mass", b.inertia.mass},
                   {"armature", model.armature[static_cast<size_t>(b.idx_v)]},
-                  {"damping", model.damping[static_cast<size_t>(b.idx_v)]}};
+                  {"damping", model.damping[static_cast<size_t>(b.idx_v)]},
+                  {"friction_loss", model.friction_loss[static_cast<size_t>(b.idx_v)]}};
     if (!b.mimic.empty()) joint["mimic"] = b.mimic;
     j["joints"].push_back(joint);
   }
@@ -55,6 +58,18 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
     j["frames"].push_back({{"name", f.name}, {"kind", frame_kind_name(f.kind)}, {"body", body_name(model, f.body)}});
   j["singular_joints"] = joint_list(model, singular_joints);
   j["inertia_warnings"] = model.inertia_warnings;
+  j["timestep"] = model.timestep > 0 ? json(model.timestep) : json();
+  j["actuators"] = json::array();
+  for (const Actuator& a : model.actuators) {
+    auto bound = [](double x) { return std::isfinite(x) ? json(x) : json(); };  // null: unlimited
+    j["actuators"].push_back({{"name", a.name}, {"kind", actuator_kind_name(a.kind)}, {"joint", a.joint}, {"dof", a.dof},
+                              {"gear", a.gear}, {"gain", a.gain}, {"bias", {a.bias[0], a.bias[1], a.bias[2]}},
+                              {"ctrl_range", {bound(a.ctrl_lower), bound(a.ctrl_upper)}},
+                              {"force_range", {bound(a.force_lower), bound(a.force_upper)}}});
+  }
+  j["keyframes"] = json::array();
+  for (const Keyframe& k : model.keyframes) j["keyframes"].push_back({{"name", k.name}, {"time", k.time}, {"q", k.q}, {"v", k.v}, {"ctrl", k.ctrl}});
+  j["load_notes"] = model.load_notes;
   j["mimic_joints_ignored"] = joint_list(model, mimic_joints(model));
   json contacts;
   const ContactModel& cm = model.contacts;

@@ -97,6 +97,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
     for (int k = 0; k < b.nv; ++k) {
       builder.set_armature(index, k, model.armature[static_cast<size_t>(b.idx_v + k)]);
       builder.set_damping(index, k, model.damping[static_cast<size_t>(b.idx_v + k)]);
+      builder.set_friction_loss(index, k, model.friction_loss[static_cast<size_t>(b.idx_v + k)]);
     }
     new_body[static_cast<size_t>(i)] = index;
   }
@@ -113,6 +114,21 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
 
   Model reduced = builder.finish();
   reduced.gravity = model.gravity;
+  reduced.timestep = model.timestep;
+  reduced.load_notes = model.load_notes;
+  // Actuators follow their joints; those of locked joints go, as do the keyframes (their q has
+  // the locked coordinates).
+  for (const Actuator& a : model.actuators) {
+    if (!reduced.has_joint(a.joint)) {
+      reduced.load_notes.push_back("actuator '" + a.name + "' removed: its joint '" + a.joint + "' is locked");
+      continue;
+    }
+    Actuator moved = a;
+    moved.dof = reduced.bodies[static_cast<size_t>(reduced.joint_index(a.joint))].idx_v;
+    reduced.actuators.push_back(moved);
+  }
+  if (!model.keyframes.empty())
+    reduced.load_notes.push_back(std::to_string(model.keyframes.size()) + " keyframe(s) removed: they set the locked joints");
   for (const Constraint& c : model.constraints) add_constraint(reduced, c.spec, source);
   reduced.contacts = model.contacts;  // the geometry stays on its links, whose bodies changed
   resolve_contacts(reduced);

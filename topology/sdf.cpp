@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "topology/contacts.hpp"
+#include "topology/mjcf.hpp"
 
 namespace batchdyn {
 
@@ -346,6 +347,11 @@ std::vector<MultiParentLink> sdf_multi_parent_links(const std::string& path) {
 bool is_sdf_file(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".sdf") == 0; }
 
 Model load_robot_file(const std::string& path, RootJoint root, LoopClosure closure, const LoadOptions& options) {
+  if (is_mjcf_file(path)) {
+    if (root != RootJoint::Fixed)
+      throw Error(path + ": an MJCF file sets its own root (a <freejoint> on the base); load it with the default root");
+    return load_mjcf_file(path, options);
+  }
   return is_sdf_file(path) ? load_sdf_file(path, root, closure, options) : load_urdf_file(path, root, options);
 }
 

@@ -56,7 +56,9 @@ std::vector<MultiParentLink> sdf_multi_parent_links(const std::string& path);
 // Whether a path names an SDF file (ends with ".sdf").
 bool is_sdf_file(const std::string& path);
 
-// A robot file by its extension: ".sdf" (load_sdf_file) or anything else (load_urdf_file).
+// A robot file: MJCF by its first element, <mujoco> (load_mjcf_file; it sets its own root, so
+// `root` must stay Fixed), SDF by its extension ".sdf" (load_sdf_file), URDF otherwise
+// (load_urdf_file).
 Model load_robot_file(const std::string& path, RootJoint root = RootJoint::Fixed,
                       LoopClosure closure = LoopClosure::DuplicateLink, const LoadOptions& options = {});
 

@@ -1,0 +1,601 @@
+#include "topology/mjcf.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "topology/contacts.hpp"
+#include "topology/joint_model.hpp"
+
+#ifdef BATCHDYN_HAVE_MUJOCO
+#include "topology/mujoco_runtime.hpp"
+#endif
+
+namespace batchdyn {
+
+// ---- Coordinates: MuJoCo's qpos / qvel / qacc and ours (no libmujoco needed) -------------------
+
+namespace {
+
+void check_size(const std::vector<double>& x, int expected, const char* what) {
+  if (static_cast<int>(x.size()) != expected)
+    throw Error(std::string(what) + ": expected " + std::to_string(expected) + " values, got " + std::to_string(x.size()));
+}
+
+// The rotation of a free joint's base at q (ours: x y z qx qy qz qw).
+Mat3d base_rotation(const Body& b, const std::vector<double>& q) {
+  const double* p = q.data() + b.idx_q + 3;
+  return quaternion_rotation(p[0], p[1], p[2], p[3]);
+}
+
+}  // namespace
+
+std::vector<double> q_from_mujoco(const Model& model, const std::vector<double>& qpos) {
+  check_size(qpos, model.nq, "q_from_mujoco: qpos");
+  std::vector<double> q = qpos;
+  for (const Body& b : model.bodies) {
+    const int offset = quaternion_offset(b.joint_type);
+    if (b.nq == 0 || offset < 0) continue;
+    const double* w_xyz = qpos.data() + b.idx_q + offset;  // MuJoCo: w x y z
+    double* xyz_w = q.data() + b.idx_q + offset;
+    xyz_w[0] = w_xyz[1], xyz_w[1] = w_xyz[2], xyz_w[2] = w_xyz[3], xyz_w[3] = w_xyz[0];
+  }
+  return q;
+}
+
+std::vector<double> q_to_mujoco(const Model& model, const std::vector<double>& q) {
+  check_size(q, model.nq, "q_to_mujoco: q");
+  std::vector<double> qpos = q;
+  for (const Body& b : model.bodies) {
+    const int offset = quaternion_offset(b.joint_type);
+    if (b.nq == 0 || offset < 0) continue;
+    const double* xyz_w = q.data() + b.idx_q + offset;
+    double* w_xyz = qpos.data() + b.idx_q + offset;
+    w_xyz[0] = xyz_w[3], w_xyz[1] = xyz_w[0], w_xyz[2] = xyz_w[1], w_xyz[3] = xyz_w[2];
+  }
+  return qpos;
+}
+
+std::vector<double> v_from_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& qvel) {
+  check_size(q, model.nq, "v_from_mujoco: q");
+  check_size(qvel, model.nv, "v_from_mujoco: qvel");
+  std::vector<double> v = qvel;
+  for (const Body& b : model.bodies) {
+    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
+    const Vec3d world{qvel[b.idx_v], qvel[b.idx_v + 1], qvel[b.idx_v + 2]};
+    const Vec3d local = base_rotation(b, q).transpose() * world;  // v_lin = R^T qvel_lin
+    for (int k = 0; k < 3; ++k) v[static_cast<size_t>(b.idx_v + k)] = local[k];
+  }
+  return v;
+}
+
+std::vector<double> v_to_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& v) {
+  check_size(q, model.nq, "v_to_mujoco: q");
+  check_size(v, model.nv, "v_to_mujoco: v");
+  std::vector<double> qvel = v;
+  for (const Body& b : model.bodies) {
+    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
+    const Vec3d world = base_rotation(b, q) * Vec3d{v[b.idx_v], v[b.idx_v + 1], v[b.idx_v + 2]};
+    for (int k = 0; k < 3; ++k) qvel[static_cast<size_t>(b.idx_v + k)] = world[k];
+  }
+  return qvel;
+}
+
+std::vector<double> a_to_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& v,
+                                const std::vector<double>& qdd) {
+  check_size(q, model.nq, "a_to_mujoco: q");
+  check_size(v, model.nv, "a_to_mujoco: v");
+  check_size(qdd, model.nv, "a_to_mujoco: qdd");
+  std::vector<double> qacc = qdd;
+  for (const Body& b : model.bodies) {
+    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
+    const size_t i = static_cast<size_t>(b.idx_v);
+    const Vec3d linear{v[i], v[i + 1], v[i + 2]}, angular{v[i + 3], v[i + 4], v[i + 5]};
+    // d/dt (R v_lin) = R (dv_lin/dt + omega x v_lin)
+    const Vec3d world = base_rotation(b, q) * (Vec3d{qdd[i], qdd[i + 1], qdd[i + 2]} + cross(angular, linear));
+    for (int k = 0; k < 3; ++k) qacc[i + static_cast<size_t>(k)] = world[k];
+  }
+  return qacc;
+}
+
+bool is_mjcf_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  // The first element, past the XML declaration and comments.
+  for (size_t at = head.find('<'); at != std::string::npos; at = head.find('<', at + 1)) {
+    if (head.compare(at, 2, "<?") == 0 || head.compare(at, 2, "<!") == 0) {
+      const size_t end = head.find(head.compare(at, 4, "<!--") == 0 ? "-->" : ">", at);
+      if (end == std::string::npos) return false;
+      at = end;
+      continue;
+    }
+    return head.compare(at, 7, "<mujoco") == 0 && (at + 7 >= head.size() || !std::isalnum(static_cast<unsigned char>(head[at + 7])));
+  }
+  return false;
+}
+
+const char* actuator_kind_name(ActuatorKind kind) {
+  switch (kind) {
+    case ActuatorKind::Motor: return "motor";
+    case ActuatorKind::Position: return "position";
+    case ActuatorKind::Velocity: return "velocity";
+    case ActuatorKind::General: return "general";
+  }
+  return "?";
+}
+
+#ifndef BATCHDYN_HAVE_MUJOCO
+
+// ---- Built without MuJoCo's headers ------------------------------------------------------------
+
+namespace {
+[[noreturn]] void no_mjcf(const std::string& what) {
+  throw Error(what + ": this batchdyn was built without MuJoCo, so it cannot read MJCF. Install the `mujoco` wheel "
+                     "(pip install mujoco==4.0.1) into the Python that CMake is given (-DPython_EXECUTABLE=...) or point "
+                     "-DMUJOCO_PACKAGE_DIR at its package folder, and rebuild; or load the robot as URDF or SDF");
+}
+}  // namespace
+
+bool mjcf_supported() { return false; }
+std::string mujoco_header_version() { return ""; }
+void set_mujoco_library(const std::string&) { no_mjcf("set_mujoco_library"); }
+std::string mujoco_library_path() { return ""; }
+Model load_mjcf_file(const std::string& path, const LoadOptions&) { no_mjcf(path); }
+Model load_mjcf_string(const std::string&, const std::string& source, const LoadOptions&) { no_mjcf(source); }
+
+#else
+
+// ---- mjModel -> Model ----------------------------------------------------------------------------
+
+namespace {
+
+using mujoco_runtime::api;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// MuJoCo writes quaternions w x y z.
+Mat3d rotation_of(const mjtNum* wxyz) { return quaternion_rotation(wxyz[1], wxyz[2], wxyz[3], wxyz[0]); }
+Transformd transform_of(const mjtNum* pos, const mjtNum* wxyz) { return {rotation_of(wxyz), {pos[0], pos[1], pos[2]}}; }
+Transformd translation(const Vec3d& p) { return {Mat3d::identity(), p}; }
+Vec3d vec3(const mjtNum* p) { return {p[0], p[1], p[2]}; }
+
+// The parsed and the compiled model, released however loading ends.
+struct Compiled {
+  mjSpec* spec = nullptr;
+  mjModel* model = nullptr;
+  Compiled() = default;
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
+  ~Compiled() {
+    if (model) api().delete_model(model);
+    if (spec) api().delete_spec(spec);
+  }
+};
+
+// Reads what the spec's elements of one type say about themselves: "<tendon 't'> (line 8)".
+std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) {
+  int k = 0;
+  for (mjsElement* e = api().first_element(spec, type); e; e = api().next_element(spec, e), ++k) {
+    if (k != index) continue;
+    const mjString* name = api().element_name(e);
+    const mjString* info = nullptr;
+    switch (type) {
+      case mjOBJ_TENDON: info = api().as_tendon(e)->info; break;
+      case mjOBJ_ACTUATOR: info = api().as_actuator(e)->info; break;
+      case mjOBJ_EQUALITY: info = api().as_equality(e)->info; break;
+      case mjOBJ_SENSOR: info = api().as_sensor(e)->info; break;
+      case mjOBJ_JOINT: info = api().as_joint(e)->info; break;
+      case mjOBJ_GEOM: info = api().as_geom(e)->info; break;
+      default: break;
+    }
+    const std::string name_text = name ? api().string(name) : "", info_text = info ? api().string(info) : "";
+    std::string text = std::string("<") + tag + (name_text.empty() ? "" : " name=\"" + name_text + "\"") + ">";
+    if (!info_text.empty()) text += " (" + info_text + ")";
+    return text;
+  }
+  return std::string("<") + tag + "> number " + std::to_string(index + 1);
+}
+
+class Converter {
+ public:
+  Converter(const mjModel* m, mjSpec* spec, std::string source, const LoadOptions& options)
+      : m_(m), spec_(spec), source_(std::move(source)), builder_(model_name()) {
+    builder_.set_triangle_inequality(triangle_inequality_policy(options));
+  }
+
+  Model convert() {
+    refuse_unsupported_elements();
+    add_bodies();
+    add_sites();
+    Model model = builder_.finish();
+    model.gravity = (m_->opt.disableflags & mjDSBL_GRAVITY) ? Vec3d::zero() : vec3(m_->opt.gravity);
+    model.timestep = m_->opt.timestep;
+    model.reference_configuration = q_from_mujoco(model, std::vector<double>(m_->qpos0, m_->qpos0 + m_->nq));
+    add_actuators(model);
+    add_keyframes(model);
+    add_geoms(model);
+    note_left_out(model);
+    return model;
+  }
+
+ private:
+  std::string name_of(const int* addresses, int index) const { return addresses ? std::string(m_->names + addresses[index]) : ""; }
+  std::string model_name() const { return m_->names[0] ? std::string(m_->names) : "mjcf"; }
+  std::string body_name(int b) const {
+    const std::string n = name_of(m_->name_bodyadr, b);
+    return n.empty() ? "body" + std::to_string(b) : n;
+  }
+  std::string joint_name(int j) const {
+    const std::string n = name_of(m_->name_jntadr, j);
+    return n.empty() ? body_name(m_->jnt_bodyid[j]) + "/joint" + std::to_string(j - m_->body_jntadr[m_->jnt_bodyid[j]]) : n;
+  }
+  [[noreturn]] void refuse(const std::string& what) const { throw Error(source_ + ": " + what); }
+
+  // What would change the dynamics and has no counterpart here.
+  void refuse_unsupported_elements() const {
+    if (m_->ntendon > 0)
+      refuse(describe(spec_, mjOBJ_TENDON, 0, "tendon") + ": tendons are not supported (the file has " +
+             std::to_string(m_->ntendon) + ")");
+    if (m_->nflex > 0) refuse("<flex> / <flexcomp>: deformable bodies are not supported (the file has " + std::to_string(m_->nflex) + ")");
+    if (m_->nplugin > 0) refuse("<plugin>: engine plugins are not supported (the file has " + std::to_string(m_->nplugin) + ")");
+    if (m_->nmocap > 0) refuse("mocap bodies (<body mocap=\"true\">) are not supported: they are moved by the user, not by the dynamics");
+    for (int e = 0; e < m_->neq; ++e)
+      refuse(describe(spec_, mjOBJ_EQUALITY, e, "equality") +
+             ": equality constraints are not supported yet (batchdyn's loop constraints are set with a constraint file)");
+  }
+
+  void add_bodies() {
+    ours_.assign(static_cast<size_t>(m_->nbody), 0);
+    frame_in_ours_.assign(static_cast<size_t>(m_->nbody), Transformd::identity());
+    for (int b = 1; b < m_->nbody; ++b) {
+      const int p = m_->body_parentid[b];
+      const std::string name = body_name(b);
+      const std::string where = source_ + ": body '" + name + "'";
+      // The body's frame relative to our body of its parent, before its joints move it.
+      Transformd X = frame_in_ours_[static_cast<size_t>(p)] * transform_of(m_->body_pos + 3 * b, m_->body_quat + 4 * b);
+      int parent = ours_[static_cast<size_t>(p)];
+      const int first = m_->body_jntadr[b], count = m_->body_jntnum[b];
+      for (int j = first; j < first + count; ++j) {
+        const std::string jname = joint_name(j);
+        const std::string jwhere = where + ", joint '" + jname + "'";
+        const Vec3d anchor = vec3(m_->jnt_pos + 3 * j), axis = vec3(m_->jnt_axis + 3 * j);
+        const int qa = m_->jnt_qposadr[j], da = m_->jnt_dofadr[j];
+        check_joint_supported(j, jwhere);
+        JointType type = JointType::Revolute;
+        Transformd placement = X * translation(anchor);
+        double lower = -kInfinity, upper = kInfinity;
+        const bool limited = m_->jnt_limited[j];
+        switch (m_->jnt_type[j]) {
+          case mjJNT_FREE:
+            if (p != 0 || count != 1)
+              refuse(jwhere + ": a free joint must be the only joint of a child of the world body");
+            type = JointType::FreeFlyer;
+            placement = Transformd::identity();  // qpos is the body frame's pose in the world
+            break;
+          case mjJNT_BALL:
+            if (limited) refuse(jwhere + ": a ball joint's range (a cone limit) is not supported");
+            type = JointType::Spherical;
+            break;
+          case mjJNT_HINGE:
+          case mjJNT_SLIDE: {
+            const bool hinge = m_->jnt_type[j] == mjJNT_HINGE;
+            type = hinge ? (limited ? JointType::Revolute : JointType::Continuous) : JointType::Prismatic;
+            if (limited) lower = m_->jnt_range[2 * j], upper = m_->jnt_range[2 * j + 1];
+            // MuJoCo moves the joint by qpos - qpos0 (`ref`): the joint frame turned back by
+            // qpos0 makes our q equal MuJoCo's qpos.
+            const double ref = m_->qpos0[qa];
+            if (ref != 0.0) {
+              const double back = -ref;
+              placement = placement * joint_transform(hinge ? JointType::Revolute : JointType::Prismatic, joint_axis<double>(axis), &back);
+            }
+            break;
+          }
+          default: refuse(jwhere + ": unknown joint type " + std::to_string(m_->jnt_type[j]));
+        }
+        double effort = 0.0;  // unlimited
+        if (m_->jnt_actfrclimited[j]) {
+          const double lo = m_->jnt_actfrcrange[2 * j], hi = m_->jnt_actfrcrange[2 * j + 1];
+          if (lo != -hi) refuse(jwhere + ": an asymmetric actuatorfrcrange (" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                ") is not supported (effort limits are symmetric)");
+          effort = hi > 0 ? hi : 0.0;
+          if (!(hi > 0)) refuse(jwhere + ": actuatorfrcrange must be > 0 on both sides");
+        }
+        const bool last = j == first + count - 1;
+        const std::string link = last ? name : name + "/" + jname;
+        parent = builder_.add_body(parent, link, jname, type, placement, axis, lower, upper, 0.0, effort, jwhere);
+        for (int k = 0; k < joint_nv(type); ++k) {
+          builder_.set_armature(parent, k, m_->dof_armature[da + k]);
+          builder_.set_damping(parent, k, m_->dof_damping[da + k]);
+          builder_.set_friction_loss(parent, k, m_->dof_frictionloss[da + k]);
+        }
+        // The next joint's frame, and finally the MuJoCo body frame, sit -anchor from this one.
+        X = type == JointType::FreeFlyer ? Transformd::identity() : translation(anchor * -1.0);
+      }
+      if (count == 0) builder_.add_frame(name, FrameKind::Link, parent, X, where);  // welded to its parent
+      else builder_.set_link_frame(name, X);
+      ours_[static_cast<size_t>(b)] = parent;
+      frame_in_ours_[static_cast<size_t>(b)] = X;
+      // The body's inertia: mass, centre of mass (ipos) and principal moments along iquat.
+      const Mat3d R = rotation_of(m_->body_iquat + 4 * b);
+      const mjtNum* d = m_->body_inertia + 3 * b;
+      Mat3d principal = Mat3d::zero();
+      for (int k = 0; k < 3; ++k) principal(k, k) = d[k];
+      const RigidInertiad inertia{m_->body_mass[b], vec3(m_->body_ipos + 3 * b), R * principal * R.transpose()};
+      check_link_inertial_values(inertia, name, source_);
+      if (parent > 0) builder_.add_inertia(parent, inertia.transformed(X), name);
+    }
+  }
+
+  void check_joint_supported(int j, const std::string& where) const {
+    if (m_->jnt_stiffness[j] != 0.0)
+      refuse(where + ": joint springs (stiffness " + std::to_string(m_->jnt_stiffness[j]) + ") are not supported yet");
+    for (int k = 0; k < mjNPOLY; ++k)
+      if (m_->jnt_stiffnesspoly[mjNPOLY * j + k] != 0.0) refuse(where + ": polynomial joint stiffness is not supported");
+    const int da = m_->jnt_dofadr[j];
+    const int nv = m_->jnt_type[j] == mjJNT_FREE ? 6 : m_->jnt_type[j] == mjJNT_BALL ? 3 : 1;
+    for (int k = 0; k < nv; ++k)
+      for (int p = 0; p < mjNPOLY; ++p)
+        if (m_->dof_dampingpoly[mjNPOLY * (da + k) + p] != 0.0) refuse(where + ": polynomial joint damping is not supported");
+  }
+
+  void add_sites() {
+    for (int s = 0; s < m_->nsite; ++s) {
+      const int b = m_->site_bodyid[s];
+      std::string name = name_of(m_->name_siteadr, s);
+      if (name.empty()) name = body_name(b) + "/site" + std::to_string(s);
+      builder_.add_frame(name, FrameKind::Site, ours_[static_cast<size_t>(b)],
+                         frame_in_ours_[static_cast<size_t>(b)] * transform_of(m_->site_pos + 3 * s, m_->site_quat + 4 * s),
+                         source_ + ": site '" + name + "'");
+    }
+  }
+
+  void add_actuators(Model& model) const {
+    for (int a = 0; a < m_->nu; ++a) {
+      const std::string what = describe(spec_, mjOBJ_ACTUATOR, a, "actuator");
+      if (m_->actuator_trntype[a] != mjTRN_JOINT) refuse(what + ": only joint transmissions are supported");
+      if (m_->actuator_dyntype[a] != mjDYN_NONE) refuse(what + ": actuator dynamics (dyntype) are not supported");
+      if (m_->actuator_gaintype[a] != mjGAIN_FIXED) refuse(what + ": only a fixed gain is supported");
+      if (m_->actuator_biastype[a] != mjBIAS_NONE && m_->actuator_biastype[a] != mjBIAS_AFFINE)
+        refuse(what + ": only no bias or an affine bias is supported");
+      if (m_->actuator_ctrlnum[a] != 1 || m_->actuator_outnum[a] != 1)
+        refuse(what + ": an actuator with several controls or outputs is not supported");
+      if (m_->actuator_delay[a] != 0.0) refuse(what + ": actuator delay is not supported");
+      if (m_->actuator_damping[a] != 0.0 || m_->actuator_armature[a] != 0.0)
+        refuse(what + ": actuator damping / armature is not supported (give them on the joint)");
+      const int j = m_->actuator_trnid[2 * a];
+      if (m_->jnt_type[j] != mjJNT_HINGE && m_->jnt_type[j] != mjJNT_SLIDE)
+        refuse(what + ": drives a free or ball joint; only hinge and slide joints are supported");
+      Actuator out;
+      out.name = name_of(m_->name_actuatoradr, a);
+      if (out.name.empty()) out.name = "actuator" + std::to_string(a);
+      out.joint = joint_name(j);
+      out.dof = model.bodies[static_cast<size_t>(model.joint_index(out.joint))].idx_v;
+      const mjtNum* gear = m_->actuator_gear + 6 * m_->actuator_outadr[a];
+      out.gear = gear[0];
+      out.gain = m_->actuator_gainprm[mjNGAIN * a];
+      for (int k = 0; k < 3; ++k) out.bias[k] = m_->actuator_biastype[a] == mjBIAS_AFFINE ? m_->actuator_biasprm[mjNBIAS * a + k] : 0.0;
+      const int c = m_->actuator_ctrladr[a];
+      if (m_->actuator_ctrllimited[a]) out.ctrl_lower = m_->actuator_ctrlrange[2 * c], out.ctrl_upper = m_->actuator_ctrlrange[2 * c + 1];
+      if (m_->actuator_forcelimited[a]) out.force_lower = m_->actuator_forcerange[2 * a], out.force_upper = m_->actuator_forcerange[2 * a + 1];
+      // MuJoCo's shortcuts, recognised by their parameters.
+      if (out.bias[0] == 0 && out.bias[1] == 0 && out.bias[2] == 0 && out.gain == 1) out.kind = ActuatorKind::Motor;
+      else if (out.bias[0] == 0 && out.bias[1] == -out.gain && out.bias[2] <= 0) out.kind = ActuatorKind::Position;
+      else if (out.bias[0] == 0 && out.bias[1] == 0 && out.bias[2] == -out.gain) out.kind = ActuatorKind::Velocity;
+      else out.kind = ActuatorKind::General;
+      model.actuators.push_back(out);
+    }
+  }
+
+  void add_keyframes(Model& model) const {
+    for (int k = 0; k < m_->nkey; ++k) {
+      Keyframe key;
+      key.name = name_of(m_->name_keyadr, k);
+      if (key.name.empty()) key.name = "key" + std::to_string(k);
+      key.time = m_->key_time[k];
+      key.q = q_from_mujoco(model, std::vector<double>(m_->key_qpos + k * m_->nq, m_->key_qpos + (k + 1) * m_->nq));
+      key.v = v_from_mujoco(model, key.q, std::vector<double>(m_->key_qvel + k * m_->nv, m_->key_qvel + (k + 1) * m_->nv));
+      key.ctrl.assign(m_->key_ctrl + k * m_->nu, m_->key_ctrl + (k + 1) * m_->nu);
+      model.keyframes.push_back(std::move(key));
+    }
+  }
+
+  // Geoms that collide: primitives on the robot's bodies; a plane or a height field on the world
+  // is the ground. What cannot be mapped yet is listed (Model::contacts.skipped).
+  void add_geoms(Model& model) const {
+    model.contacts.ground.present = false;
+    int ground_contype = 0, ground_conaffinity = 0;
+    std::vector<int> robot_geoms;
+    for (int g = 0; g < m_->ngeom; ++g) {
+      if (m_->geom_contype[g] == 0 && m_->geom_conaffinity[g] == 0) continue;  // visual
+      const int b = m_->geom_bodyid[g];
+      const std::string what = geom_label(g);
+      if (ours_[static_cast<size_t>(b)] != 0) {
+        robot_geoms.push_back(g);
+        continue;
+      }
+      const int type = m_->geom_type[g];
+      if ((type == mjGEOM_PLANE || type == mjGEOM_HFIELD) && !model.contacts.ground.present) {
+        const Transformd X = frame_in_ours_[static_cast<size_t>(b)] * transform_of(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
+        model.contacts.ground.present = true;
+        model.contacts.ground.normal = X.rotation * Vec3d{0, 0, 1};
+        model.contacts.ground.height = dot(model.contacts.ground.normal, X.translation);
+        ground_contype = m_->geom_contype[g], ground_conaffinity = m_->geom_conaffinity[g];
+        if (type == mjGEOM_HFIELD) add_height_field(model, g, X, what);
+        continue;
+      }
+      model.contacts.skipped.push_back(what + " on the world: static obstacles other than the ground are not collided yet");
+    }
+    for (const int g : robot_geoms) {
+      const std::string what = geom_label(g);
+      CollisionGeometry geometry;
+      geometry.name = name_of(m_->name_geomadr, g);
+      if (geometry.name.empty()) geometry.name = body_name(m_->geom_bodyid[g]) + "/geom" + std::to_string(g - m_->body_geomadr[m_->geom_bodyid[g]]);
+      geometry.link = body_name(m_->geom_bodyid[g]);
+      geometry.in_link = transform_of(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
+      const mjtNum* size = m_->geom_size + 3 * g;
+      switch (m_->geom_type[g]) {
+        case mjGEOM_SPHERE: geometry.shape = CollisionShape::Sphere, geometry.radius = size[0]; break;
+        case mjGEOM_CAPSULE: geometry.shape = CollisionShape::Capsule, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
+        case mjGEOM_CYLINDER: geometry.shape = CollisionShape::Cylinder, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
+        case mjGEOM_BOX: geometry.shape = CollisionShape::Box, geometry.half_extents = vec3(size); break;
+        default:
+          model.contacts.skipped.push_back(what + ": " + geom_type_name(m_->geom_type[g]) + " geoms do not collide yet");
+          continue;
+      }
+      // condim 1 is frictionless; 3, 4 and 6 take the sliding friction (torsional and rolling
+      // friction are not modelled).
+      geometry.friction = m_->geom_condim[g] == 1 ? 0.0 : m_->geom_friction[3 * g];
+      // MuJoCo's margin is a detection distance, as ours; ours stays at least the default, so
+      // that a fast foot is detected a step before it reaches the ground.
+      geometry.margin = std::max(m_->geom_margin[g], kDefaultContactMargin);
+      geometry.touches_ground = model.contacts.ground.present &&
+                                ((m_->geom_contype[g] & ground_conaffinity) || (ground_contype & m_->geom_conaffinity[g]));
+      geometry.source = source_;
+      add_collision_geometry(model, geometry, source_);
+    }
+    note_self_collisions(model, robot_geoms);
+  }
+
+  // MuJoCo collides robot geoms with each other (filtered by contype / conaffinity, excluding a
+  // body and its parent, and <exclude> pairs): not modelled yet, listed.
+  void note_self_collisions(Model& model, const std::vector<int>& geoms) const {
+    int pairs = 0;
+    for (size_t x = 0; x < geoms.size(); ++x)
+      for (size_t y = x + 1; y < geoms.size(); ++y) {
+        const int g1 = geoms[x], g2 = geoms[y], b1 = m_->geom_bodyid[g1], b2 = m_->geom_bodyid[g2];
+        if (m_->body_weldid[b1] == m_->body_weldid[b2]) continue;
+        if (m_->body_weldid[m_->body_parentid[m_->body_weldid[b1]]] == m_->body_weldid[b2] ||
+            m_->body_weldid[m_->body_parentid[m_->body_weldid[b2]]] == m_->body_weldid[b1])
+          continue;  // filterparent
+        if (!((m_->geom_contype[g1] & m_->geom_conaffinity[g2]) || (m_->geom_contype[g2] & m_->geom_conaffinity[g1]))) continue;
+        ++pairs;
+      }
+    if (pairs > 0)
+      model.contacts.skipped.push_back(std::to_string(pairs) +
+                                       " pairs of robot geoms that MuJoCo would collide with each other (self-collision) are not "
+                                       "collided yet");
+    if (m_->npair > 0)
+      model.contacts.skipped.push_back(std::to_string(m_->npair) + " <contact><pair> element(s) are not collided yet");
+  }
+
+  void add_height_field(Model& model, int g, const Transformd& X, const std::string& what) const {
+    const int h = m_->geom_dataid[g];
+    const mjtNum* size = m_->hfield_size + 4 * h;
+    const int rows = m_->hfield_nrow[h], cols = m_->hfield_ncol[h];
+    const double dx = 2 * size[0] / (cols - 1), dy = 2 * size[1] / (rows - 1);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        if (X.rotation(r, c) != (r == c ? 1.0 : 0.0)) refuse(what + ": a rotated height field is not supported");
+    if (std::abs(dx - dy) > 1e-9 * std::max(dx, dy))
+      refuse(what + ": the height field's grid spacing differs along x (" + std::to_string(dx) + ") and y (" + std::to_string(dy) +
+             "); batchdyn's terrain has square cells");
+    HeightField& field = model.contacts.terrain;
+    field.nx = cols, field.ny = rows;
+    field.origin_x = X.translation[0] - size[0], field.origin_y = X.translation[1] - size[1];
+    field.spacing = dx;
+    field.heights.resize(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+    // MuJoCo's row r lies at y = -size_y + r dy, column c at x = -size_x + c dx: row-major as ours.
+    const float* data = m_->hfield_data + m_->hfield_adr[h];
+    for (size_t k = 0; k < field.heights.size(); ++k) field.heights[k] = X.translation[2] + size[2] * static_cast<double>(data[k]);
+    check_height_field(field, what);
+  }
+
+  static const char* geom_type_name(int type) {
+    switch (type) {
+      case mjGEOM_PLANE: return "plane";
+      case mjGEOM_HFIELD: return "height field";
+      case mjGEOM_SPHERE: return "sphere";
+      case mjGEOM_CAPSULE: return "capsule";
+      case mjGEOM_ELLIPSOID: return "ellipsoid";
+      case mjGEOM_CYLINDER: return "cylinder";
+      case mjGEOM_BOX: return "box";
+      case mjGEOM_MESH: return "mesh";
+      case mjGEOM_SDF: return "signed distance field";
+      default: return "unknown";
+    }
+  }
+
+  std::string geom_label(int g) const {
+    const std::string name = name_of(m_->name_geomadr, g);
+    return std::string(geom_type_name(m_->geom_type[g])) + " geom " + (name.empty() ? "" : "'" + name + "' ") + "on body '" +
+           body_name(m_->geom_bodyid[g]) + "'";
+  }
+
+  // What the model has that does not change the dynamics.
+  void note_left_out(Model& model) const {
+    if (m_->nsensor > 0)
+      model.load_notes.push_back(std::to_string(m_->nsensor) + " sensor(s): not computed (read the state and the sites instead)");
+    for (int j = 0; j < m_->njnt; ++j)
+      if (m_->jnt_limited[j] && (m_->jnt_type[j] == mjJNT_HINGE || m_->jnt_type[j] == mjJNT_SLIDE)) {
+        model.load_notes.push_back("joint limits are the engine's limit stage (on by default in step()); MuJoCo's limit solref / solimp are not used");
+        break;
+      }
+    bool friction_loss = false;
+    for (int k = 0; k < m_->nv; ++k) friction_loss = friction_loss || m_->dof_frictionloss[k] != 0.0;
+    if (friction_loss)
+      model.load_notes.push_back("joint frictionloss is recorded (Model::friction_loss) but not applied by the engine yet");
+  }
+
+  const mjModel* m_;
+  mjSpec* spec_;
+  std::string source_;
+  ModelBuilder builder_;
+  std::vector<int> ours_;                  // per MuJoCo body: our body (its last joint's, or its welded ancestor's)
+  std::vector<Transformd> frame_in_ours_;  // per MuJoCo body: its frame in that body's frame
+};
+
+struct LoadRequest {
+  const std::string* path = nullptr;  // a file, or
+  const std::string* xml = nullptr;   // a document
+  Compiled* compiled = nullptr;
+  std::string error;
+};
+
+void parse_and_compile(void* context) {
+  auto& request = *static_cast<LoadRequest*>(context);
+  char error[1024] = "";
+  request.compiled->spec = request.path ? api().parse_xml(request.path->c_str(), nullptr, error, sizeof error)
+                                        : api().parse_xml_string(request.xml->c_str(), nullptr, error, sizeof error);
+  if (!request.compiled->spec) {
+    request.error = error;
+    return;
+  }
+  // Visual-only geoms do not take part in the dynamics: not compiled, their meshes not read.
+  request.compiled->spec->compiler.discardvisual = 1;
+  request.compiled->model = api().compile(request.compiled->spec, nullptr);
+  if (!request.compiled->model) request.error = api().spec_error(request.compiled->spec);
+}
+
+Model load(LoadRequest request, const std::string& source, const LoadOptions& options) {
+  Compiled compiled;
+  request.compiled = &compiled;
+  std::vector<std::string> warnings;
+  mujoco_runtime::call_guarded(source + ": ", warnings, &parse_and_compile, &request);
+  if (!compiled.model) throw Error(source + ": " + request.error);
+  Model model = Converter(compiled.model, compiled.spec, source, options).convert();
+  for (const std::string& w : warnings) model.load_notes.push_back("MuJoCo's compiler: " + w);
+  return model;
+}
+
+}  // namespace
+
+Model load_mjcf_file(const std::string& path, const LoadOptions& options) {
+  if (!std::ifstream(path)) throw Error(path + ": cannot open the file");
+  LoadRequest request;
+  request.path = &path;
+  return load(request, path, options);
+}
+
+Model load_mjcf_string(const std::string& xml, const std::string& source, const LoadOptions& options) {
+  LoadRequest request;
+  request.xml = &xml;
+  return load(request, source, options);
+}
+
+#endif
+
+}  // namespace batchdyn
