@@ -49,6 +49,20 @@ function(expect_same_digits a_json b_json chars label)
   endif()
 endfunction()
 
+# info of an MJCF file: MuJoCo's compiler, the actuators, keyframes and what was left out; or,
+# in a build without MuJoCo, an error that says how to get it
+if(MJCF)
+  run(0 "nq = 19, nv = 18.*actuators \\(12; ctrl is the action\\).*keyframes \\(reset states\\): home.*sensor"
+      info ${ROBOTS}/mjcf/unitree_go2/scene.xml)
+  run(0 "" info ${ROBOTS}/mjcf/unitree_go2/scene.xml --json)
+  expect_json("${last_out}" 0.002 timestep)
+  expect_json("${last_out}" FL_hip_joint joints 1 name)
+  expect_json("${last_out}" FR_calf actuators 2 name)
+  run(1 "sets its own root" info ${ROBOTS}/mjcf/unitree_go2/scene.xml --root free)
+else()
+  run(1 "built without MuJoCo.*pip install mujoco" info ${ROBOTS}/mjcf/unitree_go2/scene.xml)
+endif()
+
 # info: text and JSON, joint names with idx_q / idx_v
 run(0 "nq = 37, nv = 36" info ${MODELS}/humanoid.urdf --root free)
 run(0 "" info ${MODELS}/humanoid.urdf --root free --constraints ${MODELS}/humanoid_feet.json --json)

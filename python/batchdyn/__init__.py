@@ -28,8 +28,17 @@ from ._batchdyn import (  # noqa: F401
     project_to_constraints,
     proxbbo,
     rnea,
+    a_to_mujoco,
+    mjcf_supported,
+    mujoco_header_version,
+    mujoco_library_path,
+    q_from_mujoco,
+    q_to_mujoco,
     simd_width_float32,
     simd_width_float64,
+    v_from_mujoco,
+    v_to_mujoco,
+    _set_mujoco_library,
     _status_table,
 )
 from ._batchdyn import load as _load
@@ -37,7 +46,29 @@ from ._config import VERSION as __version__
 from .models import model_path, models_dir
 
 __all__ = ["load", "Batch", "model_path", "models_dir", "Model", "Error", "aba", "rnea", "crba", "constrained_forward_dynamics", "lcaba", "proxbbo", "project_to_constraints",
-           "delassus", "dense_contact_step", "STATUS_NAMES", "STATUS_REPORTS"]
+           "delassus", "dense_contact_step", "STATUS_NAMES", "STATUS_REPORTS", "mjcf_supported", "mujoco_header_version",
+           "mujoco_library_path", "q_from_mujoco", "q_to_mujoco", "v_from_mujoco", "v_to_mujoco", "a_to_mujoco"]
+
+
+
+def _use_mujoco_wheel():
+    """MJCF is compiled by libmujoco: the `mujoco` wheel's, found without importing it (unless
+    BATCHDYN_LIBMUJOCO names another)."""
+    import glob
+    import importlib.util
+    import os
+
+    if not mjcf_supported() or os.environ.get("BATCHDYN_LIBMUJOCO"):
+        return
+    spec = importlib.util.find_spec("mujoco")
+    if spec is None or spec.origin is None:
+        return  # load() of an MJCF file then says how to get it
+    libraries = sorted(glob.glob(os.path.join(os.path.dirname(spec.origin), "libmujoco.so.*")))
+    if libraries:
+        _set_mujoco_library(libraries[-1])
+
+
+_use_mujoco_wheel()
 
 # Values of Batch.status (uint8): batch/env_status.hpp's table.
 STATUS_NAMES = {code: name for code, name, _ in _status_table}
@@ -47,7 +78,8 @@ STATUS_REPORTS = frozenset(code for code, _, report in _status_table if report)
 
 
 def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):
-    """Loads a robot: a URDF or an SDF (root "fixed" or "free") or a scene JSON, and optionally
+    """Loads a robot: an MJCF file (MuJoCo's XML, compiled by MuJoCo itself; it sets its own root,
+    so leave `root` as it is), a URDF or an SDF (root "fixed" or "free") or a scene JSON, and optionally
     a JSON file of constraints (also "lock_joints", "armature", "damping"). An SDF's loops
     (links with several parent joints) close as Pinocchio closes them, closure="duplicate"
     (duplicate link + 6D weld), or by cut joints, closure="cut" (connect / revolute / weld).

@@ -4,6 +4,11 @@
 namespace batchdyn::python {
 namespace {
 
+Eigen::VectorXd as_vector(const std::vector<double>& x) {
+  return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
+}
+std::vector<double> std_vector(const Eigen::VectorXd& x) { return {x.data(), x.data() + x.size()}; }
+
 // A placement as the 4x4 homogeneous matrix [R p; 0 1] (NumPy, row-major).
 Eigen::Matrix4d homogeneous(const Transformd& X) {
   Eigen::Matrix4d H = Eigen::Matrix4d::Identity();
@@ -67,6 +72,38 @@ void bind_model(py::module_& m) {
       .def_readonly("damping", &Model::damping)
       .def_readonly("armature", &Model::armature)
       .def_readonly("inertia_warnings", &Model::inertia_warnings)
+      .def_readonly("friction_loss", &Model::friction_loss)
+      .def_readonly("timestep", &Model::timestep, "The robot file's time step (s; MJCF <option timestep>), 0 when it gives none.")
+      .def_readonly("load_notes", &Model::load_notes, "What loading left out because it does not change the dynamics.")
+      .def_property_readonly("reference_configuration", [](const Model& m) { return m.reference_configuration; },
+                             "Where the engine starts and resets (MJCF: MuJoCo's qpos0); [] for the neutral configuration.")
+      .def_property_readonly("keyframes", [](const Model& model) {
+        py::dict out;
+        for (const Keyframe& k : model.keyframes) {
+          py::dict d;
+          d["time"] = k.time, d["q"] = as_vector(k.q), d["v"] = as_vector(k.v), d["ctrl"] = as_vector(k.ctrl);
+          out[py::str(k.name)] = std::move(d);
+        }
+        return out;
+      }, "The robot file's named states (MJCF <keyframe>): name -> {time, q, v, ctrl}, in batchdyn's coordinates.")
+      .def_property_readonly("actuators", [](const Model& model) {
+        py::list out;
+        for (const Actuator& a : model.actuators) {
+          py::dict d;
+          d["name"] = a.name, d["kind"] = actuator_kind_name(a.kind), d["joint"] = a.joint, d["dof"] = a.dof, d["gear"] = a.gear;
+          d["gain"] = a.gain, d["bias"] = py::make_tuple(a.bias[0], a.bias[1], a.bias[2]);
+          d["ctrl_range"] = py::make_tuple(a.ctrl_lower, a.ctrl_upper), d["force_range"] = py::make_tuple(a.force_lower, a.force_upper);
+          out.append(std::move(d));
+        }
+        return out;
+      }, "The robot file's actuators (MJCF <actuator>), in ctrl order: a dict each with name, kind (motor, position, velocity, "
+         "general), joint, dof, gear, gain, bias (force = gain ctrl + bias . (1, gear q, gear qd)), ctrl_range, force_range.")
+      .def_property_readonly("site_names", [](const Model& model) {
+        std::vector<std::string> names;
+        for (const Frame& f : model.frames)
+          if (f.kind == FrameKind::Site) names.push_back(f.name);
+        return names;
+      })
       .def_property_readonly("constraints", &constraint_list,
                              "The constraints (loops, welds, connects), resolved: a dict each with name, type, link1, link2, "
                              "body1, body2 (\"world\" for an external one), joint1, joint2 (the joints moving those bodies), "
@@ -82,10 +119,29 @@ void bind_model(py::module_& m) {
                " constraint_rows=" + std::to_string(model.constraint_rows) + ">";
       });
 
+  m.def("mjcf_supported", &mjcf_supported, "Whether this build reads MJCF (it was compiled with MuJoCo's headers).");
+  m.def("mujoco_header_version", &mujoco_header_version, "The MuJoCo version this build reads MJCF with (\"\" without).");
+  m.def("_set_mujoco_library", &set_mujoco_library, py::arg("path"));
+  m.def("mujoco_library_path", &mujoco_library_path, "The libmujoco that MJCF loading opened (\"\" before the first load).");
+  m.def("q_from_mujoco", [](const Model& model, const Eigen::VectorXd& qpos) { return as_vector(q_from_mujoco(model, std_vector(qpos))); },
+        py::arg("model"), py::arg("qpos"), "A MuJoCo qpos as batchdyn's q (quaternions w x y z -> x y z w).");
+  m.def("q_to_mujoco", [](const Model& model, const Eigen::VectorXd& q) { return as_vector(q_to_mujoco(model, std_vector(q))); },
+        py::arg("model"), py::arg("q"), "batchdyn's q as a MuJoCo qpos.");
+  m.def("v_from_mujoco", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& qvel) {
+          return as_vector(v_from_mujoco(model, std_vector(q), std_vector(qvel)));
+        }, py::arg("model"), py::arg("q"), py::arg("qvel"),
+        "A MuJoCo qvel at q (batchdyn's) as batchdyn's v: a free joint's linear velocity from the world frame into the base frame.");
+  m.def("v_to_mujoco", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+          return as_vector(v_to_mujoco(model, std_vector(q), std_vector(v)));
+        }, py::arg("model"), py::arg("q"), py::arg("v"), "batchdyn's v at q as a MuJoCo qvel.");
+  m.def("a_to_mujoco", [](const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& qdd) {
+          return as_vector(a_to_mujoco(model, std_vector(q), std_vector(v), std_vector(qdd)));
+        }, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("qdd"),
+        "batchdyn's qdd at (q, v) as MuJoCo's qacc (a free joint's linear part: the base origin's world acceleration).");
   m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
         py::arg("closure") = "duplicate", py::arg("balance_inertia") = false, py::arg("strict_inertia") = false,
         py::arg("contacts") = py::none(),
-        "Loads a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON and contact "
+        "Loads an MJCF (it sets its own root), a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON and contact "
         "JSON. An SDF's loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
 }
 

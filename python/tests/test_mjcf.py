@@ -1,0 +1,92 @@
+"""MJCF from Python: batchdyn.load of MuJoCo's XML, checked against the `mujoco` package on the
+same file (qacc of the rigid-body dynamics with damping, on random states), and what the model
+carries from the file (actuators, keyframes, sites, time step, notes)."""
+import os
+
+import mujoco
+import numpy as np
+import pytest
+
+import batchdyn
+from conftest import ROBOTS
+
+MJCF = os.path.join(ROBOTS, "mjcf")
+FILES = ["unitree_go2/scene.xml", "unitree_h1/scene.xml", "unitree_g1/scene_29dof.xml"]
+
+
+def mujoco_model(path):
+    """MuJoCo's model of the file, compiled as batchdyn compiles it (visual geoms discarded), with
+    contacts, limits, friction loss and actuation off: the rigid-body dynamics with damping."""
+    spec = mujoco.MjSpec.from_file(path)
+    spec.compiler.discardvisual = True
+    m = spec.compile()
+    m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+                           | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+    return m
+
+
+def random_qpos(m, rng):
+    qpos = m.qpos0.copy()
+    for j in range(m.njnt):
+        a = m.jnt_qposadr[j]
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[a:a + 3] = rng.uniform(-1, 1, 3)
+            quat = rng.normal(size=4)
+            qpos[a + 3:a + 7] = quat / np.linalg.norm(quat)
+        elif m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            lo, hi = m.jnt_range[j] if m.jnt_limited[j] else (-1.0, 1.0)
+            qpos[a] = rng.uniform(lo, hi)
+    return qpos
+
+
+@pytest.mark.parametrize("file", FILES)
+def test_mjcf_forward_dynamics_equal_mujoco_qacc(file):
+    path = os.path.join(MJCF, file)
+    model = batchdyn.load(path)
+    m = mujoco_model(path)
+    d = mujoco.MjData(m)
+    assert (model.nq, model.nv) == (m.nq, m.nv)
+    damping = np.asarray(model.damping)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        d.qpos[:] = random_qpos(m, rng)
+        d.qvel[:] = rng.uniform(-1, 1, m.nv)
+        mujoco.mj_forward(m, d)
+        q = batchdyn.q_from_mujoco(model, d.qpos)
+        v = batchdyn.v_from_mujoco(model, q, d.qvel)
+        qdd = batchdyn.aba(model, q, v, -damping * v)  # MuJoCo's damping is the passive force -d qvel
+        qacc = batchdyn.a_to_mujoco(model, q, v, qdd)
+        assert np.max(np.abs(qacc - d.qacc)) <= 1e-9 * max(1.0, np.max(np.abs(d.qacc)))
+
+
+def test_mjcf_model_carries_actuators_keyframes_sites_and_time_step():
+    model = batchdyn.load(os.path.join(MJCF, "unitree_go2/scene.xml"))
+    assert model.timestep == 0.002
+    assert [a["name"] for a in model.actuators][:3] == ["FR_hip", "FR_thigh", "FR_calf"]
+    calf = model.actuators[2]
+    assert (calf["kind"], calf["joint"], calf["ctrl_range"]) == ("motor", "FR_calf_joint", (-45.43, 45.43))
+    home = model.keyframes["home"]
+    assert home["q"][2] == 0.27 and home["q"][6] == 1.0 and len(home["ctrl"]) == 12
+    assert model.site_names == ["imu"]
+    assert model.reference_configuration[2] == 0.445
+    info = model.info()
+    assert info["timestep"] == 0.002 and len(info["actuators"]) == 12 and info["keyframes"][0]["name"] == "home"
+    assert any("sensor" in note for note in model.load_notes)
+    assert batchdyn.mujoco_library_path().endswith("libmujoco.so." + batchdyn.mujoco_header_version())
+
+
+def test_mjcf_unsupported_element_raises_naming_element_and_line(tmp_path):
+    path = tmp_path / "tendon.xml"
+    path.write_text("""<mujoco>
+  <worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
+  <tendon>
+    <fixed name="t"><joint joint="j" coef="1"/></fixed>
+  </tendon>
+</mujoco>""")
+    with pytest.raises(batchdyn.Error, match=r'tendon\.xml: <tendon name="t"> \(line 4\)'):
+        batchdyn.load(path)
+
+
+def test_mjcf_root_option_is_refused():
+    with pytest.raises(batchdyn.Error, match="sets its own root"):
+        batchdyn.load(os.path.join(MJCF, "unitree_go2/go2.xml"), root="free")
