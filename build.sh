@@ -84,8 +84,9 @@ python_env() {
 run_fuzzers() {
   local seconds="$1" failed=0 loader
   build build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_FUZZ=ON -DBATCHDYN_WERROR=ON \
-    -DBATCHDYN_SANITIZE=OFF -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_BUILD_CLI=OFF -DBATCHDYN_BUILD_PYTHON=OFF
-  for loader in urdf sdf constraints contacts scene; do
+    -DBATCHDYN_SANITIZE=OFF -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_BUILD_CLI=OFF -DBATCHDYN_BUILD_PYTHON=OFF \
+    -DPython_EXECUTABLE="$PWD/.venv/bin/python"  # its mujoco wheel: the MJCF target
+  for loader in urdf sdf constraints contacts scene mjcf; do
     local seeds=build/fuzz/seeds/$loader corpus=build/fuzz/corpus/$loader findings=build/fuzz/findings/$loader
     rm -rf "$seeds"
     mkdir -p "$seeds" "$corpus" "$findings"
@@ -96,6 +97,7 @@ run_fuzzers() {
       sdf) cp models/*.sdf "$seeds"/ && for f in tests/robots/*.sdf; do cp "$f" "$seeds/robots_${f##*/}"; done ;;
       constraints|contacts) cp models/*.json "$seeds"/ ;;
       scene) cp models/scenes/*.json "$seeds"/ ;;
+      mjcf) for f in tests/robots/mjcf/*/*.xml; do g=${f#tests/robots/mjcf/}; cp "$f" "$seeds/${g//\//_}"; done ;;
     esac
     cp tests/fuzz_regressions/"$loader"/* "$seeds"/
     echo "== fuzzing the $loader loader for $seconds s (log: build/fuzz/$loader.log)"
@@ -112,7 +114,7 @@ run_fuzzers() {
 }
 
 case "$what" in
-  fuzz|sanitize) install_missing "${fuzz_packages[@]}" ;;
+  fuzz|sanitize) install_missing "${fuzz_packages[@]}"; python_env ;;  # its mujoco wheel: MJCF's tests and fuzzer
   *) install_missing ;;
 esac
 case "$what" in
@@ -170,7 +172,8 @@ print(f'batchdyn {batchdyn.__version__} from {batchdyn.__file__}: {batch.num_env
     # -O1 -g1, as AddressSanitizer's documentation advises: GCC 12 at -O2 -g spent tens of
     # minutes on each of the large translation units (the CLI's bench, the test batches).
     build build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DBATCHDYN_SANITIZE=ON -DBATCHDYN_WERROR=ON \
-      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_ISA_TESTS=OFF -DBATCHDYN_BUILD_PYTHON=OFF
+      -DBATCHDYN_BUILD_TESTS=ON -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_ISA_TESTS=OFF -DBATCHDYN_BUILD_PYTHON=OFF \
+      -DPython_EXECUTABLE="$PWD/.venv/bin/python"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
       "$ctest" --test-dir build/sanitize --output-on-failure -j"$jobs" -E package_consumer
     run_fuzzers 15

@@ -219,7 +219,7 @@ def peer_section(b, context):
     for title, suffix, peer in (("one core", "", "PeerMujoco<double>/{robot}/cone:elliptic/N:4096"),
                                 ("all cores", "/threads:all", "PeerMujocoBatch<double>/{robot}/cone:elliptic/threads:all/N:4096")):
         rows = []
-        for robot in ("a1_standing", "humanoid_standing"):
+        for robot in ("a1_standing", "humanoid_standing", "go2_mjcf_standing"):
             r = b.get(peer.format(robot=robot))
             if not r:
                 continue
@@ -238,7 +238,11 @@ def peer_section(b, context):
                       "inertias, armature, limits, contact geometry), 4096 environments standing, dt = 2 ms, semi-implicit Euler, "
                       "the same PD clamped to the effort limits before every step. MuJoCo: its defaults (Newton solver, tolerance "
                       "1e-8, soft contacts), elliptic cones, condim 3, mu = 1; batchdyn: rigid contact by ADMM (tolerance 1e-5 "
-                      "float, 1e-6 double), elliptic cones, mu = 1. Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
+                      "float, 1e-6 double), elliptic cones, mu = 1. `go2_mjcf_standing` is Unitree's Go2 MJCF, loaded by each engine "
+                      "from the same XML with the file's settings and each engine's own defaults: MuJoCo with impratio 100, "
+                      "condim 1 / 6 geoms, soft contacts and joint frictionloss; batchdyn with rigid contacts, sliding friction only "
+                      "and no frictionloss (docs/mjcf.md); PD kp 20, kd 0.5, clamped to the motors' ctrlrange. "
+                      "Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
 
 
 def pinocchio_section(b, context):

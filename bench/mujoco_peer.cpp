@@ -30,6 +30,15 @@
 // physics: a controller between steps that reads and writes the state rows from the caller's
 // thread (the Python `mujoco.batch` loop) would add a serial pass.
 //
+// A third robot is an MJCF file, loaded by each engine from the same XML:
+//   go2_mjcf_standing  Unitree Go2 (tests/robots/mjcf/unitree_go2/scene.xml): batchdyn's
+//                      load_mjcf_file, MuJoCo's own compiler (visual geoms discarded by both), at
+//                      its "home" keyframe, PD kp 20, kd 0.5 clamped to the motors' ctrlrange.
+//                      Each engine with the file's settings and its own defaults: MuJoCo with the
+//                      file's elliptic cones, impratio 100, condim 1 / 6 geoms, soft contacts and
+//                      joint frictionloss 0.2 N m; batchdyn with rigid contacts, sliding friction
+//                      only, and no frictionloss (docs/mjcf.md).
+//
 // Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
 // batched ABA on the humanoid.
 //
@@ -77,7 +86,17 @@ struct PeerCase {
   std::vector<double> target;
   double kp = 0, kd = 0;
   std::vector<std::string> feet;
+  std::string mjcf_path;  // MuJoCo loads this file; empty: the MJCF generated from `model`
 };
+
+// The torque limit per dof: the model's effort limit and its motor's control range, whichever is
+// tighter (an MJCF motor's ctrlrange is the torque MuJoCo applies at most).
+std::vector<double> torque_limits(const Model& m) {
+  std::vector<double> limit = m.effort_limit;
+  for (const Actuator& a : m.actuators)
+    limit[static_cast<size_t>(a.dof)] = std::min({limit[static_cast<size_t>(a.dof)], -a.ctrl_lower, a.ctrl_upper});
+  return limit;
+}
 
 double total_mass(const Model& m) {
   double mass = 0;
@@ -104,6 +123,17 @@ const PeerCase& a1() {
     p.q[6] = 1.0;  // identity quaternion (x y z w)
     std::copy(p.target.begin(), p.target.end(), p.q.begin() + 7);
     lift_to_ground(p.model, p.q, 0.03);
+    return p;
+  }();
+  return c;
+}
+
+const PeerCase& go2_mjcf() {
+  static const PeerCase c = [] {
+    const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_go2/scene.xml";
+    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, 20.0, 0.5, {"FL", "FR", "RL", "RR"}, path};
+    p.q = p.model.keyframes.at(0).q;
+    p.target.assign(p.q.begin() + 7, p.q.end());
     return p;
   }();
   return c;
@@ -223,12 +253,27 @@ mjModel* load_mjcf(const std::string& text) {
 
 // --- MuJoCo -------------------------------------------------------------------------------------
 
-// PD on the 1-dof joints (qpos 7.., qvel 6.., one motor each), then one step: every MuJoCo case's
-// control step.
+// PD on the 1-dof joints (one motor each: actuator k drives joint trnid, the joint j - 1 of the
+// targets after the free joint), then one step: every MuJoCo case's control step.
 void pd_step(const PeerCase& robot, const mjModel* m, mjData* d) {
-  for (int k = 0; k < m->nu; ++k)
-    d->ctrl[k] = robot.kp * (robot.target[static_cast<size_t>(k)] - d->qpos[7 + k]) - robot.kd * d->qvel[6 + k];
+  for (int k = 0; k < m->nu; ++k) {
+    const int j = m->actuator_trnid[2 * k];
+    d->ctrl[k] = robot.kp * (robot.target[static_cast<size_t>(j - 1)] - d->qpos[m->jnt_qposadr[j]]) - robot.kd * d->qvel[m->jnt_dofadr[j]];
+  }
   mj_step(m, d);
+}
+
+// MuJoCo's own compile of an MJCF file, visual geoms discarded (as batchdyn loads it).
+mjModel* load_mjcf_file_in_mujoco(const std::string& path) {
+  char error[1000] = "";
+  mjSpec* spec = mj_parseXML(path.c_str(), nullptr, error, sizeof error);
+  if (!spec) throw std::runtime_error(path + ": " + error);
+  spec->compiler.discardvisual = 1;
+  mjModel* model = mj_compile(spec, nullptr);
+  const std::string message = model ? "" : mjs_getError(spec);
+  mj_deleteSpec(spec);
+  if (!model) throw std::runtime_error(path + ": " + message);
+  return model;
 }
 
 struct MujocoEnvs {
@@ -242,7 +287,7 @@ struct MujocoEnvs {
 MujocoEnvs make_mujoco(const PeerCase& robot, int n, const char* cone) {
   MujocoEnvs envs;
   envs.robot = &robot;
-  envs.model.reset(load_mjcf(mjcf_of(robot.model, cone)));
+  envs.model.reset(robot.mjcf_path.empty() ? load_mjcf(mjcf_of(robot.model, cone)) : load_mjcf_file_in_mujoco(robot.mjcf_path));
   mjData* first = mj_makeData(envs.model.get());
   const std::vector<double>& q = robot.q;
   // MuJoCo's free joint: position, then the quaternion w x y z.
@@ -341,6 +386,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp, kd[static_cast<size_t>(k)] = robot->kd;
   batch.set_control_mode(ControlMode::PositionPD);
   batch.set_pd_gains(kp, kd);
+  batch.set_effort_limits(torque_limits(m));
   for (int e = 0; e < n; ++e) {
     for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(robot->q[static_cast<size_t>(k)]);
     for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(robot->target[static_cast<size_t>(k - 6)]);
@@ -374,8 +420,11 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
 
 const bool mujoco_registered = [] {
   benchmark::AddCustomContext("mujoco", mj_versionString());  // in the JSON's context: the page states it
-  for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid}}) {
+  for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid},
+                             {"go2_mjcf_standing", &go2_mjcf}}) {
+    const bool from_file = name == "go2_mjcf_standing";  // the file's own cone (elliptic)
     for (const char* cone : {"elliptic", "pyramidal"})
+      if (!from_file || std::string(cone) == "elliptic")
       benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
           ->ArgNames({"N"})->Arg(4096)->UseRealTime()->MinTime(1.0);
     benchmark::RegisterBenchmark(("PeerBatchdyn<double>/" + name).c_str(), BM_PeerBatchdyn<double>, robot, 1)

@@ -18,6 +18,7 @@
 #include "kernels/tree/singular_joints.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contacts.hpp"
+#include "topology/mjcf.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
 #include "topology/sdf.hpp"
@@ -63,6 +64,13 @@ inline std::string sdf_input(const std::string& xml) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << xml;
   const LoopClosure closure = xml.size() % 2 ? LoopClosure::CutJoint : LoopClosure::DuplicateLink;
   return load_and_use([&] { return load_sdf_file(path, RootJoint::Fixed, closure); });
+}
+
+// An MJCF document, compiled by MuJoCo and turned into a model: the converter, and with inline
+// meshes (<mesh vertex="...">) MuJoCo's hull and decimate_hull. In a build without MuJoCo every
+// input is refused (the fuzz target is then not built).
+inline std::string mjcf_input(const std::string& xml) {
+  return load_and_use([&] { return load_mjcf_string(xml, "<fuzz input>"); });
 }
 
 // A constraint JSON document on the shipped humanoid (models_dir/humanoid.urdf, free root),

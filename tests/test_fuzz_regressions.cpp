@@ -57,6 +57,10 @@ TEST_CASE("every contact-JSON fuzz reproducer loads or is refused with batchdyn:
   check_every_input("contacts", [](const std::string& text) { return fuzz::contacts_input(text, BATCHDYN_MODELS_DIR); });
 }
 
+TEST_CASE("every MJCF fuzz reproducer loads or is refused with batchdyn::Error") {
+  check_every_input("mjcf", [](const std::string& text) { return fuzz::mjcf_input(text); });
+}
+
 TEST_CASE("every scene-JSON fuzz reproducer loads or is refused with batchdyn::Error") {
   check_every_input("scene", [](const std::string& text) { return fuzz::scene_input(text, BATCHDYN_MODELS_DIR); });
 }

@@ -124,6 +124,106 @@ double qacc_error(const Model& model, MujocoModel& mj, int count) {
   return worst;
 }
 
+// Standing under a joint PD controller, written the same way for both engines: each 1-dof
+// joint's torque kp (q* - q) - kd qd, clamped to its motor's control range (the unitree files'
+// actuators are torque motors, ctrl = the torque).
+struct Standing {
+  std::vector<double> q_start;  // MuJoCo's qpos
+  std::vector<double> target;   // per 1-dof joint of the model (batchdyn's order = MuJoCo's), rad
+  double kp_scale = 0, kd_ratio = 0;  // kp = kp_scale * the motor's torque range (N m / rad per N m), kd = kd_ratio kp
+  double seconds = 3.0;
+};
+
+struct StandingResult {
+  double base_height = 0;    // the free joint's z at the end (m)
+  double speed = 0;          // largest |qvel| at the end
+  double normal_force = 0;   // sum of the contact normal forces at the end (N)
+  double deepest = 0;        // most negative gap over the last second (m; batchdyn only)
+  int reports = 0;           // steps that reported something (a solver at its iteration cap)
+};
+
+// The torque limit per dof: the joint's actuatorfrcrange (the model's effort limit) and its
+// motor's control range, whichever is tighter (infinite where neither limits it).
+std::vector<double> motor_limits(const Model& model) {
+  std::vector<double> limit = model.effort_limit;
+  for (const Actuator& a : model.actuators)
+    limit[static_cast<size_t>(a.dof)] = std::min({limit[static_cast<size_t>(a.dof)], -a.ctrl_lower, a.ctrl_upper});
+  return limit;
+}
+// The PD gain of a dof: proportional to its motor's torque range (a motor without one: 100 N m).
+double pd_gain(const std::vector<double>& limit, int dof, double kp_scale) {
+  const double range = limit[static_cast<size_t>(dof)];
+  return kp_scale * (std::isfinite(range) ? range : 100.0);
+}
+
+StandingResult stand_batchdyn(const Model& model, const Standing& how) {
+  Batch<double> batch(model, 1, 1);
+  const std::vector<double> q = q_from_mujoco(model, how.q_start);
+  std::copy(q.begin(), q.end(), batch.q());
+  std::fill(batch.v(), batch.v() + model.nv, 0.0);
+  std::fill(batch.tau(), batch.tau() + model.nv, 0.0);
+  const std::vector<double> limit = motor_limits(model);
+  std::vector<double> kp(static_cast<size_t>(model.nv), 0.0), kd = kp;
+  int joint = 0;
+  for (int i = 1; i < model.num_bodies(); ++i) {
+    const Body& b = model.bodies[static_cast<size_t>(i)];
+    if (!is_single_dof(b.joint_type)) continue;
+    const size_t k = static_cast<size_t>(b.idx_v);
+    kp[k] = pd_gain(limit, b.idx_v, how.kp_scale), kd[k] = how.kd_ratio * kp[k];
+    batch.target()[k] = how.target[static_cast<size_t>(joint++)];
+  }
+  batch.set_control_mode(ControlMode::PositionPD);
+  batch.set_pd_gains(kp, kd);
+  batch.set_effort_limits(limit);
+  StandingResult out;
+  const int steps = static_cast<int>(std::lround(how.seconds / model.timestep));
+  const int C = batch.contact_candidates();
+  for (int n = 0; n < steps; ++n) {
+    batch.step(model.timestep);
+    if (batch.status()[0] != EnvStatus::Ok) ++out.reports;
+    REQUIRE((batch.status()[0] == EnvStatus::Ok || is_report(batch.status()[0])));
+    if (n >= steps / 2)
+      for (int c = 0; c < C; ++c) out.deepest = std::min(out.deepest, batch.contact_gaps()[c]);
+  }
+  out.base_height = batch.q()[2];
+  for (int k = 0; k < model.nv; ++k) out.speed = std::max(out.speed, std::abs(batch.v()[k]));
+  for (int c = 0; c < C; ++c) out.normal_force += batch.contact_forces()[3 * c + 2];
+  return out;
+}
+
+StandingResult stand_mujoco(MujocoModel& mj, const Model& model, const Standing& how) {
+  mjModel* m = mj.model;
+  mjData* d = mj.data;
+  mj_resetData(m, d);
+  std::copy(how.q_start.begin(), how.q_start.end(), d->qpos);
+  const std::vector<double> limit = motor_limits(model);
+  const int steps = static_cast<int>(std::lround(how.seconds / m->opt.timestep));
+  for (int n = 0; n < steps; ++n) {
+    for (int a = 0; a < m->nu; ++a) {
+      const int j = m->actuator_trnid[2 * a], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+      const double kp = pd_gain(limit, da, how.kp_scale), kd = how.kd_ratio * kp;
+      // the joint's index among the 1-dof joints: MuJoCo's joint j less the free joint
+      d->ctrl[a] = kp * (how.target[static_cast<size_t>(j - 1)] - d->qpos[qa]) - kd * d->qvel[da];
+    }
+    mj_step(m, d);
+  }
+  StandingResult out;
+  out.base_height = d->qpos[2];
+  for (int k = 0; k < m->nv; ++k) out.speed = std::max(out.speed, std::abs(d->qvel[k]));
+  for (int c = 0; c < d->ncon; ++c) {
+    double wrench[6];
+    mj_contactForce(m, d, c, wrench);
+    out.normal_force += wrench[0] * d->contact[c].frame[2];  // the normal's z component: the ground's up
+  }
+  return out;
+}
+
+double total_mass(const Model& model) {
+  double mass = 0;
+  for (const Body& b : model.bodies) mass += b.inertia.mass;
+  return mass;
+}
+
 }  // namespace
 
 TEST_CASE("Go2, H1 and G1 from MJCF: forward dynamics equal MuJoCo's qacc to 1e-9 on random states") {
@@ -300,6 +400,97 @@ TEST_CASE("load_robot_file recognises MJCF by its <mujoco> element, whatever the
   CHECK_FALSE(is_mjcf_file("/nonexistent.xml"));
   CHECK(load_robot_file(mjcf_robot("unitree_go2/go2.xml")).nv == 18);
   CHECK_ERROR_MENTIONS(load_robot_file(mjcf_robot("unitree_go2/go2.xml"), RootJoint::FreeFlyer), "sets its own root");
+}
+
+// Standing: the robot at its keyframe (G1: where the file puts it, dropped from there), its
+// joints held by the same PD in both engines (each with its own contact model and defaults:
+// batchdyn's rigid contacts, MuJoCo's soft ones). It must come to rest on its feet, carried by
+// the ground (normal forces sum to m g within 1 %), at MuJoCo's base height within 5 mm, and no
+// candidate may sink deeper than its margin.
+// The tolerances of a standing check: at rest (largest |v| at the end), and m g carried.
+struct StandingTolerances {
+  double speed = 1e-2, force = 0.01;
+};
+
+void check_standing(const std::string& file, const std::string& keyframe, double kp_scale, double kd_ratio, double seconds,
+                    StandingTolerances tolerances = {}) {
+  CAPTURE(file);
+  const Model model = load_mjcf_file(mjcf_robot(file));
+  MujocoModel mj(mjcf_robot(file));
+  Standing how;
+  how.kp_scale = kp_scale, how.kd_ratio = kd_ratio, how.seconds = seconds;
+  const std::vector<double> qpos = keyframe.empty() ? std::vector<double>(mj.model->qpos0, mj.model->qpos0 + mj.model->nq)
+                                                    : q_to_mujoco(model, model.keyframes.at(0).q);
+  how.q_start = qpos;
+  how.target.assign(qpos.begin() + 7, qpos.end());
+  const StandingResult ours = stand_batchdyn(model, how), theirs = stand_mujoco(mj, model, how);
+  const double weight = total_mass(model) * kG;
+  MESSAGE(file, ": base height ", ours.base_height, " m (MuJoCo ", theirs.base_height, " m), normal forces ", ours.normal_force,
+          " N (MuJoCo ", theirs.normal_force, " N, m g = ", weight, " N), speed ", ours.speed, " (MuJoCo ", theirs.speed,
+          "), deepest gap ", ours.deepest, " m, steps that reported ", ours.reports);
+  CHECK(ours.speed < tolerances.speed);
+  CHECK(std::abs(ours.normal_force - weight) < tolerances.force * weight);
+  CHECK(std::abs(ours.base_height - theirs.base_height) < 5e-3);
+  CHECK(ours.deepest > -kDefaultContactMargin);
+}
+
+TEST_CASE("Go2 from MJCF stands under PD at its keyframe: at rest, carrying m g, at MuJoCo's height within 5 mm") {
+  check_standing("unitree_go2/scene.xml", "home", 2.0, 0.05, 3.0);
+}
+
+// H1's soles are convex hulls with dozens of coplanar vertices; its four slots per sole hold it at
+// MuJoCo's height, but it keeps a small tremor (|v| ~0.3 rad/s at 3 s, MuJoCo 0.05) and the
+// normal forces swing by a few per cent around m g: checked to 5 %, not to rest.
+TEST_CASE("H1 from MJCF stands on its mesh feet (convex hulls) under PD at its keyframe, at MuJoCo's height within 5 mm") {
+  check_standing("unitree_h1/scene.xml", "home", 10.0, 0.03, 3.0, {1.0, 0.05});
+}
+
+TEST_CASE("G1 from MJCF, dropped where the file puts it, comes to rest on its feet without sinking, as in MuJoCo") {
+  check_standing("unitree_g1/scene_29dof.xml", "", 10.0, 0.02, 5.0);
+}
+
+TEST_CASE("decimate_hull keeps vertices of the hull, within the budget, and reports how far inside it falls") {
+  std::vector<Vec3d> sphere;  // 1000 points on the unit sphere: every one a hull vertex
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (int k = 0; k < 1000; ++k) {
+    const double z = 1.0 - (2.0 * k + 1.0) / 1000, r = std::sqrt(1.0 - z * z);
+    sphere.push_back({r * std::cos(golden * k), r * std::sin(golden * k), z});
+  }
+  const DecimatedHull kept = decimate_hull(sphere, 64);
+  CHECK(kept.vertices.size() == 64);
+  for (const Vec3d& p : kept.vertices)
+    CHECK(std::any_of(sphere.begin(), sphere.end(), [&](const Vec3d& s) { return s.x == p.x && s.y == p.y && s.z == p.z; }));
+  // The error it reports is the gap of the support functions, measured here independently.
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal;
+  double measured = 0;
+  for (int n = 0; n < 2000; ++n) {
+    Vec3d d{normal(rng), normal(rng), normal(rng)};
+    d = d * (1.0 / std::sqrt(dot(d, d)));
+    double full = -1e9, part = -1e9;
+    for (const Vec3d& p : sphere) full = std::max(full, dot(p, d));
+    for (const Vec3d& p : kept.vertices) part = std::max(part, dot(p, d));
+    measured = std::max(measured, full - part);
+  }
+  CHECK(kept.support_error > 0);
+  CHECK(kept.support_error < 0.1);  // 64 points on a unit sphere: a cap of ~0.3 rad between them
+  CHECK(measured <= kept.support_error * 1.2);  // random directions fall between the 4096 test directions
+  // Within the budget: nothing dropped.
+  const DecimatedHull all = decimate_hull(std::vector<Vec3d>(sphere.begin(), sphere.begin() + 10), 64);
+  CHECK(all.vertices.size() == 10);
+  CHECK(all.support_error == 0);
+}
+
+TEST_CASE("MJCF mesh geoms collide through their convex hulls, at most 64 vertices each, noted when cut down") {
+  const Model model = load_mjcf_file(mjcf_robot("unitree_h1/scene.xml"));
+  const int foot = find_collision_geometry(model.contacts, "left_ankle_link/geom0");
+  REQUIRE(foot >= 0);
+  const CollisionGeometry& g = model.contacts.geometries[static_cast<size_t>(foot)];
+  CHECK(g.shape == CollisionShape::ConvexHull);
+  CHECK(g.vertices.size() == static_cast<size_t>(kHullVertexBudget));
+  bool noted = false;
+  for (const std::string& note : model.load_notes) noted = noted || note.find("'left_ankle_link': convex hull of") != std::string::npos;
+  CHECK(noted);
 }
 
 }  // namespace batchdyn::test

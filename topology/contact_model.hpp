@@ -28,7 +28,26 @@ enum class CollisionShape {
   Cylinder,  // radius, length (axis along z): 8 points on each rim circle; a rim between two
              // points reaches r (1 - cos 22.5 deg) = 7.6 % of r less far than the true rim
   Point,     // one point, radius 0 (a contact JSON's "point": feet of a mesh-only robot)
+  ConvexHull,  // a mesh's convex hull (MJCF mesh geoms: MuJoCo collides a mesh through its hull), as
+               // its vertices, exact against a plane (a convex solid touches a plane first with a
+               // vertex). It has kHullContactsPerGeometry candidates, slots whose points are chosen
+               // among the vertices at every step (ContactCandidate::hull_slot). At most
+               // kHullVertexBudget vertices: a
+               // hull with more keeps its support points along kHullVertexBudget directions spread
+               // over the sphere (decimate_hull in topology/contacts.hpp); the loader notes how
+               // far the kept hull falls inside the full one
 };
+
+// The most vertices a convex hull keeps (MuJoCo Warp's limit; MJX allows 200).
+inline constexpr int kHullVertexBudget = 64;
+
+// A convex hull's candidates against the ground: as many slots as MuJoCo's plane-convex collision
+// returns contacts, each taking one vertex per step and lane (kernels/contact/hull_contact.hpp):
+// the deepest vertex; of the vertices within the margin, the one farthest from it, the one
+// farthest from the line through those two, and the one farthest on that line's other side. A flat
+// sole on a plane touches with a whole face; four of its corners carry the same support, and the
+// contact problem stays small (4 candidates where the hull has up to 64 vertices).
+inline constexpr int kHullContactsPerGeometry = 4;
 
 const char* collision_shape_name(CollisionShape shape);
 
@@ -68,6 +87,7 @@ struct CollisionGeometry {
   double radius = 0.0;           // sphere, capsule, cylinder
   double length = 0.0;           // capsule, cylinder (along the geometry's z)
   Vec3<double> half_extents = Vec3<double>::zero();  // box
+  std::vector<Vec3<double>> vertices;  // convex hull: its (kept) vertices, in the geometry frame
   double friction = kDefaultFriction;  // mu of the Coulomb cone against the ground
   double margin = kDefaultContactMargin;
   double stiffness = 0.0;        // N/m, 0: rigid
@@ -96,6 +116,8 @@ struct ContactCandidate {
   double radius2 = 0.0;          // B's radius (sphere, capsule; 0 for a box)
   double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
   Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
+  int hull_slot = -1;            // a convex hull's slot (0 .. kHullContactsPerGeometry - 1): its point is
+                                 // chosen among the hull's vertices per step (`point` unused); -1 otherwise
   bool against_ground() const { return kind == CandidateKind::Ground; }
 };
 
@@ -130,6 +152,7 @@ struct HeightField {
   std::vector<double> heights;         // nx * ny, row j = y index, finite
   bool present() const { return nx > 0; }
 };
+
 
 struct ContactModel {
   std::vector<CollisionGeometry> geometries;

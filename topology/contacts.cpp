@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <numbers>
 #include <sstream>
 
@@ -17,6 +18,7 @@ const char* collision_shape_name(CollisionShape shape) {
     case CollisionShape::Box: return "box";
     case CollisionShape::Cylinder: return "cylinder";
     case CollisionShape::Point: return "point";
+    case CollisionShape::ConvexHull: return "convex_hull";
   }
   return "?";
 }
@@ -76,6 +78,15 @@ void check_geometry(const CollisionGeometry& g, const std::string& where) {
       for (int k = 0; k < 3; ++k) check_size(2.0 * g.half_extents[k], "every box size", where);
       break;
     case CollisionShape::Point: break;
+    case CollisionShape::ConvexHull:
+      if (g.vertices.empty()) throw Error(where + ": a convex hull needs at least one vertex");
+      if (static_cast<int>(g.vertices.size()) > kHullVertexBudget)
+        throw Error(where + ": a convex hull keeps at most " + std::to_string(kHullVertexBudget) + " vertices, got " +
+                    std::to_string(g.vertices.size()) + " (reduce it with decimate_hull)");
+      for (const Vec3d& p : g.vertices)
+        for (int k = 0; k < 3; ++k)
+          if (!(std::isfinite(p[k]) && std::abs(p[k]) <= kMaxGeometrySize)) throw Error(where + ": a hull vertex is not finite or beyond 1 km");
+      break;
   }
   for (int k = 0; k < 3; ++k)
     if (!std::isfinite(g.in_link.translation[k])) throw Error(where + ": the placement must be finite");
@@ -108,6 +119,12 @@ void append_candidates(const CollisionGeometry& g, int index, std::vector<Contac
           add({g.radius * std::cos(angle), g.radius * std::sin(angle), end * g.length}, 0.0);
         }
       break;
+    case CollisionShape::ConvexHull:  // slots: their points are chosen per step
+      for (int slot = 0; slot < kHullContactsPerGeometry; ++slot) {
+        add(Vec3d::zero(), 0.0);
+        out.back().hull_slot = slot;
+      }
+      break;
   }
 }
 
@@ -128,7 +145,8 @@ int core_rank(CollisionShape shape) {
     case CollisionShape::Point: return 0;
     case CollisionShape::Capsule: return 1;
     case CollisionShape::Box: return 2;
-    case CollisionShape::Cylinder: return 3;
+    case CollisionShape::Cylinder:
+    case CollisionShape::ConvexHull: return 3;
   }
   return 3;
 }
@@ -174,7 +192,8 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
         add(ia, ib, CandidateKind::PointBox, origin, origin, ra);
       }
       break;
-    case CollisionShape::Cylinder: break;  // refused when the pair is added
+    case CollisionShape::Cylinder:
+    case CollisionShape::ConvexHull: break;  // refused when the pair is added
   }
 }
 
@@ -215,8 +234,9 @@ void add_contact_pair(Model& model, ContactPair pair, const std::string& source)
   const std::string where = source + ": contact pair '" + pair.name + "'";
   if (pair.geometry1 == pair.geometry2) throw Error(where + ": a geometry cannot touch itself");
   for (const CollisionGeometry* g : {&a, &b})
-    if (g->shape == CollisionShape::Cylinder)
-      throw Error(where + ": '" + g->name + "' is a cylinder; pairs take sphere, capsule, box or point (use a capsule or a box)");
+    if (g->shape == CollisionShape::Cylinder || g->shape == CollisionShape::ConvexHull)
+      throw Error(where + ": '" + g->name + "' is a " + collision_shape_name(g->shape) +
+                  "; pairs take sphere, capsule, box or point (use a capsule or a box)");
   if (a.shape == CollisionShape::Point && b.shape == CollisionShape::Point) throw Error(where + ": two points never touch");
   if (a.body == 0 && b.body == 0) throw Error(where + ": both geometries are on the world and never move");
   check_contact_parameters(pair.friction, pair.margin, pair.stiffness, pair.damping, where);
@@ -476,6 +496,43 @@ void add_contacts_from_json(Model& model, const std::string& json_text, const st
 
 void add_contacts_from_json_file(Model& model, const std::string& path) {
   add_contacts_from_json(model, detail::read_text_file(path, "contact file"), path);
+}
+
+DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget) {
+  if (budget < 1) throw Error("decimate_hull: the budget must be >= 1, got " + std::to_string(budget));
+  if (static_cast<int>(vertices.size()) <= budget) return {vertices, 0.0};
+  // Test directions spread evenly over the sphere (a Fibonacci lattice), and the full hull's
+  // support vertex along each.
+  constexpr int kDirections = 4096;
+  std::vector<Vec3d> directions;
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (int k = 0; k < kDirections; ++k) {
+    const double z = 1.0 - (2.0 * k + 1.0) / kDirections, r = std::sqrt(1.0 - z * z);
+    directions.push_back({r * std::cos(golden * k), r * std::sin(golden * k), z});
+  }
+  std::vector<size_t> full_support(kDirections);
+  std::vector<double> full(kDirections), kept(kDirections, -std::numeric_limits<double>::infinity());
+  for (int d = 0; d < kDirections; ++d) {
+    size_t best = 0;
+    for (size_t k = 1; k < vertices.size(); ++k)
+      if (dot(vertices[k], directions[d]) > dot(vertices[best], directions[d])) best = k;
+    full_support[static_cast<size_t>(d)] = best, full[static_cast<size_t>(d)] = dot(vertices[best], directions[d]);
+  }
+  // Greedy: keep the full hull's support vertex along the direction where the kept hull falls
+  // furthest inside, until the budget is spent or nothing falls inside.
+  DecimatedHull out;
+  std::vector<char> taken(vertices.size(), 0);
+  while (static_cast<int>(out.vertices.size()) < budget) {
+    int worst = 0;
+    for (int d = 1; d < kDirections; ++d)
+      if (full[d] - kept[d] > full[worst] - kept[worst]) worst = d;
+    if (full[worst] - kept[worst] <= 0.0) break;
+    const size_t k = full_support[static_cast<size_t>(worst)];
+    taken[k] = 1, out.vertices.push_back(vertices[k]);
+    for (int d = 0; d < kDirections; ++d) kept[d] = std::max(kept[d], dot(vertices[k], directions[d]));
+  }
+  for (int d = 0; d < kDirections; ++d) out.support_error = std::max(out.support_error, full[d] - kept[d]);
+  return out;
 }
 
 }  // namespace batchdyn

@@ -24,6 +24,18 @@ void add_contact_pair(Model& model, ContactPair pair, const std::string& source)
 // The index of the collision geometry called `name`, or -1.
 int find_collision_geometry(const ContactModel& contacts, const std::string& name);
 
+// A convex hull cut down to a vertex budget (CollisionShape::ConvexHull), greedily: over 4096
+// directions spread evenly over the sphere (a Fibonacci lattice), keep the full hull's support
+// vertex along the direction where the kept hull falls furthest inside, until the budget is spent.
+// Every kept vertex is a vertex of the full hull, so the kept hull lies inside it; support_error
+// (m) is how far inside at most over those directions (0 when nothing was dropped).
+// O(4096 (n + budget^2)).
+struct DecimatedHull {
+  std::vector<Vec3d> vertices;
+  double support_error = 0.0;
+};
+DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget = kHullVertexBudget);
+
 // Recomputes every geometry's body and placement from its link frame, and the candidates
 // (after the bodies changed, e.g. by lock_joints). O(geometries + candidates).
 void resolve_contacts(Model& model);

@@ -442,6 +442,7 @@ class Converter {
         case mjGEOM_CAPSULE: geometry.shape = CollisionShape::Capsule, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
         case mjGEOM_CYLINDER: geometry.shape = CollisionShape::Cylinder, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
         case mjGEOM_BOX: geometry.shape = CollisionShape::Box, geometry.half_extents = vec3(size); break;
+        case mjGEOM_MESH: add_hull(model, g, geometry); break;
         default:
           model.contacts.skipped.push_back(what + ": " + geom_type_name(m_->geom_type[g]) + " geoms do not collide yet");
           continue;
@@ -480,6 +481,31 @@ class Converter {
                                        "collided yet");
     if (m_->npair > 0)
       model.contacts.skipped.push_back(std::to_string(m_->npair) + " <contact><pair> element(s) are not collided yet");
+  }
+
+  // A mesh collides through its convex hull (MuJoCo's mesh_graph: the hull's vertex ids), cut
+  // down to the vertex budget.
+  void add_hull(Model& model, int g, CollisionGeometry& geometry) const {
+    const int mesh = m_->geom_dataid[g];
+    const float* vert = m_->mesh_vert + 3 * m_->mesh_vertadr[mesh];
+    std::vector<Vec3d> hull;
+    const auto vertex = [&](int k) { return Vec3d{vert[3 * k], vert[3 * k + 1], vert[3 * k + 2]}; };
+    if (m_->mesh_graphadr[mesh] >= 0) {
+      // mesh_graph: numvert, numface, vert_edgeadr[numvert], vert_globalid[numvert], ...
+      const int* graph = m_->mesh_graph + m_->mesh_graphadr[mesh];
+      for (int k = 0; k < graph[0]; ++k) hull.push_back(vertex(graph[2 + graph[0] + k]));
+    } else {
+      for (int k = 0; k < m_->mesh_vertnum[mesh]; ++k) hull.push_back(vertex(k));  // a superset of the hull's vertices
+    }
+    const DecimatedHull kept = decimate_hull(hull);
+    geometry.shape = CollisionShape::ConvexHull;
+    geometry.vertices = kept.vertices;
+    if (kept.vertices.size() < hull.size()) {
+      std::ostringstream note;
+      note << geom_label(g) << ": convex hull of " << hull.size() << " vertices kept at " << kept.vertices.size()
+           << " (lies inside the full hull by at most " << kept.support_error * 1000 << " mm)";
+      model.load_notes.push_back(note.str());
+    }
   }
 
   void add_height_field(Model& model, int g, const Transformd& X, const std::string& what) const {
@@ -525,7 +551,7 @@ class Converter {
            body_name(m_->geom_bodyid[g]) + "'";
   }
 
-  // What the model has that does not change the dynamics.
+  // What the model has that does not change the dynamics (and what it approximates).
   void note_left_out(Model& model) const {
     if (m_->nsensor > 0)
       model.load_notes.push_back(std::to_string(m_->nsensor) + " sensor(s): not computed (read the state and the sites instead)");

@@ -178,8 +178,9 @@ struct Model {
   // and SDF, whose joints take torques or PD targets directly.
   std::vector<Actuator> actuators;
   std::vector<Keyframe> keyframes;
-  // What loading left out because it does not change the dynamics (visual geoms, sensors, lights),
-  // one message each; `batchdyn info` prints them.
+  // What loading left out because it does not change the dynamics (sensors, lights) or
+  // approximated (a mesh's hull cut down to its vertex budget), one message each; `batchdyn info`
+  // prints them.
   std::vector<std::string> load_notes;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }  // world included

@@ -84,7 +84,8 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
     json x = {{"name", g.name}, {"link", g.link}, {"body", body_name(model, g.body)}, {"shape", collision_shape_name(g.shape)},
               {"friction", g.friction}, {"margin", g.margin}, {"stiffness", g.stiffness}, {"damping", g.damping},
               {"touches_ground", g.touches_ground}};
-    if (g.shape != CollisionShape::Box && g.shape != CollisionShape::Point) x["radius"] = g.radius;
+    if (g.shape != CollisionShape::Box && g.shape != CollisionShape::Point && g.shape != CollisionShape::ConvexHull) x["radius"] = g.radius;
+    if (g.shape == CollisionShape::ConvexHull) x["vertices"] = static_cast<int>(g.vertices.size());
     if (g.shape == CollisionShape::Capsule || g.shape == CollisionShape::Cylinder) x["length"] = g.length;
     if (g.shape == CollisionShape::Box) x["size"] = {2 * g.half_extents.x, 2 * g.half_extents.y, 2 * g.half_extents.z};
     contacts["geometries"].push_back(x);

@@ -82,20 +82,27 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 // closes within the step, gap < margin + h max(-J_n v_free, 0), so that a fast approach is
 // caught before it passes through the surface (the normal row's target then lets it close the
 // gap exactly, kernels/contact/contact_settings.hpp); and only in a lane that holds an
-// environment. The candidates in contact in any lane go to ws.contact_list; returns how many.
+// environment. A convex hull's slots take their vertices here (kernels/contact/hull_contact.hpp).
+// The candidates in contact in any lane go to ws.contact_list; returns how many.
 template <class S>
 int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
                     FrictionalContactWorkspace<S>& ws) {
   using std::max;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
   int listed = 0;
+  HullSlots<S> hull;  // the slots of the hull whose candidates the loop is at
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
     const Transform<S>& X = ws.world_from_body[static_cast<size_t>(cand.body)];
     S gap;
     Vec3<S>& normal = ws.normal[static_cast<size_t>(k)];
     Vec3<S>& point = ws.contact_point[static_cast<size_t>(k)];
-    if (cand.against_ground()) {
+    const S margin(static_cast<lane_scalar<S>>(model.contacts.margin(k)));
+    if (cand.hull_slot >= 0) {
+      if (cand.hull_slot == 0) hull = hull_ground_slots(model.contacts.geometries[static_cast<size_t>(cand.geometry)], X, ground, margin, ws.hull);
+      gap = hull.gap[cand.hull_slot], normal = hull.normal[cand.hull_slot], point = hull.point[cand.hull_slot];
+      if (!ground.present) gap = S(std::numeric_limits<lane_scalar<S>>::infinity());
+    } else if (cand.against_ground()) {
       const S radius(static_cast<lane_scalar<S>>(cand.radius));
       const Vec3<S> centre = X.act_point(cast3<S>(cand.point));
       ground_under(ground, centre, radius, gap, normal);
@@ -115,7 +122,6 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
       column2 = contact_column(X2, -normal, point);
       approach_velocity += dot(column2, ws.body_velocity[static_cast<size_t>(cand.body2)]);
     }
-    const S margin(static_cast<lane_scalar<S>>(model.contacts.margin(k)));
     const auto touching = (gap < margin + h * max(-approach_velocity, S(0))) && (occupied != S(0));
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));
     for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);  // apply sets those in contact

@@ -78,8 +78,18 @@ inline std::vector<CandidateState> candidate_states(const Model& model, const Da
     ground.terrain_heights[0] = cm.terrain.heights.data();
   }
   std::vector<CandidateState> out(cm.candidates.size());
+  HullScratch<double> scratch;
+  HullSlots<double> hull{};
   for (size_t k = 0; k < cm.candidates.size(); ++k) {
     const ContactCandidate& c = cm.candidates[k];
+    if (c.hull_slot >= 0) {  // a convex hull's slot: its vertex chosen as the lane kernels choose it
+      if (c.hull_slot == 0)
+        hull = hull_ground_slots(cm.geometries[static_cast<size_t>(c.geometry)], data.world_from_body[c.body], ground, cm.margin(static_cast<int>(k)), scratch);
+      out[k].gap = cm.ground.present ? hull.gap[c.hull_slot] : std::numeric_limits<double>::infinity();
+      out[k].normal = hull.normal[c.hull_slot];
+      out[k].lowest_point = hull.point[c.hull_slot];
+      continue;
+    }
     if (!c.against_ground()) {
       pair_contact(c, data.world_from_body[c.body], data.world_from_body[c.body2], out[k].gap, out[k].normal, out[k].lowest_point);
       continue;

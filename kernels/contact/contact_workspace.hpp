@@ -6,6 +6,7 @@
 
 #include "kernels/contact/admm_delassus.hpp"
 #include "kernels/contact/contact_problem.hpp"
+#include "kernels/contact/hull_contact.hpp"
 #include "kernels/delassus/delassus_workspace.hpp"
 #include "kernels/loops/loop_constraints.hpp"
 #include "topology/contact_plan.hpp"
@@ -76,6 +77,7 @@ struct FrictionalContactWorkspace {
   std::vector<Force<S>> columns;              // 3 per candidate: its rows (n, t1, t2) as forces on its body, body frame
   std::vector<Force<S>> columns2;             // 3 per pair candidate: minus those on its pair's body2, body2 frame
   std::vector<S> velocity;                    // 3 per candidate: J_c v_free (m/s)
+  HullScratch<S> hull;                        // a convex hull's vertices, while its slots choose (hull_contact.hpp)
   std::vector<S> impulses;                    // 3 per candidate (n, t1, t2), N s: warm start in, result out
   std::vector<S> world_force;                 // 3 per candidate: its impulse / h in the world frame (N, x y z), on a pair's A
   // Per limited joint (plan.limited_joints)

@@ -1,0 +1,107 @@
+// A convex hull against the ground (CollisionShape::ConvexHull): which of its vertices its
+// kHullContactsPerGeometry candidate slots take at this step, per lane, as MuJoCo's plane-convex
+// collision picks its contacts (topology/contact_model.hpp). Every vertex's gap is exact against
+// the plane (and a height field's surface below it); the slots keep
+//   0: the deepest vertex (always: its gap decides whether the hull is in contact);
+//   1: of the vertices within the margin, the one farthest from slot 0's;
+//   2: the one farthest from the line through slots 0 and 1;
+//   3: the one farthest on the other side of that line from slot 2,
+// each choice an arg-max over the vertices in lanes (masks, no branch on the state). A slot with
+// no vertex to take gets an infinite gap (not in contact). O(vertices) per slot.
+#pragma once
+
+#include <limits>
+
+#include "kernels/contact/terrain.hpp"
+#include "topology/contact_model.hpp"
+
+namespace batchdyn {
+
+template <class S>
+struct HullSlots {
+  S gap[kHullContactsPerGeometry];
+  Vec3<S> normal[kHullContactsPerGeometry], point[kHullContactsPerGeometry];
+};
+
+// Scratch for one hull's vertices (kHullVertexBudget of each): their gaps, world points and the
+// ground's normals below them.
+template <class S>
+struct HullScratch {
+  std::vector<S> gap = std::vector<S>(static_cast<size_t>(kHullVertexBudget));
+  std::vector<Vec3<S>> point = std::vector<Vec3<S>>(static_cast<size_t>(kHullVertexBudget));
+  std::vector<Vec3<S>> normal = std::vector<Vec3<S>>(static_cast<size_t>(kHullVertexBudget));
+};
+
+// The slots of hull `g` on a body placed at X (world), with contact margin `margin`.
+template <class S>
+HullSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>& X, const GroundLanes<S>& ground, const S& margin,
+                               HullScratch<S>& scratch) {
+  using T = lane_scalar<S>;
+  const int n = static_cast<int>(g.vertices.size());
+  for (int k = 0; k < n; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    scratch.point[i] = X.act_point(cast3<S>(g.in_body.act_point(g.vertices[i])));
+    ground_under(ground, scratch.point[i], S(0), scratch.gap[i], scratch.normal[i]);
+  }
+  const S none(T(-1));
+  // The vertex whose score is largest among those `eligible`, per lane (none: -1).
+  const auto arg_max = [&](auto eligible, auto score) {
+    S best_index = none, best = S(-std::numeric_limits<T>::infinity());
+    for (int k = 0; k < n; ++k) {
+      const S value = score(k);
+      const auto better = eligible(k) && value > best;
+      best = select(better, value, best);
+      best_index = select(better, S(static_cast<T>(k)), best_index);
+    }
+    return best_index;
+  };
+  HullSlots<S> out;
+  S chosen[kHullContactsPerGeometry];
+  // Slot s takes vertex chosen[s]: its gap, normal and point lane by lane (none: infinite gap).
+  const auto take = [&](int s) {
+    out.gap[s] = S(std::numeric_limits<T>::infinity());
+    out.normal[s] = ground.normal, out.point[s] = Vec3<S>::zero();
+    for (int k = 0; k < n; ++k) {
+      const auto is = chosen[s] == S(static_cast<T>(k));
+      const size_t i = static_cast<size_t>(k);
+      out.gap[s] = select(is, scratch.gap[i], out.gap[s]);
+      for (int r = 0; r < 3; ++r) {
+        out.normal[s][r] = select(is, scratch.normal[i][r], out.normal[s][r]);
+        out.point[s][r] = select(is, scratch.point[i][r], out.point[s][r]);
+      }
+    }
+  };
+  const auto any = [](int) { return S(0) == S(0); };  // every vertex, as a lane mask
+  chosen[0] = arg_max(any, [&](int k) { return -scratch.gap[static_cast<size_t>(k)]; });
+  take(0);
+  // The others among the vertices within the margin, each vertex taken once.
+  const auto free_within = [&](int upto) {
+    return [&, upto](int k) {
+      auto ok = scratch.gap[static_cast<size_t>(k)] < margin;
+      for (int s = 0; s < upto; ++s) ok = ok && chosen[s] != S(static_cast<T>(k));
+      return ok;
+    };
+  };
+  const Vec3<S> p0 = out.point[0];
+  chosen[1] = arg_max(free_within(1), [&](int k) {
+    const Vec3<S> d = scratch.point[static_cast<size_t>(k)] - p0;
+    return dot(d, d);
+  });
+  take(1);
+  const Vec3<S> edge = out.point[1] - p0, n0 = out.normal[0];
+  const auto side = [&](const Vec3<S>& p) { return dot(cross(p - p0, edge), n0); };  // signed, about the normal
+  chosen[2] = arg_max(free_within(2), [&](int k) {
+    const S s = side(scratch.point[static_cast<size_t>(k)]);
+    return s * s;
+  });
+  take(2);
+  const S side2 = side(out.point[2]);
+  chosen[3] = arg_max(free_within(3), [&](int k) { return select(side2 > S(0), -S(1), S(1)) * side(scratch.point[static_cast<size_t>(k)]); });
+  take(3);
+  // Only a vertex strictly on the other side adds to the support.
+  const S other = select(side2 > S(0), -S(1), S(1)) * side(out.point[3]);
+  out.gap[3] = select(other > S(0), out.gap[3], S(std::numeric_limits<T>::infinity()));
+  return out;
+}
+
+}  // namespace batchdyn
