@@ -177,7 +177,7 @@ void print_model_text(const Model& model, std::ostream& out) {
     const CollisionGeometry& geometry = contacts.geometries[g];
     int count = 0;
     for (const ContactCandidate& c : contacts.candidates) count += c.geometry == static_cast<int>(g) && c.against_ground();
-    out << "  " << std::setw(36) << geometry.name << std::setw(10) << collision_shape_name(geometry.shape) << "body "
+    out << "  " << std::setw(36) << geometry.name << std::setw(12) << collision_shape_name(geometry.shape) << "body "
         << std::setw(24) << body_name(model, geometry.body) << count << " ground candidates, mu " << geometry.friction << ", margin "
         << geometry.margin << compliance_text(geometry.stiffness, geometry.damping) << "\n";
   }
