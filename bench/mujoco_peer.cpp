@@ -68,6 +68,7 @@
 #include "bench_common.hpp"
 #include "kernels/contact/contact_step.hpp"
 #include "topology/contacts.hpp"
+#include "topology/mjcf.hpp"
 #include "topology/reduced_model.hpp"
 #include "topology/urdf.hpp"
 
@@ -116,7 +117,7 @@ void lift_to_ground(const Model& m, std::vector<double>& q, double clearance) {
 const PeerCase& a1() {
   static const PeerCase c = [] {
     PeerCase p{"a1_standing", load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer), {}, {}, 20.0, 0.5,
-               {"FL_foot", "FR_foot", "RL_foot", "RR_foot"}};
+               {"FL_foot", "FR_foot", "RL_foot", "RR_foot"}, {}};
     add_contacts_from_json_file(p.model, bench::model_path("a1_contacts.json"));
     p.target = {0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5};  // legged_gym's crouch
     p.q.assign(static_cast<size_t>(p.model.nq), 0.0);
@@ -142,7 +143,7 @@ const PeerCase& go2_mjcf() {
 const PeerCase& humanoid() {
   static const PeerCase c = [] {
     PeerCase p{"humanoid_standing", load_urdf_file(bench::model_path("humanoid.urdf"), RootJoint::FreeFlyer), {}, {}, 200.0, 5.0,
-               {"left_sole_box", "right_sole_box"}};
+               {"left_sole_box", "right_sole_box"}, {}};
     add_contacts_from_json_file(p.model, bench::model_path("humanoid_box_feet.json"));
     set_armature(p.model, 0.05);
     p.target.assign(static_cast<size_t>(p.model.nv - 6), 0.0);  // straight
@@ -179,6 +180,8 @@ std::string geom_element(const CollisionGeometry& g) {
     case CollisionShape::Cylinder: type = "cylinder", size = numbers({g.radius, 0.5 * g.length}); break;
     case CollisionShape::Box: type = "box", size = numbers({g.half_extents.x, g.half_extents.y, g.half_extents.z}); break;
     case CollisionShape::Point: type = "sphere", size = "0.001"; break;
+    case CollisionShape::ConvexHull:  // an MJCF robot's mesh: MuJoCo loads that file itself (PeerCase::mjcf_path)
+      throw std::runtime_error("geom '" + g.name + "': a convex hull has no generated MJCF; load the robot's own file");
   }
   // contype 0 / conaffinity 1: the robot's geoms meet the floor (contype 1), never each other.
   return "<geom name=\"" + g.name + "\" type=\"" + type + "\" size=\"" + size + "\" " + frame_attributes(g.in_body) +

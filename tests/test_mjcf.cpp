@@ -371,7 +371,7 @@ TEST_CASE("MJCF elements that would change the dynamics are refused, naming the 
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
   <worldbody><body><joint name="j" stiffness="10"/><geom size="0.1"/></body></worldbody>
 </mujoco>)", "spring.xml"),
-                       "spring.xml", "joint 'j'", "stiffness");
+                       "spring.xml", "<joint name=\"j\"> (line 2)", "stiffness");
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
   <worldbody><body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/><geom size="0.1"/></body></worldbody>
   <equality><connect body1="a" body2="b" anchor="0 0 0"/></equality>

@@ -176,7 +176,7 @@ struct Compiled {
   }
 };
 
-// Reads what the spec's elements of one type say about themselves: "<tendon 't'> (line 8)".
+// The spec's element `index` of a type as the file writes it, with its line: "<tendon name="t"> (line 8)".
 std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) {
   int k = 0;
   for (mjsElement* e = api().first_element(spec, type); e; e = api().next_element(spec, e), ++k) {
@@ -187,9 +187,7 @@ std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) {
       case mjOBJ_TENDON: info = api().as_tendon(e)->info; break;
       case mjOBJ_ACTUATOR: info = api().as_actuator(e)->info; break;
       case mjOBJ_EQUALITY: info = api().as_equality(e)->info; break;
-      case mjOBJ_SENSOR: info = api().as_sensor(e)->info; break;
       case mjOBJ_JOINT: info = api().as_joint(e)->info; break;
-      case mjOBJ_GEOM: info = api().as_geom(e)->info; break;
       default: break;
     }
     const std::string name_text = name ? api().string(name) : "", info_text = info ? api().string(info) : "";
@@ -243,8 +241,8 @@ class Converter {
     if (m_->nflex > 0) refuse("<flex> / <flexcomp>: deformable bodies are not supported (the file has " + std::to_string(m_->nflex) + ")");
     if (m_->nplugin > 0) refuse("<plugin>: engine plugins are not supported (the file has " + std::to_string(m_->nplugin) + ")");
     if (m_->nmocap > 0) refuse("mocap bodies (<body mocap=\"true\">) are not supported: they are moved by the user, not by the dynamics");
-    for (int e = 0; e < m_->neq; ++e)
-      refuse(describe(spec_, mjOBJ_EQUALITY, e, "equality") +
+    if (m_->neq > 0)
+      refuse(describe(spec_, mjOBJ_EQUALITY, 0, "equality") +
              ": equality constraints are not supported yet (batchdyn's loop constraints are set with a constraint file)");
   }
 
@@ -261,7 +259,7 @@ class Converter {
       const int first = m_->body_jntadr[b], count = m_->body_jntnum[b];
       for (int j = first; j < first + count; ++j) {
         const std::string jname = joint_name(j);
-        const std::string jwhere = where + ", joint '" + jname + "'";
+        const std::string jwhere = where + ", " + describe(spec_, mjOBJ_JOINT, j, "joint");
         const Vec3d anchor = vec3(m_->jnt_pos + 3 * j), axis = vec3(m_->jnt_axis + 3 * j);
         const int qa = m_->jnt_qposadr[j], da = m_->jnt_dofadr[j];
         check_joint_supported(j, jwhere);

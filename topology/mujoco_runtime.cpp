@@ -84,9 +84,6 @@ void open_library() {
     bind(handle, a.as_tendon, "mjs_asTendon", path);
     bind(handle, a.as_actuator, "mjs_asActuator", path);
     bind(handle, a.as_equality, "mjs_asEquality", path);
-    bind(handle, a.as_sensor, "mjs_asSensor", path);
-    bind(handle, a.as_geom, "mjs_asGeom", path);
-    bind(handle, a.as_body, "mjs_asBody", path);
     bind(handle, a.as_joint, "mjs_asJoint", path);
     bind(handle, a.element_name, "mjs_getName", path);
     bind(handle, a.string, "mjs_getString", path);

@@ -22,9 +22,6 @@ struct Api {
   decltype(&mjs_asTendon) as_tendon;
   decltype(&mjs_asActuator) as_actuator;
   decltype(&mjs_asEquality) as_equality;
-  decltype(&mjs_asSensor) as_sensor;
-  decltype(&mjs_asGeom) as_geom;
-  decltype(&mjs_asBody) as_body;
   decltype(&mjs_asJoint) as_joint;
   decltype(&mjs_getName) element_name;
   decltype(&mjs_getString) string;  // mjString is libmujoco's own std::string (another C++ library's): read through it
