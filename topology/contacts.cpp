@@ -521,14 +521,13 @@ DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget) {
   // Greedy: keep the full hull's support vertex along the direction where the kept hull falls
   // furthest inside, until the budget is spent or nothing falls inside.
   DecimatedHull out;
-  std::vector<char> taken(vertices.size(), 0);
   while (static_cast<int>(out.vertices.size()) < budget) {
     int worst = 0;
     for (int d = 1; d < kDirections; ++d)
       if (full[d] - kept[d] > full[worst] - kept[worst]) worst = d;
     if (full[worst] - kept[worst] <= 0.0) break;
     const size_t k = full_support[static_cast<size_t>(worst)];
-    taken[k] = 1, out.vertices.push_back(vertices[k]);
+    out.vertices.push_back(vertices[k]);  // once: along its own directions the kept hull now reaches the full one
     for (int d = 0; d < kDirections; ++d) kept[d] = std::max(kept[d], dot(vertices[k], directions[d]));
   }
   for (int d = 0; d < kDirections; ++d) out.support_error = std::max(out.support_error, full[d] - kept[d]);
