@@ -429,4 +429,13 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if "--distributed" in sys.argv:
+        # A torchrun rank ends here without the interpreter's teardown: about one run in five
+        # aborted in C++ static destructors after the work was done ("terminate called without an
+        # active exception", no Python frame), which torchrun reports as a failed rank. Everything
+        # is written and the process group destroyed by now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 0)
+    sys.exit(code)

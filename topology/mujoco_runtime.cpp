@@ -97,7 +97,7 @@ void open_library() {
 }
 
 // MuJoCo's handlers during call_guarded.
-thread_local std::vector<std::string>* warning_sink = nullptr;
+std::vector<std::string>* warning_sink = nullptr;  // under handler_mutex: one guarded call at a time
 void throw_mujoco_error(const char* message) { throw Error(std::string("MuJoCo: ") + message); }
 void collect_mujoco_warning(const char* message) {
   if (warning_sink) warning_sink->emplace_back(message);
