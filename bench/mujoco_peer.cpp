@@ -90,15 +90,6 @@ struct PeerCase {
   std::string mjcf_path;  // MuJoCo loads this file; empty: the MJCF generated from `model`
 };
 
-// The torque limit per dof: the model's effort limit and its motor's control range, whichever is
-// tighter (an MJCF motor's ctrlrange is the torque MuJoCo applies at most).
-std::vector<double> torque_limits(const Model& m) {
-  std::vector<double> limit = m.effort_limit;
-  for (const Actuator& a : m.actuators)
-    limit[static_cast<size_t>(a.dof)] = std::min({limit[static_cast<size_t>(a.dof)], -a.ctrl_lower, a.ctrl_upper});
-  return limit;
-}
-
 double total_mass(const Model& m) {
   double mass = 0;
   for (const Body& b : m.bodies) mass += b.inertia.mass;
@@ -389,7 +380,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp, kd[static_cast<size_t>(k)] = robot->kd;
   batch.set_control_mode(ControlMode::PositionPD);
   batch.set_pd_gains(kp, kd);
-  batch.set_effort_limits(torque_limits(m));
+  batch.set_effort_limits(motor_torque_limits(m.effort_limit, m.actuators));
   for (int e = 0; e < n; ++e) {
     for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(robot->q[static_cast<size_t>(k)]);
     for (int k = 6; k < m.nv; ++k) batch.target()[e * m.nv + k] = static_cast<T>(robot->target[static_cast<size_t>(k - 6)]);

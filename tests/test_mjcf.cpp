@@ -142,14 +142,6 @@ struct StandingResult {
   int reports = 0;           // steps that reported something (a solver at its iteration cap)
 };
 
-// The torque limit per dof: the joint's actuatorfrcrange (the model's effort limit) and its
-// motor's control range, whichever is tighter (infinite where neither limits it).
-std::vector<double> motor_limits(const Model& model) {
-  std::vector<double> limit = model.effort_limit;
-  for (const Actuator& a : model.actuators)
-    limit[static_cast<size_t>(a.dof)] = std::min({limit[static_cast<size_t>(a.dof)], -a.ctrl_lower, a.ctrl_upper});
-  return limit;
-}
 // The PD gain of a dof: proportional to its motor's torque range (a motor without one: 100 N m).
 double pd_gain(const std::vector<double>& limit, int dof, double kp_scale) {
   const double range = limit[static_cast<size_t>(dof)];
@@ -162,7 +154,7 @@ StandingResult stand_batchdyn(const Model& model, const Standing& how) {
   std::copy(q.begin(), q.end(), batch.q());
   std::fill(batch.v(), batch.v() + model.nv, 0.0);
   std::fill(batch.tau(), batch.tau() + model.nv, 0.0);
-  const std::vector<double> limit = motor_limits(model);
+  const std::vector<double> limit = motor_torque_limits(model.effort_limit, model.actuators);
   std::vector<double> kp(static_cast<size_t>(model.nv), 0.0), kd = kp;
   int joint = 0;
   for (int i = 1; i < model.num_bodies(); ++i) {
@@ -196,7 +188,7 @@ StandingResult stand_mujoco(MujocoModel& mj, const Model& model, const Standing&
   mjData* d = mj.data;
   mj_resetData(m, d);
   std::copy(how.q_start.begin(), how.q_start.end(), d->qpos);
-  const std::vector<double> limit = motor_limits(model);
+  const std::vector<double> limit = motor_torque_limits(model.effort_limit, model.actuators);
   const int steps = static_cast<int>(std::lround(how.seconds / m->opt.timestep));
   for (int n = 0; n < steps; ++n) {
     for (int a = 0; a < m->nu; ++a) {

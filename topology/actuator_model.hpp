@@ -25,7 +25,6 @@ enum class ActuatorKind {
   General,   // any other fixed gain and affine bias
 };
 
-const char* actuator_kind_name(ActuatorKind kind);
 
 struct Actuator {
   std::string name;
@@ -40,6 +39,14 @@ struct Actuator {
   double ctrl_lower = -std::numeric_limits<double>::infinity(), ctrl_upper = std::numeric_limits<double>::infinity();
   double force_lower = -std::numeric_limits<double>::infinity(), force_upper = std::numeric_limits<double>::infinity();
 };
+
+// "motor", "position", "velocity" or "general".
+const char* actuator_kind_name(ActuatorKind kind);
+
+// The torque per dof that a PD controller standing in for the motors may exert: the joint's effort
+// limit (nv values), tightened to each motor's largest |gear force| under its control and force
+// ranges (a motor's ctrlrange is the torque MuJoCo applies at most). Other kinds leave it as it is.
+std::vector<double> motor_torque_limits(std::vector<double> effort_limit, const std::vector<Actuator>& actuators);
 
 // A named state of the robot file (MJCF <keyframe><key>): a reset state for the engine, in
 // batchdyn's coordinates (topology/mjcf.hpp: q_from_mujoco, v_from_mujoco).

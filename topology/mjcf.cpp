@@ -29,57 +29,54 @@ Mat3d base_rotation(const Body& b, const std::vector<double>& q) {
   return quaternion_rotation(p[0], p[1], p[2], p[3]);
 }
 
+
+// x with every quaternion of q's layout permuted: out[k] = in[order[k]] (MuJoCo's w x y z against
+// batchdyn's x y z w).
+std::vector<double> permute_quaternions(const Model& model, std::vector<double> x, const int (&order)[4]) {
+  for (const Body& b : model.bodies) {
+    const int offset = quaternion_offset(b.joint_type);
+    if (b.nq == 0 || offset < 0) continue;
+    double* quat = x.data() + b.idx_q + offset;
+    const double in[4] = {quat[0], quat[1], quat[2], quat[3]};
+    for (int k = 0; k < 4; ++k) quat[k] = in[order[k]];
+  }
+  return x;
+}
+// x (nv entries) with each free flyer's linear part (its first 3 dofs) replaced by
+// f(R, linear, angular), R the base rotation at q.
+template <class F>
+std::vector<double> map_free_flyers(const Model& model, const std::vector<double>& q, std::vector<double> x, F f) {
+  for (const Body& b : model.bodies) {
+    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
+    const size_t i = static_cast<size_t>(b.idx_v);
+    const Vec3d out = f(base_rotation(b, q), Vec3d{x[i], x[i + 1], x[i + 2]}, i);
+    for (size_t k = 0; k < 3; ++k) x[i + k] = out[static_cast<int>(k)];
+  }
+  return x;
+}
 }  // namespace
 
 std::vector<double> q_from_mujoco(const Model& model, const std::vector<double>& qpos) {
   check_size(qpos, model.nq, "q_from_mujoco: qpos");
-  std::vector<double> q = qpos;
-  for (const Body& b : model.bodies) {
-    const int offset = quaternion_offset(b.joint_type);
-    if (b.nq == 0 || offset < 0) continue;
-    const double* w_xyz = qpos.data() + b.idx_q + offset;  // MuJoCo: w x y z
-    double* xyz_w = q.data() + b.idx_q + offset;
-    xyz_w[0] = w_xyz[1], xyz_w[1] = w_xyz[2], xyz_w[2] = w_xyz[3], xyz_w[3] = w_xyz[0];
-  }
-  return q;
+  return permute_quaternions(model, qpos, {1, 2, 3, 0});  // w x y z -> x y z w
 }
 
 std::vector<double> q_to_mujoco(const Model& model, const std::vector<double>& q) {
   check_size(q, model.nq, "q_to_mujoco: q");
-  std::vector<double> qpos = q;
-  for (const Body& b : model.bodies) {
-    const int offset = quaternion_offset(b.joint_type);
-    if (b.nq == 0 || offset < 0) continue;
-    const double* xyz_w = q.data() + b.idx_q + offset;
-    double* w_xyz = qpos.data() + b.idx_q + offset;
-    w_xyz[0] = xyz_w[3], w_xyz[1] = xyz_w[0], w_xyz[2] = xyz_w[1], w_xyz[3] = xyz_w[2];
-  }
-  return qpos;
+  return permute_quaternions(model, q, {3, 0, 1, 2});  // x y z w -> w x y z
 }
 
 std::vector<double> v_from_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& qvel) {
   check_size(q, model.nq, "v_from_mujoco: q");
   check_size(qvel, model.nv, "v_from_mujoco: qvel");
-  std::vector<double> v = qvel;
-  for (const Body& b : model.bodies) {
-    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
-    const Vec3d world{qvel[b.idx_v], qvel[b.idx_v + 1], qvel[b.idx_v + 2]};
-    const Vec3d local = base_rotation(b, q).transpose() * world;  // v_lin = R^T qvel_lin
-    for (int k = 0; k < 3; ++k) v[static_cast<size_t>(b.idx_v + k)] = local[k];
-  }
-  return v;
+  // MuJoCo's free-joint linear velocity is in the world frame, ours in the base frame: v_lin = R^T qvel_lin
+  return map_free_flyers(model, q, qvel, [](const Mat3d& R, const Vec3d& world, size_t) { return R.transpose() * world; });
 }
 
 std::vector<double> v_to_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& v) {
   check_size(q, model.nq, "v_to_mujoco: q");
   check_size(v, model.nv, "v_to_mujoco: v");
-  std::vector<double> qvel = v;
-  for (const Body& b : model.bodies) {
-    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
-    const Vec3d world = base_rotation(b, q) * Vec3d{v[b.idx_v], v[b.idx_v + 1], v[b.idx_v + 2]};
-    for (int k = 0; k < 3; ++k) qvel[static_cast<size_t>(b.idx_v + k)] = world[k];
-  }
-  return qvel;
+  return map_free_flyers(model, q, v, [](const Mat3d& R, const Vec3d& local, size_t) { return R * local; });
 }
 
 std::vector<double> a_to_mujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& v,
@@ -87,16 +84,11 @@ std::vector<double> a_to_mujoco(const Model& model, const std::vector<double>& q
   check_size(q, model.nq, "a_to_mujoco: q");
   check_size(v, model.nv, "a_to_mujoco: v");
   check_size(qdd, model.nv, "a_to_mujoco: qdd");
-  std::vector<double> qacc = qdd;
-  for (const Body& b : model.bodies) {
-    if (b.nv == 0 || b.joint_type != JointType::FreeFlyer) continue;
-    const size_t i = static_cast<size_t>(b.idx_v);
+  // d/dt (R v_lin) = R (dv_lin/dt + omega x v_lin)
+  return map_free_flyers(model, q, qdd, [&v](const Mat3d& R, const Vec3d& dv, size_t i) {
     const Vec3d linear{v[i], v[i + 1], v[i + 2]}, angular{v[i + 3], v[i + 4], v[i + 5]};
-    // d/dt (R v_lin) = R (dv_lin/dt + omega x v_lin)
-    const Vec3d world = base_rotation(b, q) * (Vec3d{qdd[i], qdd[i + 1], qdd[i + 2]} + cross(angular, linear));
-    for (int k = 0; k < 3; ++k) qacc[i + static_cast<size_t>(k)] = world[k];
-  }
-  return qacc;
+    return R * (dv + cross(angular, linear));
+  });
 }
 
 bool is_mjcf_file(const std::string& path) {
@@ -116,16 +108,6 @@ bool is_mjcf_file(const std::string& path) {
     return head.compare(at, 7, "<mujoco") == 0 && (at + 7 >= head.size() || !std::isalnum(static_cast<unsigned char>(head[at + 7])));
   }
   return false;
-}
-
-const char* actuator_kind_name(ActuatorKind kind) {
-  switch (kind) {
-    case ActuatorKind::Motor: return "motor";
-    case ActuatorKind::Position: return "position";
-    case ActuatorKind::Velocity: return "velocity";
-    case ActuatorKind::General: return "general";
-  }
-  return "?";
 }
 
 #ifndef BATCHDYN_HAVE_MUJOCO
@@ -176,11 +158,11 @@ struct Compiled {
   }
 };
 
-// The spec's element `index` of a type as the file writes it, with its line: "<tendon name="t"> (line 8)".
-std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) {
-  int k = 0;
-  for (mjsElement* e = api().first_element(spec, type); e; e = api().next_element(spec, e), ++k) {
-    if (k != index) continue;
+// Every element of a type as the file writes it, with its line, in the model's order:
+// "<tendon name="t"> (line 8)". One walk over the spec's elements.
+std::vector<std::string> describe_all(mjSpec* spec, mjtObj type, const char* tag) {
+  std::vector<std::string> out;
+  for (mjsElement* e = api().first_element(spec, type); e; e = api().next_element(spec, e)) {
     const mjString* name = api().element_name(e);
     const mjString* info = nullptr;
     switch (type) {
@@ -193,10 +175,16 @@ std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) {
     const std::string name_text = name ? api().string(name) : "", info_text = info ? api().string(info) : "";
     std::string text = std::string("<") + tag + (name_text.empty() ? "" : " name=\"" + name_text + "\"") + ">";
     if (!info_text.empty()) text += " (" + info_text + ")";
-    return text;
+    out.push_back(std::move(text));
   }
-  return std::string("<") + tag + "> number " + std::to_string(index + 1);
+  return out;
 }
+
+// Element `index` of describe_all's list (its number when the spec has fewer).
+std::string nth(const std::vector<std::string>& all, int index, const char* tag) {
+  return index < static_cast<int>(all.size()) ? all[static_cast<size_t>(index)] : std::string("<") + tag + "> number " + std::to_string(index + 1);
+}
+std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) { return nth(describe_all(spec, type, tag), index, tag); }
 
 class Converter {
  public:
@@ -249,6 +237,7 @@ class Converter {
   void add_bodies() {
     ours_.assign(static_cast<size_t>(m_->nbody), 0);
     frame_in_ours_.assign(static_cast<size_t>(m_->nbody), Transformd::identity());
+    const std::vector<std::string> joints = describe_all(spec_, mjOBJ_JOINT, "joint");  // once: O(n), not O(n) per joint
     for (int b = 1; b < m_->nbody; ++b) {
       const int p = m_->body_parentid[b];
       const std::string name = body_name(b);
@@ -259,7 +248,7 @@ class Converter {
       const int first = m_->body_jntadr[b], count = m_->body_jntnum[b];
       for (int j = first; j < first + count; ++j) {
         const std::string jname = joint_name(j);
-        const std::string jwhere = where + ", " + describe(spec_, mjOBJ_JOINT, j, "joint");
+        const std::string jwhere = where + ", " + nth(joints, j, "joint");
         const Vec3d anchor = vec3(m_->jnt_pos + 3 * j), axis = vec3(m_->jnt_axis + 3 * j);
         const int qa = m_->jnt_qposadr[j], da = m_->jnt_dofadr[j];
         check_joint_supported(j, jwhere);
@@ -352,8 +341,9 @@ class Converter {
   }
 
   void add_actuators(Model& model) const {
+    const std::vector<std::string> actuators = describe_all(spec_, mjOBJ_ACTUATOR, "actuator");
     for (int a = 0; a < m_->nu; ++a) {
-      const std::string what = describe(spec_, mjOBJ_ACTUATOR, a, "actuator");
+      const std::string what = nth(actuators, a, "actuator");
       if (m_->actuator_trntype[a] != mjTRN_JOINT) refuse(what + ": only joint transmissions are supported");
       if (m_->actuator_dyntype[a] != mjDYN_NONE) refuse(what + ": actuator dynamics (dyntype) are not supported");
       if (m_->actuator_gaintype[a] != mjGAIN_FIXED) refuse(what + ": only a fixed gain is supported");
