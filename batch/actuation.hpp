@@ -1,6 +1,9 @@
 // Actuation, the stage after the check: the joint torque that drives the dynamics, per dof k,
 //   Torque:      tau_k                                                   (the tau buffer)
 //   PositionPD:  tau_k + kp_k (target_k - q_k) - kd_k qd_k               (1-dof joints; tau as feed-forward)
+//   Actuators:   tau_k + sum over the model's actuators a on dof k of gear_a force_a(ctrl_a, q_k, qd_k)
+//                (topology/actuator_model.hpp: MuJoCo's affine actuators, ctrl and force clamped to
+//                their ranges; ctrl is N x nu, what a policy trained on the MJCF's actuators outputs)
 // then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise; the
 // clamp is a simulator's feature, switchable: off, tau reaches the dynamics as given, as
 // Pinocchio's forward dynamics takes it). Computed on the lanes inside every substep, from that
@@ -20,8 +23,9 @@
 
 namespace batchdyn {
 
-enum class ControlMode : std::uint8_t { Torque, PositionPD };
-inline constexpr NameTable<ControlMode> kControlModes[] = {{ControlMode::Torque, "torque"}, {ControlMode::PositionPD, "pd"}};
+enum class ControlMode : std::uint8_t { Torque, PositionPD, Actuators };
+inline constexpr NameTable<ControlMode> kControlModes[] = {
+    {ControlMode::Torque, "torque"}, {ControlMode::PositionPD, "pd"}, {ControlMode::Actuators, "ctrl"}};
 
 template <class L>
 class Actuation {
@@ -33,9 +37,15 @@ class Actuation {
         kp_values_(static_cast<size_t>(model.nv), 0.0), kd_values_(kp_values_),
         actuator_torques_(static_cast<size_t>(num_envs) * static_cast<size_t>(model.nv), T(0)) {
     set_effort_limits(model.effort_limit);
+    for (const Actuator& a : model.actuators) actuators_.push_back(ActuatorLanes(a, dofs_));
   }
 
-  void set_control_mode(ControlMode mode) { mode_ = mode; }
+  // Throws Error for ControlMode::Actuators on a model without actuators.
+  void set_control_mode(ControlMode mode) {
+    if (mode == ControlMode::Actuators && actuators_.empty())
+      throw Error("set_control_mode('ctrl'): the model '" + model_.name + "' declares no actuators (an MJCF <actuator> section); use 'torque' or 'pd'");
+    mode_ = mode;
+  }
   ControlMode control_mode() const { return mode_; }
 
   // PD gains per dof (nv values each, >= 0; N m/rad and N m s/rad for revolute dofs). The dofs
@@ -95,17 +105,35 @@ class Actuation {
     check_buffer_size("target", target.size(), n_, model_.nv, "nv");
     target_ = target.data();
   }
+  // The actuators' controls, N x nu env-major (nu = model.actuators.size(), in their order). Zero
+  // until written; owned until use_ctrl_buffer.
+  T* ctrl() {
+    if (!ctrl_) {
+      owned_ctrl_.assign(static_cast<size_t>(n_) * actuators_.size(), T(0));
+      ctrl_ = owned_ctrl_.data();
+    }
+    return ctrl_;
+  }
+  // Uses the caller's N x nu array for the controls (no copy). Throws Error on a size mismatch.
+  void use_ctrl_buffer(std::span<T> ctrl) {
+    check_buffer_size("ctrl", ctrl.size(), n_, static_cast<int>(actuators_.size()), "nu");
+    ctrl_ = ctrl.data();
+  }
+  int num_actuators() const { return static_cast<int>(actuators_.size()); }
+
   // N x nv: the torque the stage applied in each environment's last substep (RK4: its last
   // stage), tau + PD clamped, before the passive forces: what a torque penalty or a motor model
   // reads. Zero until a call.
   T* actuator_torques() { return actuator_torques_.data(); }
   const T* actuator_torques() const { return actuator_torques_.data(); }
 
-  // What a call gathers: the targets in PD mode, nothing otherwise.
+  // What a call gathers: the targets in PD mode, the controls in actuator mode, nothing otherwise.
   const T* target_rows() { return mode_ == ControlMode::PositionPD ? target() : nullptr; }
+  const T* ctrl_rows() { return mode_ == ControlMode::Actuators ? ctrl() : nullptr; }
 
   // The stage: ws.tau_applied (and its copy ws.actuator_torque) from ws.tau (+ PD from ws.q,
-  // ws.v, ws.target), clamped, on lanes.
+  // ws.v, ws.target, or the actuators from ws.q, ws.v, ws.ctrl), clamped, on lanes. The clamps
+  // are selects: an infinite bound leaves the value as it is.
   void actuate(BlockWorkspace<L>& ws) const {
     for (size_t k = 0; k < ws.tau.size(); ++k) ws.tau_applied[k] = ws.tau[k];
     if (mode_ == ControlMode::PositionPD)
@@ -113,16 +141,42 @@ class Actuation {
         const size_t k = static_cast<size_t>(d.v);
         ws.tau_applied[k] += kp_[k] * (ws.target[k] - ws.q[static_cast<size_t>(d.q)]) - kd_[k] * ws.v[k];
       }
+    if (mode_ == ControlMode::Actuators)
+      for (size_t a = 0; a < actuators_.size(); ++a) {
+        const ActuatorLanes& u = actuators_[a];
+        const L ctrl = clamp(ws.ctrl[a], u.ctrl_lower, u.ctrl_upper);
+        const L length = u.gear * ws.q[u.q], velocity = u.gear * ws.v[u.v];  // the joint transmission
+        const L force = clamp(u.gain * ctrl + u.bias[0] + u.bias[1] * length + u.bias[2] * velocity, u.force_lower, u.force_upper);
+        ws.tau_applied[u.v] += u.gear * force;
+      }
     if (clamp_)
       for (size_t k = 0; k < ws.tau.size(); ++k) {  // an infinite limit leaves the torque as it is
         L& t = ws.tau_applied[k];
         const L& limit = effort_[k];
-        t = select(t > limit, limit, select(t < -limit, -limit, t));
+        t = clamp(t, -limit, limit);
       }
     for (size_t k = 0; k < ws.tau.size(); ++k) ws.actuator_torque[k] = ws.tau_applied[k];
   }
 
  private:
+  // An actuator's constants broadcast to every lane, and its joint's coordinates.
+  struct ActuatorLanes {
+    ActuatorLanes(const Actuator& a, const std::vector<SingleDof>& dofs)
+        : v(static_cast<size_t>(a.dof)), q(joint_coordinate(a, dofs)), gear(static_cast<T>(a.gear)), gain(static_cast<T>(a.gain)),
+          bias{L(static_cast<T>(a.bias[0])), L(static_cast<T>(a.bias[1])), L(static_cast<T>(a.bias[2]))},
+          ctrl_lower(static_cast<T>(a.ctrl_lower)), ctrl_upper(static_cast<T>(a.ctrl_upper)),
+          force_lower(static_cast<T>(a.force_lower)), force_upper(static_cast<T>(a.force_upper)) {}
+    static size_t joint_coordinate(const Actuator& a, const std::vector<SingleDof>& dofs) {
+      for (const SingleDof& d : dofs)
+        if (d.v == a.dof) return static_cast<size_t>(d.q);
+      throw Error("actuator '" + a.name + "': dof " + std::to_string(a.dof) + " is not a 1-dof joint's");
+    }
+    size_t v, q;
+    L gear, gain, bias[3], ctrl_lower, ctrl_upper, force_lower, force_upper;
+  };
+  // x clamped to [lower, upper] by selects (an infinite bound leaves x as it is).
+  static L clamp(const L& x, const L& lower, const L& upper) { return select(x > upper, upper, select(x < lower, lower, x)); }
+
   const Model& model_;
   int n_;
   std::vector<SingleDof> dofs_;
@@ -130,9 +184,11 @@ class Actuation {
   bool clamp_ = true;
   LaneArray<L> kp_, kd_, effort_;  // per dof, broadcast to every lane
   std::vector<double> kp_values_, kd_values_, effort_values_;
-  std::vector<T> owned_target_;
+  std::vector<ActuatorLanes> actuators_;
+  std::vector<T> owned_target_, owned_ctrl_;
   std::vector<T> actuator_torques_;  // N x nv
   T* target_ = nullptr;
+  T* ctrl_ = nullptr;
 };
 
 }  // namespace batchdyn

@@ -141,6 +141,10 @@ class BatchEngine {
   // N x nv: the actuation stage's torque in the last substep (tau + PD, clamped), before damping.
   const T* actuator_torques() const { return actuation_.actuator_torques(); }
   void use_target_buffer(std::span<T> target) { actuation_.use_target_buffer(target); }
+  // N x nu controls of the model's actuators (ControlMode::Actuators; model().actuators, in order).
+  T* ctrl() { return actuation_.ctrl(); }
+  void use_ctrl_buffer(std::span<T> ctrl) { actuation_.use_ctrl_buffer(ctrl); }
+  int num_actuators() const { return actuation_.num_actuators(); }
 
   // --- Constraint solving (batch/constraint_solving.hpp) ---
   void set_use_constraints(bool on) { constraints_.set_enabled(on); }
@@ -349,7 +353,7 @@ class BatchEngine {
       if (loops_in_contact) constraints_.store_report(block, valid, contacts_.iterations(), contacts_.residual());
       io_.write_rows(block, valid, ws.q.data(), model_.nq, q_);
       io_.write_rows(block, valid, ws.v.data(), model_.nv, v_);
-    }, {q_, v_, tau_, actuation_.target_rows()});
+    }, {q_, v_, tau_, actuation_.target_rows(), actuation_.ctrl_rows()});
   }
 
   // Every lane block through `kernel(block, workspace, valid)` after gathering (and checking)

@@ -29,7 +29,8 @@ struct EnvRows {
   const T* q = nullptr;
   const T* v = nullptr;       // nullptr: the call reads q only
   const T* tau = nullptr;
-  const T* target = nullptr;  // nullptr: no PD targets (torque control)
+  const T* target = nullptr;  // nullptr: no PD targets (not PD control)
+  const T* ctrl = nullptr;    // N x nu; nullptr: no actuator controls (not actuator control)
 };
 
 template <class L>
@@ -43,13 +44,13 @@ class BlockIO {
         faults_(status_.size()) {
     const VectorX<T> neutral = neutral_configuration<T>(model);
     neutral_.assign(neutral.data(), neutral.data() + neutral.size());
-    zeros_.assign(static_cast<size_t>(model.nv), T(0));
-    neutral_target_ = zeros_;
+    zeros_.assign(static_cast<size_t>(std::max(model.nv, layout_.nu)), T(0));
+    neutral_target_.assign(static_cast<size_t>(model.nv), T(0));
     for (const SingleDof& d : dofs_) neutral_target_[static_cast<size_t>(d.v)] = neutral_[static_cast<size_t>(d.q)];
   }
 
-  // Gather: the rows of block `block`'s environments into ws.q (and ws.v, ws.tau, ws.target when
-  // given), each environment checked; valid[l] says whether lane l holds a real, accepted
+  // Gather: the rows of block `block`'s environments into ws.q (and ws.v, ws.tau, ws.target,
+  // ws.ctrl when given), each environment checked; valid[l] says whether lane l holds a real, accepted
   // environment, whose status becomes Ok (or its fault). The rows are transposed first and
   // checked in lanes, W environments per operation (lanes_at_fault); only an environment found
   // at fault there is searched for the entry to name (find_state_fault) and replaced by the
@@ -161,22 +162,22 @@ class BlockIO {
     L total() const { return (part[0] + part[1]) + (part[2] + part[3]); }
   };
 
-  // One environment's rows (q, v, tau, target; v, tau and target may be nullptr: not read).
+  // One environment's rows (q, v, tau, target, ctrl; all but q may be nullptr: not read).
   struct Rows {
-    const T *q, *v, *tau, *target;
+    const T *q, *v, *tau, *target, *ctrl;
   };
   // The rows each lane of a block reads.
   struct LaneRows {
-    const T *q[W], *v[W], *tau[W], *target[W];
-    void point(int l, const Rows& r) { q[l] = r.q, v[l] = r.v, tau[l] = r.tau, target[l] = r.target; }
+    const T *q[W], *v[W], *tau[W], *target[W], *ctrl[W];
+    void point(int l, const Rows& r) { q[l] = r.q, v[l] = r.v, tau[l] = r.tau, target[l] = r.target, ctrl[l] = r.ctrl; }
   };
   Rows env_rows(const EnvRows<T>& rows, int e) const {
     const long q_at = static_cast<long>(e) * layout_.nq, v_at = static_cast<long>(e) * layout_.nv;
     return {rows.q + q_at, rows.v ? rows.v + v_at : nullptr, rows.tau ? rows.tau + v_at : nullptr,
-            rows.target ? rows.target + v_at : nullptr};
+            rows.target ? rows.target + v_at : nullptr, rows.ctrl ? rows.ctrl + static_cast<long>(e) * layout_.nu : nullptr};
   }
-  // The neutral state: neutral q, zero v and tau, the targets at the neutral positions.
-  Rows neutral_rows() const { return {neutral_.data(), zeros_.data(), zeros_.data(), neutral_target_.data()}; }
+  // The neutral state: neutral q, zero v, tau and ctrl, the targets at the neutral positions.
+  Rows neutral_rows() const { return {neutral_.data(), zeros_.data(), zeros_.data(), neutral_target_.data(), zeros_.data()}; }
 
   // The lanes' rows into the lanes the kernels read (ws.q, and ws.v, ws.tau, ws.target when the
   // call reads them): W x W tiles transposed in registers (layout/lane_transpose.hpp), the last
@@ -188,9 +189,10 @@ class BlockIO {
     lanes_from_row_range<L>(sources.q, layout_.nq, ws.q.data());
     if (rows.v) lanes_from_row_range<L>(sources.v, layout_.nv, ws.v.data()), lanes_from_row_range<L>(sources.tau, layout_.nv, ws.tau.data());
     if (rows.target && !dofs_.empty()) lanes_from_row_range<L>(sources.target, layout_.nv, ws.target.data());
+    if (rows.ctrl && layout_.nu > 0) lanes_from_row_range<L>(sources.ctrl, layout_.nu, ws.ctrl.data());
   }
   // Per lane, non-zero when what find_state_fault checks fails somewhere: a non-finite entry of
-  // q, v, tau or the targets (x * 0 is 0 for finite x and NaN otherwise, so one sum flags them),
+  // q, v, tau, the targets or the controls (x * 0 is 0 for finite x and NaN otherwise, so one sum flags them),
   // or a quaternion whose norm is off by more than kQuaternionNormTolerance (or not a number).
   L lanes_at_fault(const EnvRows<T>& rows, const BlockWorkspace<L>& ws) const {
     using std::abs;
@@ -199,17 +201,18 @@ class BlockIO {
     sums.add(ws.q.data(), layout_.nq);
     if (rows.v) sums.add(ws.v.data(), layout_.nv), sums.add(ws.tau.data(), layout_.nv);
     for (size_t k = 0; rows.target && k < dofs_.size(); ++k) sums.add(ws.target[static_cast<size_t>(dofs_[k].v)], static_cast<int>(k));
+    if (rows.ctrl) sums.add(ws.ctrl.data(), layout_.nu);
     for (int at : layout_.quaternions) sums.part[0] += select(abs(quaternion_norm(ws.q.data(), at) - one) <= tolerance, zero, one);
     return sums.total();
   }
   // The first fault of an environment's rows, which lanes_at_fault found at fault.
-  StateFault find_fault(const Rows& r) const { return find_state_fault(layout_, r.q, r.v, r.tau, dofs_, r.target); }
+  StateFault find_fault(const Rows& r) const { return find_state_fault(layout_, r.q, r.v, r.tau, dofs_, r.target, r.ctrl); }
 
   int n_;
   StateLayout layout_;
   std::vector<SingleDof> dofs_;  // the 1-dof joints: their PD targets are read
   std::vector<T> neutral_;
-  std::vector<T> zeros_;           // nv zeros: the neutral state's v and tau
+  std::vector<T> zeros_;           // max(nv, nu) zeros: the neutral state's v, tau and ctrl
   std::vector<T> neutral_target_;  // nv: the neutral positions of the 1-dof joints, 0 elsewhere
   std::vector<EnvStatus> status_;
   std::vector<StateFault> faults_;

@@ -53,7 +53,7 @@ struct BlockWorkspace {
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
                  const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
       : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
-        tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), actuator_torque(size(m.nv)),
+        tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), ctrl(m.actuators.size()), actuator_torque(size(m.nv)),
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
         observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
@@ -91,6 +91,7 @@ struct BlockWorkspace {
   Eigen::VectorXd dense_q, dense_v, dense_tau;
   // The block as lanes, one lane per environment
   LaneArray<L> q, v, tau, tau_applied, target, qdd, displacement;
+  LaneArray<L> ctrl;             // the actuators' controls (nu), in ControlMode::Actuators
   LaneArray<L> actuator_torque;  // the actuation stage's output (tau + PD, clamped), before the passive forces
   LaneArray<L> rk4_q0, rk4_v0, rk4_velocity, rk4_acceleration;  // a Runge-Kutta substep's start and weighted sums (batch/integration.hpp)
   LaneArray<L> G, factor, lambda, violation, observation_out;
@@ -102,7 +103,7 @@ struct BlockWorkspace {
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
            (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
-           (q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + qdd.size() + displacement.size() + rk4_q0.size() +
+           (q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + ctrl.size() + qdd.size() + displacement.size() + rk4_q0.size() +
             rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);

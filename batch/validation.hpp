@@ -1,6 +1,6 @@
 // The one check of an environment's state, for the engine's gather (batch/block_io.hpp) and the
-// reference evaluation (batch/reference_eval.hpp): the first non-finite entry of q, v, tau or
-// the PD targets, or a quaternion whose norm is off. The fault names the array and the entry,
+// reference evaluation (batch/reference_eval.hpp): the first non-finite entry of q, v, tau, the
+// PD targets or the actuators' controls, or a quaternion whose norm is off. The fault names the array and the entry,
 // so both paths report the same message ("q[5] (joint 'knee') is not finite").
 #pragma once
 
@@ -24,7 +24,7 @@ inline constexpr double kQuaternionNormTolerance = 1e-3;
 // What is wrong with one environment's state, if anything.
 struct StateFault {
   EnvStatus status = EnvStatus::Ok;
-  const char* array = "";  // "q", "v", "tau" or "target"
+  const char* array = "";  // "q", "v", "tau", "target" or "ctrl"
   int index = -1;          // the entry (a quaternion's first coordinate)
   double norm = 0;         // InvalidQuaternion: the quaternion's norm
   bool ok() const { return status == EnvStatus::Ok; }
@@ -32,7 +32,7 @@ struct StateFault {
 
 // The model's coordinates as the check reads them, fixed once per model.
 struct StateLayout {
-  explicit StateLayout(const Model& model) : nq(model.nq), nv(model.nv) {
+  explicit StateLayout(const Model& model) : nq(model.nq), nv(model.nv), nu(static_cast<int>(model.actuators.size())) {
     q_joint.resize(static_cast<size_t>(model.nq));
     v_joint.resize(static_cast<size_t>(model.nv));
     for (int i = 1; i < model.num_bodies(); ++i) {
@@ -42,7 +42,7 @@ struct StateLayout {
       if (const int offset = quaternion_offset(b.joint_type); offset >= 0) quaternions.push_back(b.idx_q + offset);
     }
   }
-  int nq, nv;
+  int nq, nv, nu;  // nu: the model's actuators (ctrl entries)
   std::vector<int> quaternions;       // where each unit quaternion (x y z w) starts in q
   std::vector<int> q_joint, v_joint;  // the body whose joint owns each coordinate
 };
@@ -55,10 +55,11 @@ T quaternion_norm(const T* q, int at) {
 }
 
 // The first fault of one environment's rows: q (nq), v and tau (nv; nullptr: not read) and the
-// PD targets (nv; nullptr: not read) of the actuated 1-dof joints `target_dofs`. O(nq + nv).
+// PD targets (nv; nullptr: not read) of the actuated 1-dof joints `target_dofs`, and the
+// actuators' controls (nu; nullptr: not read). O(nq + nv + nu).
 template <class T>
 StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, const T* tau, std::span<const SingleDof> target_dofs,
-                            const T* target) {
+                            const T* target, const T* ctrl = nullptr) {
   for (int k = 0; k < layout.nq; ++k)
     if (!std::isfinite(q[k])) return {EnvStatus::NonFiniteState, "q", k};
   for (int k = 0; v && k < layout.nv; ++k)
@@ -67,6 +68,8 @@ StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, c
     if (!std::isfinite(tau[k])) return {EnvStatus::NonFiniteState, "tau", k};
   for (size_t k = 0; target && k < target_dofs.size(); ++k)
     if (!std::isfinite(target[target_dofs[k].v])) return {EnvStatus::NonFiniteState, "target", target_dofs[k].v};
+  for (int a = 0; ctrl && a < layout.nu; ++a)
+    if (!std::isfinite(ctrl[a])) return {EnvStatus::NonFiniteState, "ctrl", a};
   for (int at : layout.quaternions) {
     const T norm = quaternion_norm(q, at);
     if (!(std::abs(norm - T(1)) <= T(kQuaternionNormTolerance))) return {EnvStatus::InvalidQuaternion, "q", at, static_cast<double>(norm)};
@@ -77,6 +80,8 @@ StateFault find_state_fault(const StateLayout& layout, const T* q, const T* v, c
 // The fault in words, naming the entry and its joint.
 inline std::string state_fault_message(const Model& model, const StateLayout& layout, const StateFault& f) {
   if (f.status == EnvStatus::NonFiniteState) {
+    if (std::string(f.array) == "ctrl")
+      return "ctrl[" + std::to_string(f.index) + "] (actuator '" + model.actuators[static_cast<size_t>(f.index)].name + "') is not finite";
     const bool q = std::string(f.array) == "q";
     const int body = (q ? layout.q_joint : layout.v_joint)[static_cast<size_t>(f.index)];
     return std::string(f.array) + "[" + std::to_string(f.index) + "] (joint '" + model.bodies[body].joint_name + "') is not finite";

@@ -124,6 +124,45 @@ double qacc_error(const Model& model, MujocoModel& mj, int count) {
   return worst;
 }
 
+// The largest relative difference between batchdyn's q̈ and MuJoCo's qacc with the actuators
+// driven by random controls (often outside their ranges) on `count` random states, the engine
+// in ControlMode::Actuators: MuJoCo's actuation, contact, limits and friction loss as in
+// qacc_error, actuation on.
+double actuated_qacc_error(const Model& model, MujocoModel& mj, int count) {
+  mjModel* m = mj.model;
+  m->opt.disableflags = (m->opt.disableflags | mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS | mjDSBL_EQUALITY) & ~mjDSBL_ACTUATION;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  Batch<double> batch(model, count, 1);
+  batch.set_control_mode(ControlMode::Actuators);
+  REQUIRE(batch.num_actuators() == m->nu);
+  std::vector<MujocoState> states;
+  for (int e = 0; e < count; ++e) {
+    MujocoState s = random_mujoco_state(m, rng);
+    std::fill(s.qfrc.begin(), s.qfrc.end(), 0.0);
+    const std::vector<double> q = q_from_mujoco(model, s.qpos), v = v_from_mujoco(model, q, s.qvel);
+    std::copy(q.begin(), q.end(), batch.q() + e * model.nq), std::copy(v.begin(), v.end(), batch.v() + e * model.nv);
+    std::fill_n(batch.tau() + e * model.nv, model.nv, 0.0);
+    for (int a = 0; a < m->nu; ++a) batch.ctrl()[e * m->nu + a] = normal(rng);
+    states.push_back(std::move(s));
+  }
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  double worst = 0;
+  for (int e = 0; e < count; ++e) {
+    const MujocoState& s = states[static_cast<size_t>(e)];
+    std::copy(s.qpos.begin(), s.qpos.end(), mj.data->qpos), std::copy(s.qvel.begin(), s.qvel.end(), mj.data->qvel);
+    std::fill_n(mj.data->qfrc_applied, m->nv, 0.0);
+    std::copy_n(batch.ctrl() + e * m->nu, m->nu, mj.data->ctrl);
+    mj_forward(m, mj.data);
+    const std::vector<double> q(batch.q() + e * model.nq, batch.q() + (e + 1) * model.nq), v(batch.v() + e * model.nv, batch.v() + (e + 1) * model.nv);
+    const std::vector<double> ours = a_to_mujoco(model, q, v, std::vector<double>(batch.qdd() + e * model.nv, batch.qdd() + (e + 1) * model.nv));
+    const Eigen::VectorXd b = Eigen::Map<const Eigen::VectorXd>(mj.data->qacc, m->nv);
+    worst = std::max(worst, (as_eigen(ours) - b).lpNorm<Eigen::Infinity>() / std::max(1.0, b.lpNorm<Eigen::Infinity>()));
+  }
+  return worst;
+}
+
 // Standing under a joint PD controller, written the same way for both engines: each 1-dof
 // joint's torque kp (q* - q) - kd qd, clamped to its motor's control range (the unitree files'
 // actuators are torque motors, ctrl = the torque).
@@ -317,6 +356,41 @@ TEST_CASE("MJCF position and velocity actuators keep their gains, gear and range
   CHECK(model.actuators[1].gain == 4);
   CHECK(model.actuators[2].kind == ActuatorKind::Motor);
   CHECK(std::isinf(model.actuators[2].ctrl_upper));
+}
+
+TEST_CASE("ctrl drives the MJCF actuators as MuJoCo does: q̈ equals qacc with actuation on, ranges and actuatorfrcrange applied") {
+  const std::string xml = R"(
+<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="h1" axis="0 1 0" actuatorfrcrange="-6 6"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" mass="1"/>
+      <body name="b" pos="0.3 0 0">
+        <joint name="h2" axis="1 0 0" damping="0.3"/>
+        <geom type="box" size="0.1 0.05 0.02" mass="0.5"/>
+        <body name="c" pos="0 0 -0.2">
+          <joint name="s" type="slide" axis="0 0 1" armature="0.01"/>
+          <geom size="0.05" mass="0.3"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="m" joint="h1" gear="2" ctrlrange="-1 1.5"/>
+    <position name="p" joint="h2" kp="40" kv="3" gear="1.5" ctrlrange="-0.5 0.5" forcerange="-10 12"/>
+    <velocity name="v" joint="s" kv="5" ctrlrange="-2 2"/>
+    <general name="g" joint="h1" gainprm="3" biastype="affine" biasprm="0.4 -2 -0.3" gear="-1"/>
+  </actuator>
+</mujoco>)";
+  const Model model = load_mjcf_string(xml);
+  MujocoModel mj(xml, /*is_xml=*/true);
+  CHECK(actuated_qacc_error(model, mj, 40) < 1e-9);
+}
+
+TEST_CASE("ctrl drives Go2's motors as MuJoCo does on random states (the control range clamps the torque)") {
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  MujocoModel mj(mjcf_robot("unitree_go2/scene.xml"));
+  CHECK(actuated_qacc_error(model, mj, 20) < 1e-9);
 }
 
 TEST_CASE("MJCF collision geoms: primitives on the robot, the floor plane as the ground, visual geoms dropped") {

@@ -135,6 +135,113 @@ TEST_CASE("PD gains on the free-flyer, negative gains and wrong sizes are refuse
   CHECK_ERROR_MENTIONS(batch.set_effort_limits(std::vector<double>(static_cast<size_t>(m.nv), 0.0)), "dof 0", "> 0");
 }
 
+namespace {
+// The humanoid with actuators of every kind on its 1-dof joints, as an MJCF <actuator> section
+// declares them: motors with a control range, position servos with gear and a force range,
+// velocity servos, a general affine one, and a second actuator on the first joint.
+Model actuated_humanoid() {
+  Model m = humanoid();
+  int n = 0;
+  for (int i = 1; i < m.num_bodies(); ++i) {
+    const Body& b = m.bodies[i];
+    if (!is_single_dof(b.joint_type)) continue;
+    Actuator a;
+    a.name = "act" + std::to_string(n), a.joint = b.joint_name, a.dof = b.idx_v;
+    switch (n++ % 4) {
+      case 0: a.kind = ActuatorKind::Motor, a.ctrl_lower = -2.0, a.ctrl_upper = 3.0; break;
+      case 1: a.kind = ActuatorKind::Position, a.gain = 30.0, a.bias[1] = -30.0, a.bias[2] = -1.5, a.gear = 2.0,
+              a.force_lower = -8.0, a.force_upper = 8.0; break;
+      case 2: a.kind = ActuatorKind::Velocity, a.gain = 4.0, a.bias[2] = -4.0, a.ctrl_lower = -1.0, a.ctrl_upper = 1.0; break;
+      default: a.kind = ActuatorKind::General, a.gain = 2.5, a.bias[0] = 0.7, a.bias[1] = -3.0, a.bias[2] = -0.2, a.gear = -1.5;
+    }
+    m.actuators.push_back(a);
+  }
+  Actuator second = m.actuators.front();
+  second.name = "second", second.kind = ActuatorKind::Velocity, second.gain = 1.0, second.bias[2] = -1.0;
+  m.actuators.push_back(second);
+  return m;
+}
+
+// tau + sum of gear force(ctrl) of the actuators (topology/actuator_model.hpp), written out per
+// actuator in double, then clamped to the effort limits.
+Eigen::VectorXd actuator_torque(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
+                                const double* ctrl, const std::vector<double>& limit) {
+  Eigen::VectorXd out = tau;
+  for (size_t a = 0; a < m.actuators.size(); ++a) {
+    const Actuator& u = m.actuators[a];
+    const Body& b = *std::find_if(m.bodies.begin(), m.bodies.end(), [&u](const Body& body) { return body.joint_name == u.joint; });
+    const double c = std::clamp(ctrl[a], u.ctrl_lower, u.ctrl_upper);
+    const double force = u.gain * c + u.bias[0] + u.bias[1] * u.gear * q[b.idx_q] + u.bias[2] * u.gear * v[b.idx_v];
+    out[u.dof] += u.gear * std::clamp(force, u.force_lower, u.force_upper);
+  }
+  for (int k = 0; k < m.nv; ++k) out[k] = std::clamp(out[k], -limit[static_cast<size_t>(k)], limit[static_cast<size_t>(k)]);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("actuator control: qdd is the reference ABA of tau + the actuators' gear force(ctrl), ranges and effort limits applied") {
+  const Model m = actuated_humanoid();
+  std::mt19937 rng(902);
+  const int n = 2 * Batch<double>::W + 3, nv = m.nv, nu = static_cast<int>(m.actuators.size());
+  Batch<double> batch(m, n, 2);
+  randomise(batch, rng);
+  std::vector<double> limit(static_cast<size_t>(nv), std::numeric_limits<double>::infinity());
+  for (int k = 6; k < nv; k += 3) limit[static_cast<size_t>(k)] = 4.0;  // some joints' effort limit clamps the sum
+  batch.set_effort_limits(limit);
+  batch.set_control_mode(ControlMode::Actuators);
+  REQUIRE(batch.num_actuators() == nu);
+  std::normal_distribution<double> normal(0.0, 3.0);  // outside the control ranges often
+  for (int k = 0; k < n * nu; ++k) batch.ctrl()[k] = normal(rng);
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  Data<double> data(m);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    const Eigen::VectorXd q = row(batch.q(), e, m.nq), v = row(batch.v(), e, nv), tau = row(batch.tau(), e, nv);
+    const Eigen::VectorXd applied = actuator_torque(m, q, v, tau, batch.ctrl() + e * nu, limit);
+    CHECK(relative_error(row(batch.actuator_torques(), e, nv), applied) <= 1e-14);
+    CHECK(relative_error(row(batch.qdd(), e, nv), aba(m, data, q, v, applied)) <= 1e-12);
+  }
+}
+
+TEST_CASE("actuator control on lanes equals the same engine on scalars (W = 1), float and double") {
+  const Model m = actuated_humanoid();
+  const auto compare = [&m]<class T>(T tolerance) {
+    std::mt19937 rng(903);
+    const int n = 2 * Batch<T>::W + 1, nu = static_cast<int>(m.actuators.size());
+    Batch<T> lanes(m, n, 1);
+    ScalarBatch<T> scalar(m, n, 1);
+    randomise(lanes, rng);
+    std::copy_n(lanes.q(), n * m.nq, scalar.q()), std::copy_n(lanes.v(), n * m.nv, scalar.v()), std::copy_n(lanes.tau(), n * m.nv, scalar.tau());
+    std::normal_distribution<double> normal(0.0, 3.0);
+    for (int k = 0; k < n * nu; ++k) lanes.ctrl()[k] = scalar.ctrl()[k] = static_cast<T>(normal(rng));
+    lanes.set_control_mode(ControlMode::Actuators), scalar.set_control_mode(ControlMode::Actuators);
+    lanes.step(T(1e-3)), scalar.step(T(1e-3));
+    REQUIRE(lanes.failed_count() == 0);
+    for (int k = 0; k < n * m.nv; ++k) CHECK(std::abs(lanes.actuator_torques()[k] - scalar.actuator_torques()[k]) <= tolerance * (1 + std::abs(scalar.actuator_torques()[k])));
+    for (int k = 0; k < n * m.nv; ++k) CHECK(std::abs(lanes.v()[k] - scalar.v()[k]) <= tolerance * (1 + std::abs(scalar.v()[k])));
+  };
+  compare(1e-12);
+  compare(2e-4f);
+}
+
+TEST_CASE("a NaN control marks only its own environment, naming the actuator") {
+  const Model m = actuated_humanoid();
+  Batch<double> batch(m, 5, 2);
+  batch.set_control_mode(ControlMode::Actuators);
+  batch.ctrl()[3 * static_cast<int>(m.actuators.size()) + 1] = std::numeric_limits<double>::quiet_NaN();
+  batch.step(1e-3);
+  CHECK(batch.status()[3] == EnvStatus::NonFiniteState);
+  CHECK(batch.failed_count() == 1);
+  CHECK(batch.status_message(3).find("ctrl[1] (actuator 'act1')") != std::string::npos);
+}
+
+TEST_CASE("actuator control needs actuators: a model without them refuses it, naming the model") {
+  Batch<double> batch(arm(), 2, 1);
+  CHECK_ERROR_MENTIONS(batch.set_control_mode(ControlMode::Actuators), "declares no actuators");
+  CHECK(batch.control_mode() == ControlMode::Torque);
+}
+
 TEST_CASE("a NaN PD target marks only its own environment") {
   const Model m = arm();
   Batch<double> batch(m, 5, 2);

@@ -41,6 +41,11 @@ void bind_batch_core(py::class_<PyBatch<T>>& cls) {
       }), "(N, nv) view: the torque the actuation applied in the last substep (tau + PD, clamped to the effort limits "
           "when effort_clamp), before damping.")
       .def_property_readonly("target", serialised<B>([rows](py::object self) { B& b = self.cast<B&>(); return view(b.batch.target(), rows(b, b.batch.model().nv), owner_or(b.user_target, self)); }))
+      .def_property_readonly("ctrl", serialised<B>([rows](py::object self) {
+        B& b = self.cast<B&>();
+        return view(b.batch.ctrl(), rows(b, b.batch.num_actuators()), owner_or(b.user_ctrl, self));
+      }), "(N, nu) view: the controls of the model's actuators (Model.actuators, in order), read in control_mode 'ctrl'.")
+      .def_property_readonly("nu", serialised<B>([](B& b) { return b.batch.num_actuators(); }), "The model's actuators: ctrl's columns.")
       .def_property_readonly("status", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
         auto* data = reinterpret_cast<std::uint8_t*>(const_cast<EnvStatus*>(b.batch.status().data()));
@@ -73,6 +78,10 @@ void bind_batch_core(py::class_<PyBatch<T>>& cls) {
         b.batch.use_target_buffer(user_buffer<T>(target, b.batch.num_envs(), b.batch.model().nv, "target"));
         b.user_target = target;
       }))
+      .def("use_ctrl_buffer", serialised<B>([](B& b, py::array ctrl) {
+        b.batch.use_ctrl_buffer(user_buffer<T>(ctrl, b.batch.num_envs(), b.batch.num_actuators(), "ctrl"));
+        b.user_ctrl = ctrl;
+      }), "Uses the given (N, nu) C-contiguous array of the batch's dtype as the controls (no copy).")
       .def("forward_dynamics", serialised<B>([](B& b) { py::gil_scoped_release release; b.batch.forward_dynamics(); }),
            "qdd = FD(q, v, applied torque) for every environment (constraints included when the model has any). The "
            "applied torque is the simulator's: tau (+ PD), clamped to effort_limits, minus damping; with "
@@ -97,7 +106,8 @@ void bind_batch_training(py::class_<PyBatch<T>>& cls) {
   cls.def_property("control_mode",
                     serialised<B>([](B& b) { return name_of(kControlModes, b.batch.control_mode()); }),
                     serialised<B>([](B& b, const std::string& mode) { b.batch.set_control_mode(parse_name(kControlModes, mode, "control_mode")); }),
-          "'torque' (tau is the joint torque) or 'pd' (tau is the feed-forward of PD on the targets).")
+          "'torque' (tau is the joint torque), 'pd' (tau is the feed-forward of PD on the targets) or 'ctrl' (tau is "
+          "the feed-forward of the model's actuators driven by ctrl: MuJoCo's motor / position / velocity actuators).")
       .def_property("integrator",
                     serialised<B>([](B& b) { return name_of(kIntegrators, b.batch.integrator()); }),
                     serialised<B>([](B& b, const std::string& name) { b.batch.set_integrator(parse_name(kIntegrators, name, "integrator")); }),

@@ -137,7 +137,7 @@ template <class T>
 struct PyBatch {
   PyBatch(const Model& model, int num_envs, int threads) : batch(model, num_envs, threads) {}
   Batch<T> batch;
-  py::object user_q, user_v, user_tau, user_qdd, user_target, observations;
+  py::object user_q, user_v, user_tau, user_qdd, user_target, user_ctrl, observations;
   // set_observed_contacts: per observed geometry, its candidates with the sign of their force on
   // it (+1: the geometry is the candidate's A; -1: a pair's B), and the (N, g, 4) array observe() fills.
   std::vector<std::vector<std::pair<int, double>>> observed_contacts;
