@@ -337,6 +337,8 @@ void bind_batch_contact(py::class_<PyBatch<T>>& cls) {
            "The ground plane n . x = height of the listed environments (n normalised).")
       .def("set_friction", serialised<B>([](B& b, const std::vector<int>& envs, double mu) { b.batch.set_friction(envs, mu); }),
            py::arg("envs"), py::arg("mu"), "One friction coefficient (>= 0) for every candidate of the listed environments.")
+      .def("friction", serialised<B>([](B& b, int env, int candidate) { return b.batch.friction(env, candidate); }),
+           py::arg("env"), py::arg("candidate"), "Environment env's friction coefficient at a contact candidate.")
       .def("set_terrain", serialised<B>([](B& b, py::array_t<double, py::array::c_style | py::array::forcecast> heights, double spacing,
                                            const std::array<double, 2>& origin) {
              if (heights.ndim() != 2) throw Error("set_terrain: heights must be a 2-d array (ny, nx): one row per y");

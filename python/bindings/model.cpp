@@ -98,6 +98,21 @@ void bind_model(py::module_& m) {
         return out;
       }, "The robot file's actuators (MJCF <actuator>), in ctrl order: a dict each with name, kind (motor, position, velocity, "
          "general), joint, dof, gear, gain, bias (force = gain ctrl + bias . (1, gear q, gear qd)), ctrl_range, force_range.")
+      .def("body_inertia", [](const Model& model, int body) {
+        if (body < 0 || body >= model.num_bodies())
+          throw Error("body_inertia: body " + std::to_string(body) + " out of range [0, " + std::to_string(model.num_bodies()) + ")");
+        const RigidInertiad& I = model.bodies[static_cast<size_t>(body)].inertia;
+        py::array_t<double> com(3), rotational({3, 3});
+        for (int r = 0; r < 3; ++r) {
+          com.mutable_at(r) = I.com[r];
+          for (int c = 0; c < 3; ++c) rotational.mutable_at(r, c) = I.inertia_com.m[r][c];
+        }
+        return py::make_tuple(I.mass, com, rotational);
+      }, py::arg("body"), "Body `body`'s (mass, centre of mass (3,), rotational inertia about it (3, 3)) in its frame: what "
+                          "Batch.set_body_inertia takes.")
+      .def_property_readonly("motor_torque_limits", [](const Model& model) { return motor_torque_limits(model.effort_limit, model.actuators); },
+         "Per dof (nv): the torque a PD controller standing in for the file's motors may exert: the effort limit, tightened to "
+         "each motor's largest |gear force| under its control and force ranges (infinite where nothing limits it).")
       .def_property_readonly("site_names", [](const Model& model) {
         std::vector<std::string> names;
         for (const Frame& f : model.frames)

@@ -90,3 +90,20 @@ def test_mjcf_unsupported_element_raises_naming_element_and_line(tmp_path):
 def test_mjcf_root_option_is_refused():
     with pytest.raises(batchdyn.Error, match="sets its own root"):
         batchdyn.load(os.path.join(MJCF, "unitree_go2/go2.xml"), root="free")
+
+
+def test_ctrl_drives_the_files_motors_clamped_to_their_control_range():
+    model = batchdyn.load(os.path.join(MJCF, "unitree_go2/scene.xml"))
+    batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
+    assert batch.nu == 12 and batch.ctrl.shape == (3, 12)
+    batch.control_mode = "ctrl"
+    batch.q[:] = model.keyframes["home"]["q"]
+    batch.ctrl[:] = np.linspace(-60.0, 60.0, 36).reshape(3, 12)
+    batch.forward_dynamics()
+    dof = [a["dof"] for a in model.actuators]  # the file lists FR before FL: ctrl's order is the actuators'
+    assert sorted(dof) == list(range(6, 18)) and dof != sorted(dof)
+    limit = np.array([a["ctrl_range"][1] for a in model.actuators])
+    np.testing.assert_array_equal(batch.actuator_torques[:, dof], np.clip(batch.ctrl, -limit, limit))
+    batch.ctrl[1, 4] = np.nan
+    batch.forward_dynamics()
+    assert batch.status[1] != 0 and batch.status[0] == 0 and "ctrl[4]" in batch.status_message(1)

@@ -174,3 +174,55 @@ def test_the_ppo_example_trains_the_quadruped_and_evaluates_its_walk(examples_di
     walk = run["evaluation"]
     assert walk["environments"] == 64 and walk["commanded_speed"] == 0.8 and 0 <= walk["fell"] <= 64
     assert 0 < walk["mean_admm_iterations"] <= walk["largest_admm_iterations"]
+
+
+def test_go2walk_builds_from_the_mjcf_keyframe_motors_and_feet():
+    env = vector_env.make("Go2Walk", num_envs=8, threads=1)
+    home = env.model.keyframes["home"]["q"]
+    np.testing.assert_array_equal(env.reference, home)
+    np.testing.assert_array_equal(env.default_joint_positions, home[7:])
+    limits = np.array(env.batch.effort_limits)
+    assert np.isinf(limits[:6]).all()
+    np.testing.assert_array_equal(limits[6:], [23.7, 23.7, 45.43] * 4)  # the motors' ctrlrange
+    candidates = env.model.info()["contacts"]["candidates"]
+    assert [c["geometry"] for c in candidates[env.feet]] == ["FL", "FR", "RL", "RR"]
+    assert {c["geometry"] for c in candidates[env.trunk]} == {"base"} and len(candidates) == 12
+
+
+def test_go2walk_stands_on_its_four_feet_with_zero_action():
+    env = vector_env.make("Go2Walk", num_envs=16, threads=1)
+    obs, _ = env.reset(seed=5)
+    for _ in range(250):  # 5 s
+        obs, reward, terminated, truncated, info = env.step(np.zeros((16, 12)))
+        assert not terminated.any()
+    assert (obs[:, 46:50] == 1).all()
+    weight = 9.81 * sum(env.batch.body_mass(0, b) for b in range(1, env.model.num_bodies))
+    np.testing.assert_allclose(env.batch.contact_forces[:, env.feet, 2].sum(axis=1), weight, rtol=0.02)
+    assert np.abs(env.batch.v).max() < 0.05
+
+
+def test_go2walk_action_delay_applies_each_action_that_many_steps_late():
+    env = vector_env.make("Go2Walk", num_envs=4, threads=1, action_delay=2)
+    env.reset(seed=0)
+    actions = [np.full((4, 12), a, dtype=np.float32) for a in (0.1, 0.2, 0.3)]
+    expected = [0.0, 0.0, 0.1]  # the PD targets' offset from the keyframe after each step
+    for action, offset in zip(actions, expected):
+        env.step(action)
+        np.testing.assert_allclose(env.batch.target[:, 6:] - env.default_joint_positions, env.action_scale * offset, atol=1e-6)
+    with pytest.raises(ValueError, match="action_delay"):
+        vector_env.make("Go2Walk", num_envs=4, action_delay=-1)
+
+
+def test_go2walk_randomises_friction_and_payload_per_episode_within_their_ranges_reproducibly():
+    def draw(seed):
+        env = vector_env.make("Go2Walk", num_envs=32, threads=1, friction_range=(0.4, 1.0), added_mass_range=(-1.0, 3.0))
+        env.reset(seed=seed)
+        friction = np.array([env.batch.friction(e, 0) for e in range(32)])
+        mass = np.array([env.batch.body_mass(e, 1) for e in range(32)]) - env.model.body_inertia(1)[0]
+        return friction, mass
+    friction, mass = draw(3)
+    assert ((friction >= 0.4) & (friction <= 1.0)).all() and np.ptp(friction) > 0.3
+    assert ((mass >= -1.0) & (mass <= 3.0)).all() and np.ptp(mass) > 2.0
+    again = draw(3)
+    np.testing.assert_array_equal(friction, again[0])
+    np.testing.assert_array_equal(mass, again[1])

@@ -1,4 +1,5 @@
-"""Quadruped: Unitree A1 walking at a commanded forward speed, with frictional contact."""
+"""Quadruped (Unitree A1, URDF) and Go2Walk (Unitree Go2, MJCF): walking at a commanded forward
+speed, with frictional contact."""
 import numpy as np
 
 from .. import load
@@ -32,6 +33,12 @@ class Quadruped(VectorEnv):
       within +-terrain_roughness m, kernels/contact/terrain.hpp) instead of the flat ground; each episode
       starts at a random place on them. The observation does not include the terrain.
 
+    * Randomisation per episode (off by default): friction_range=(lo, hi) draws each
+      environment's friction coefficient, added_mass_range=(lo, hi) kg a payload on the base
+      (the trunk's mass; its centre of mass and inertia unchanged).
+    * action_delay=k applies each action k steps late (the policy acts on what it observed
+      k x dt earlier, as a real robot's control loop does); 0 by default.
+
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,)."""
 
@@ -48,23 +55,42 @@ class Quadruped(VectorEnv):
                     minibatches=4, reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01)
 
     def __init__(self, num_envs=4096, threads=0, dtype=np.float32, action_scale=0.5, command_range=(0.0, 1.0),
-                 noise=0.05, velocity_noise=0.1, terrain_roughness=0.0, autoreset_mode=AutoresetMode.SAME_STEP, copy=True):
-        model = load(model_path("a1.urdf"), root="free", contacts=model_path("a1_contacts.json"))
+                 noise=0.05, velocity_noise=0.1, terrain_roughness=0.0, friction_range=None, added_mass_range=None,
+                 action_delay=0, autoreset_mode=AutoresetMode.SAME_STEP, copy=True):
+        model = self.load_model()
         super().__init__(model, num_envs, 0.02, 4, threads, dtype, autoreset_mode, copy)
         self.action_scale, self.command_range = float(action_scale), tuple(command_range)
         self.terrain_roughness = float(terrain_roughness)
         if self.terrain_roughness > 0:
             self._make_hills(self.terrain_roughness)
         self.noise, self.velocity_noise = float(noise), float(velocity_noise)
-        self.reference = np.zeros(model.nq)
-        self.reference[2], self.reference[6], self.reference[7:] = 0.32, 1.0, self.default_joint_positions
+        self.reference = self.reference_configuration(model)
         self.batch.set_reference_configuration(self.reference)
         self.batch.set_pd_gains([0.0] * 6 + [self.kp] * 12, [0.0] * 6 + [self.kd] * 12)
         self.batch.control_mode = "pd"
+        self.friction_range = None if friction_range is None else tuple(float(x) for x in friction_range)
+        self.added_mass_range = None if added_mass_range is None else tuple(float(x) for x in added_mass_range)
+        if self.added_mass_range is not None:
+            self._base_inertia = model.body_inertia(1)  # (mass, com, rotational inertia) of the trunk
+        self.action_delay = int(action_delay)
+        if self.action_delay < 0:
+            raise ValueError(f"action_delay must be >= 0 steps, got {action_delay}")
+        self._delayed = np.zeros((self.action_delay + 1, self.num_envs, 12), dtype=np.float32)  # a ring of actions
         self.command = np.zeros(self.num_envs, dtype=np.float32)
         self.last_action = np.zeros((self.num_envs, 12), dtype=np.float32)
         self.air_time = np.zeros((self.num_envs, 4))
         self._previous_action = np.zeros((self.num_envs, 12), dtype=np.float32)
+
+    @classmethod
+    def load_model(cls):
+        """The robot: A1's URDF with a free root and its contact file."""
+        return load(model_path("a1.urdf"), root="free", contacts=model_path("a1_contacts.json"))
+
+    def reference_configuration(self, model):
+        """The reset pose (nq): the base 0.32 m up, level, the joints at default_joint_positions."""
+        reference = np.zeros(model.nq)
+        reference[2], reference[6], reference[7:] = 0.32, 1.0, self.default_joint_positions
+        return reference
 
     def _make_hills(self, roughness):
         """Rolling hills shared by every environment: a 40 m x 40 m grid (0.1 m spacing) around the
@@ -101,10 +127,24 @@ class Quadruped(VectorEnv):
         self.command[envs] = low + (high - low) * self.uniform(keys, 2, 1)[:, 0]
         self.last_action[envs] = 0.0
         self.air_time[envs] = 0.0
+        self._delayed[:, envs] = 0.0
+        if self.friction_range is not None:
+            low, high = self.friction_range
+            for env, mu in zip(envs, low + (high - low) * self.uniform(keys, 3, 1)[:, 0]):
+                self.batch.set_friction([int(env)], float(mu))
+        if self.added_mass_range is not None:
+            low, high = self.added_mass_range
+            mass, com, inertia = self._base_inertia
+            added = low + (high - low) * self.uniform(keys, 4, 1)[:, 0]
+            self.batch.set_body_inertia(envs, 1, mass + added, np.tile(com, (len(envs), 1)), np.tile(inertia, (len(envs), 1, 1)))
 
     def apply_actions(self, actions):
         self._previous_action[:] = self.last_action
         self.last_action[:] = actions
+        if self.action_delay > 0:  # the ring's oldest entry is applied, the newest stored
+            self._delayed = np.roll(self._delayed, 1, axis=0)
+            self._delayed[0] = actions
+            actions = self._delayed[-1]
         self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * actions
 
     def observe(self, out, envs=None):
@@ -147,3 +187,39 @@ class Quadruped(VectorEnv):
     def step_info(self):
         return {"forward_velocity": self.batch.v[:, 0].astype(np.float64), "command": self.command.copy(),
                 "contact_iterations": np.array(self.batch.contact_iterations)}
+
+
+class Go2Walk(Quadruped):
+    """Walk forward at a commanded speed: Unitree Go2 from its MJCF (models/unitree_go2, as
+    unitree_mujoco ships it: 12 joints, 15.2 kg, the file's armature and damping), the task and
+    rewards of Quadruped.
+
+    * The robot file gives the reset pose (its keyframe "home": base 0.27 m up, joints 0 / 0.9 /
+      -1.8 rad), the joints' damping and armature, and the torque limits (its motors' control
+      ranges, 23.7 N m at the hips and thighs, 45.43 N m at the knees: Model.motor_torque_limits).
+      The joints' frictionloss (0.2 N m) is not applied (docs/mjcf.md).
+    * Control: PD position targets around the keyframe, kp = 35 N m/rad, kd = 0.5 N m s/rad
+      (MuJoCo Playground's Go1 gains; at 20, unitree_rl_gym's, Go2 sits back from the keyframe's
+      crouch and tips over within 0.7 s), action_scale 0.25 rad; dt = 0.02 s in 4 substeps of 5 ms.
+    * Contact: the four 22 mm foot spheres (the file's friction 0.4) and the trunk box
+      (models/go2_walk_contacts.json). The file's other collision geoms (hips, thighs, calves:
+      frictionless in the file) are left out of the task, as MuJoCo Playground's Go1 task keeps
+      its feet only; the trunk touching the ground ends the episode.
+    * Options as Quadruped's: terrain_roughness, friction_range, added_mass_range, action_delay."""
+
+    kp, kd = 35.0, 0.5
+
+    def __init__(self, num_envs=4096, threads=0, dtype=np.float32, action_scale=0.25, **kwargs):
+        super().__init__(num_envs, threads, dtype, action_scale, **kwargs)
+        self.batch.effort_limits = list(self.model.motor_torque_limits)
+
+    @classmethod
+    def load_model(cls):
+        """Go2's MJCF with the task's contact geometry (feet and trunk)."""
+        return load(model_path("unitree_go2/scene.xml"), contacts=model_path("go2_walk_contacts.json"))
+
+    def reference_configuration(self, model):
+        """The file's keyframe "home"."""
+        home = model.keyframes["home"]["q"]
+        self.default_joint_positions = np.array(home[7:])
+        return np.array(home)
