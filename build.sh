@@ -16,7 +16,8 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # The C++ side comes from Debian; the Python side (NumPy, pybind11, torch, Gymnasium, ...) from
 # PyPI, into .venv. python3-venv and python3-dev serve Debian's python3 when it is the one on PATH.
 packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
-          libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev)
+          libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev
+          libegl1 libegl-mesa0 libgl1-mesa-dri)  # Mesa's EGL: MuJoCo's offscreen renderer for batchdyn.viewer, no screen
 # Debian's CMake (3.25), on purpose: the CMake files of Debian's packages are written for it (pip's
 # CMake 4.x, often first on PATH, configures the tree too). pip's build of the wheel is told to use
 # it as well (CMAKE_EXECUTABLE, read by scikit-build-core).

@@ -5,6 +5,7 @@
     .venv/bin/python examples/train_ppo.py --task ArmReach
     .venv/bin/python examples/train_ppo.py --task Quadruped --minutes 10
     .venv/bin/python examples/train_ppo.py --task QuadrupedHills
+    .venv/bin/python examples/train_ppo.py --task Go2Walk --minutes 10
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
@@ -44,6 +45,12 @@ def task_settings(name):
     name = vector_env.registry.lookup(name)
     entry_point, _ = vector_env.registry.entry_point(name)
     return name, {**DEFAULT_TRAINING, **getattr(entry_point, "training", {})}
+
+
+def walks(name):
+    """Whether the registered task is a quadruped walking task (Quadruped, QuadrupedHills, Go2Walk)."""
+    entry_point, _ = vector_env.registry.entry_point(name)
+    return isinstance(entry_point, type) and issubclass(entry_point, vector_env.Quadruped)
 
 
 class ActorCritic(nn.Module):
@@ -116,6 +123,8 @@ def main():
     parser.add_argument("--lr", type=float, help="initial learning rate (default: the task's)")
     parser.add_argument("--plot", default="ppo_learning_curve.png")
     parser.add_argument("--picture", default="quadruped_walk.png", help="quadruped: the evaluation's picture")
+    parser.add_argument("--video", default="",
+                        help="a quadruped from an MJCF (Go2Walk): a GIF of the evaluation's environment 0, drawn by MuJoCo")
     parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
     parser.add_argument("--roughness", type=float, default=0.0,
                         help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
@@ -150,8 +159,8 @@ def main():
     update_threads = args.update_threads or max(1, (os.cpu_count() or 1) // group.local_world)
     options = {}
     if args.roughness:
-        if not args.task.startswith("Quadruped"):
-            parser.error("--roughness is for the Quadruped tasks")
+        if not walks(args.task):
+            parser.error("--roughness is for the quadruped tasks")
         options["terrain_roughness"] = args.roughness
     # copy=False: the observations are the env's own buffer, read before the next step
     env = vector_env.make(args.task, num_envs=args.envs // group.world, threads=args.threads, copy=False, **options)
@@ -321,7 +330,7 @@ def main():
         steps, rets, lens, _, errors = map(np.array, zip(*history))
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.plot(steps / 1e6, lens if task["solved_length"] else rets, marker=".")
-        if args.task.startswith("Quadruped"):
+        if walks(args.task):
             twin = ax.twinx()
             twin.plot(steps / 1e6, errors, color="tab:orange", marker=".")
             twin.set_ylabel("mean |v_x - v_cmd| (m/s)", color="tab:orange")
@@ -339,7 +348,7 @@ def main():
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
         print(f"wrote {args.plot}")
-    if args.task.startswith("Quadruped"):
+    if walks(args.task):
         summary["evaluation"] = evaluate_walk(model, norm, args)
     if args.summary:
         with open(args.summary, "w") as out:
@@ -378,8 +387,8 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     """The trained quadruped walks with its mean action at args.eval_speed in fresh environments:
     prints the distance, the speed and the falls; draws environment 0's base path and its feet's
     contacts over time (args.picture); returns those results as a dict."""
-    env = vector_env.Quadruped(envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed),
-                               terrain_roughness=args.roughness or (0.05 if args.task == "QuadrupedHills" else 0.0))
+    options = {"terrain_roughness": args.roughness} if args.roughness else {}
+    env = vector_env.make(args.task, envs, threads=args.threads, command_range=(args.eval_speed, args.eval_speed), **options)
     obs, _ = env.reset(seed=args.seed + 12345)
     start = env.batch.q[:, 0:3].astype(np.float64).copy()
     steps = int(round(seconds / env.dt))
@@ -387,7 +396,7 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     with torch.no_grad():
         for _ in range(steps):
             action = model.actor(norm(torch.from_numpy(obs))).numpy()
-            path.append(env.batch.q[0, 0:3].astype(np.float64).copy())
+            path.append(env.batch.q[0].astype(np.float64).copy())
             obs, _, terminated, _, info = env.step(action)
             feet.append(obs[0, 46:50].copy())
             iterations.append(info["contact_iterations"])
@@ -400,11 +409,20 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
           f"(min {distance.min() if upright.any() else float('nan'):.2f} m), "
           f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m; "
           f"ADMM iterations per substep while walking: mean {np.mean(iterations):.1f}, max {np.max(iterations)}")
+    path = np.array(path)  # environment 0's q before each step
+    if args.video:
+        robot_file = getattr(env, "robot_file", None)
+        if robot_file is None:
+            print(f"--video: {args.task} is not loaded from an MJCF: no video")
+        else:
+            from batchdyn import viewer
+
+            print(f"wrote {viewer.record(robot_file, path, args.video, fps=round(1 / env.dt))}")
     if args.picture:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        path, feet = np.array(path), np.array(feet)
+        feet = np.array(feet)
         t = np.arange(steps) * env.dt
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
         top.plot(t, path[:, 0], label="x (forward)")
@@ -413,7 +431,7 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
         top.plot(t, args.eval_speed * t + path[0, 0], color="gray", linestyle="--", label=f"{args.eval_speed:.1f} m/s")
         top.set_ylabel("base position (m)")
         top.legend(loc="upper left", fontsize=8)
-        top.set_title("A1 walking with the trained policy (environment 0)")
+        top.set_title(f"{args.task} walking with the trained policy (environment 0)")
         for k, name in enumerate(["FL", "FR", "RL", "RR"]):
             down = feet[:, k] > 0.5
             bottom.fill_between(t, k - 0.4, k + 0.4, where=down, step="post", color="black", linewidth=0)

@@ -213,6 +213,11 @@ class Go2Walk(Quadruped):
         super().__init__(num_envs, threads, dtype, action_scale, **kwargs)
         self.batch.effort_limits = list(self.model.motor_torque_limits)
 
+    @property
+    def robot_file(self):
+        """The MJCF the task loads: what batchdyn.viewer draws."""
+        return model_path("unitree_go2/scene.xml")
+
     @classmethod
     def load_model(cls):
         """Go2's MJCF with the task's contact geometry (feet and trunk)."""
