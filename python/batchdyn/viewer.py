@@ -22,7 +22,14 @@ from . import load, q_to_mujoco
 def _mujoco():
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless; read by mujoco at its first import
     import mujoco
+    from mujoco.rendering.classic import gl_context
 
+    if getattr(gl_context, "_MUJOCO_GL", None) == "" and os.environ["MUJOCO_GL"] == "egl" and not os.environ.get("DISPLAY"):
+        # mujoco was imported before MUJOCO_GL was set, so it chose GLFW, which needs a screen:
+        # its renderer is handed Mesa's EGL instead (the renderer reads gl_context.GLContext).
+        from mujoco.egl import GLContext
+
+        gl_context.GLContext = GLContext
     return mujoco
 
 

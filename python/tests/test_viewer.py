@@ -47,6 +47,19 @@ def test_a_recording_is_a_gif_with_a_frame_per_state(tmp_path):
         assert gif.n_frames == 5 and gif.size == (160, 120) and gif.info["duration"] == 50
 
 
+def test_it_draws_without_a_screen_even_when_mujoco_was_imported_first():
+    import subprocess
+    import sys
+
+    code = ("import os, mujoco, numpy as np, batchdyn\n"  # mujoco first, MUJOCO_GL unset: it picks GLFW
+            "from batchdyn import viewer\n"
+            f"home = batchdyn.load({GO2!r}).keyframes['home']['q']\n"
+            f"print(viewer.render_frames({GO2!r}, home[None], width=32, height=24).shape)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and "(1, 24, 32, 3)" in out.stdout, out.stdout + out.stderr
+
+
 def test_states_of_the_wrong_width_are_refused_naming_nq():
     with pytest.raises(ValueError, match="nq = 19"):
         frames_or_skip(np.zeros((3, 18)))
