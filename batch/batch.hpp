@@ -121,9 +121,12 @@ class BatchEngine {
   void set_integrator(Integrator integrator) { integrator_ = integrator; }
   Integrator integrator() const { return integrator_; }
 
-  // --- Passive forces (batch/passive_forces.hpp): joint damping -d qd, on by default ---
+  // --- Passive forces (batch/passive_forces.hpp): joint damping -d qd and friction loss, on by default ---
   void set_passive_forces(bool on) { passive_.set_enabled(on); }
   bool passive_forces() const { return passive_.enabled(); }
+  // Friction loss alone (Model::friction_loss, MJCF frictionloss; on by default within the passive forces).
+  void set_friction_loss(bool on) { passive_.set_friction_loss(on); }
+  bool friction_loss() const { return passive_.friction_loss(); }
 
   // --- Actuation (batch/actuation.hpp) ---
   void set_control_mode(ControlMode mode) { actuation_.set_control_mode(mode); }
@@ -326,7 +329,7 @@ class BatchEngine {
       if (contact) contacts_.load(block, ws, valid);
       const auto evaluate = [&] {
         actuation_.actuate(ws);                                  // actuate
-        if (damped) passive_.apply(c, ws);                       // passive forces
+        if (damped) passive_.apply(c, ws, integrate ? &h : nullptr);  // passive forces
         compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact, stabilisation_.model(integrate));  // accelerations
       };
       const bool runge_kutta = integrate && integrator_ == Integrator::RungeKutta4;

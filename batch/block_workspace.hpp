@@ -52,7 +52,7 @@ struct BlockWorkspace {
   // observation_size = 13 x the observed frames.
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
                  const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
-      : constants(constants), implicit_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
+      : constants(constants), implicit_armature(size(m.nv)), damped_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
         tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), ctrl(m.actuators.size()), actuator_torque(size(m.nv)),
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
@@ -76,7 +76,8 @@ struct BlockWorkspace {
   // Per-environment parameters (batch/env_parameters.hpp) and passive forces (batch/passive_forces.hpp)
   ModelConstants<L> constants;         // this thread's views of the block's parameters
   EnvInertiaTables<L> inertia_tables;  // the block's inertias
-  LaneArray<L> implicit_armature;      // armature + h d per dof (implicitly damped steps)
+  LaneArray<L> implicit_armature;      // armature + h d (+ h d_F) per dof (implicitly damped steps)
+  LaneArray<L> damped_armature;        // armature + h d, before friction loss's h d_F
   // Kernel workspaces
   AbaWorkspace<L> aba;
   std::optional<DelassusWorkspace<L>> delassus;
@@ -103,7 +104,7 @@ struct BlockWorkspace {
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
            (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
-           (q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + ctrl.size() + qdd.size() + displacement.size() + rk4_q0.size() +
+           (implicit_armature.size() + damped_armature.size() + q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + ctrl.size() + qdd.size() + displacement.size() + rk4_q0.size() +
             rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
             factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);

@@ -9,44 +9,85 @@
 // which is stable for any h; explicitly, a light damped link needs h < 2 I / d (Cassie's
 // 1 N m s/rad on its 0.1 kg rods: h < 2e-4 s). The kernels see h d as extra armature: the
 // constants handed to them are this thread's copy with armature + h d.
+//
+// Joint friction loss F (MJCF frictionloss: dry friction, a torque of at most F against the
+// joint's motion) joins the damping as a velocity-dependent damping, re-evaluated at every
+// evaluation of the dynamics from that evaluation's qd:
+//     d_F = F / max(|qd|, v_F),   the force -d_F qd+ (implicit as above)
+// At |qd| >= v_F this is the dry friction -F sign(qd); below, a stiff viscous friction that holds
+// a joint against up to F while it creeps at |qd| <= v_F x (torque / F): a regularised
+// Coulomb friction, as MuJoCo's frictionloss is a soft constraint that creeps too. In
+// forward_dynamics() (no step length) it is the explicit force. v_F = kFrictionLossVelocity.
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "batch/block_workspace.hpp"
 #include "batch/env_parameters.hpp"
 
 namespace batchdyn {
 
+// The joint speed (rad/s, m/s) below which friction loss acts as a viscous friction (v_F above).
+inline constexpr double kFrictionLossVelocity = 0.01;
+
 template <class L>
 class PassiveForces {
  public:
-  explicit PassiveForces(const Model& model)
-      : model_damped_(std::any_of(model.damping.begin(), model.damping.end(), [](double d) { return d != 0; })) {}
+  using T = lane_scalar<L>;
 
+  explicit PassiveForces(const Model& model)
+      : model_damped_(std::any_of(model.damping.begin(), model.damping.end(), [](double d) { return d != 0; })) {
+    for (size_t k = 0; k < model.friction_loss.size(); ++k)
+      if (model.friction_loss[k] != 0) friction_.push_back({k, L(static_cast<T>(model.friction_loss[k]))});
+  }
+
+  // The whole stage (damping and friction loss): on by default.
   void set_enabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
-  // Whether the stage has damping to apply (in the model, or set per environment).
-  bool active(const EnvParameters<L>& parameters) const { return enabled_ && (model_damped_ || parameters.varies_damping()); }
+  // Friction loss alone (on by default; the model's Model::friction_loss, MJCF frictionloss).
+  void set_friction_loss(bool on) { friction_on_ = on; }
+  bool friction_loss() const { return friction_on_; }
+  // Whether the stage has damping or friction loss to apply (in the model, or set per environment).
+  bool active(const EnvParameters<L>& parameters) const {
+    return enabled_ && (model_damped_ || parameters.varies_damping() || (friction_on_ && !friction_.empty()));
+  }
 
   // The constants for an implicitly damped substep of length h: `c` with armature + h d (this
   // thread's copy in ws.constants, its armature pointing at ws.implicit_armature).
   const ModelConstants<L>& implicitly_damped(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L& h) const {
     for (size_t k = 0; k < ws.implicit_armature.size(); ++k) ws.implicit_armature[k] = c.armature[k] + h * c.damping[k];
+    if (friction_on_)  // friction loss adds h d_F per evaluation (apply); this is the rest
+      for (const Friction& f : friction_) ws.damped_armature[f.dof] = ws.implicit_armature[f.dof];
     ModelConstants<L>& out = ws.constants;
     if (&c != &out) out.view_parameters_of(c);
     out.armature = std::span<const L>(ws.implicit_armature.data(), ws.implicit_armature.size());
     return out;
   }
 
-  // The stage: ws.tau_applied -= d qd, on lanes (d the block's own when set per environment).
-  void apply(const ModelConstants<L>& c, BlockWorkspace<L>& ws) const {
+  // The stage: ws.tau_applied -= (d + d_F) qd, on lanes (d the block's own when set per
+  // environment). `h`: the substep of an implicit step, whose armature (ws.implicit_armature,
+  // from implicitly_damped) gets h d_F at this evaluation's qd; nullptr: explicit.
+  void apply(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L* h) const {
     for (size_t k = 0; k < ws.tau_applied.size(); ++k) ws.tau_applied[k] -= c.damping[k] * ws.v[k];
+    if (!friction_on_) return;
+    using std::abs, std::max;
+    const L v_F(static_cast<T>(kFrictionLossVelocity));
+    for (const Friction& f : friction_) {
+      const L d = f.F / max(abs(ws.v[f.dof]), v_F);  // d_F
+      ws.tau_applied[f.dof] -= d * ws.v[f.dof];
+      if (h) ws.implicit_armature[f.dof] = ws.damped_armature[f.dof] + *h * d;
+    }
   }
 
  private:
-  bool enabled_ = true;
-  bool model_damped_;  // some joint of the model has damping
+  struct Friction {
+    size_t dof;
+    L F;  // the friction loss, broadcast to every lane
+  };
+  bool enabled_ = true, friction_on_ = true;
+  bool model_damped_;              // some joint of the model has damping
+  std::vector<Friction> friction_;  // the dofs with friction loss
 };
 
 }  // namespace batchdyn

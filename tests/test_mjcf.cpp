@@ -126,8 +126,8 @@ double qacc_error(const Model& model, MujocoModel& mj, int count) {
 
 // The largest relative difference between batchdyn's q̈ and MuJoCo's qacc with the actuators
 // driven by random controls (often outside their ranges) on `count` random states, the engine
-// in ControlMode::Actuators: MuJoCo's actuation, contact, limits and friction loss as in
-// qacc_error, actuation on.
+// in ControlMode::Actuators: MuJoCo's contact, limits and friction loss off as in qacc_error,
+// actuation on.
 double actuated_qacc_error(const Model& model, MujocoModel& mj, int count) {
   mjModel* m = mj.model;
   m->opt.disableflags = (m->opt.disableflags | mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS | mjDSBL_EQUALITY) & ~mjDSBL_ACTUATION;
@@ -135,6 +135,7 @@ double actuated_qacc_error(const Model& model, MujocoModel& mj, int count) {
   std::normal_distribution<double> normal(0.0, 2.0);
   Batch<double> batch(model, count, 1);
   batch.set_control_mode(ControlMode::Actuators);
+  batch.set_friction_loss(false);  // MuJoCo's is off too: its frictionloss is a constraint row (tested on its own)
   REQUIRE(batch.num_actuators() == m->nu);
   std::vector<MujocoState> states;
   for (int e = 0; e < count; ++e) {
@@ -391,6 +392,49 @@ TEST_CASE("ctrl drives Go2's motors as MuJoCo does on random states (the control
   const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
   MujocoModel mj(mjcf_robot("unitree_go2/scene.xml"));
   CHECK(actuated_qacc_error(model, mj, 20) < 1e-9);
+}
+
+TEST_CASE("MJCF frictionloss: a joint pushed below F stays put, above F it accelerates at (tau - F) / I, and it stops, as in MuJoCo") {
+  // A wheel on a vertical axis (gravity does no work): I = 0.1 kg m^2, F = 0.5 N m.
+  const std::string xml = R"(
+<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body><joint name="wheel" axis="0 0 1" frictionloss="0.5"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+  </worldbody>
+</mujoco>)";
+  const Model model = load_mjcf_string(xml);
+  REQUIRE(model.friction_loss[0] == 0.5);
+  MujocoModel mj(xml, /*is_xml=*/true);
+  const double I = 0.1, F = 0.5;
+  struct Case {
+    double tau, v0, seconds;
+  };
+  // held (0.3 < F), driven (1.5 > F), coasting to a stop from 2 rad/s (at 2 I / F = 0.4 s)
+  const Case cases[] = {{0.3, 0.0, 1.0}, {1.5, 0.0, 1.0}, {0.0, 2.0, 1.0}};
+  Batch<double> batch(model, 3, 1);
+  for (int e = 0; e < 3; ++e) batch.q()[e] = 0.0, batch.v()[e] = cases[e].v0, batch.tau()[e] = cases[e].tau;
+  for (int n = 0; n < 500; ++n) batch.step(0.002);
+  for (int e = 0; e < 3; ++e) {
+    CAPTURE(e);
+    mj_resetData(mj.model, mj.data);
+    mj.data->qvel[0] = cases[e].v0;
+    for (int n = 0; n < 500; ++n) mj.data->qfrc_applied[0] = cases[e].tau, mj_step(mj.model, mj.data);
+    const double ours = batch.v()[e], theirs = mj.data->qvel[0];
+    if (e == 1) {
+      const double exact = (cases[e].tau - F) / I * cases[e].seconds;  // 10 rad/s
+      CHECK(ours == doctest::Approx(exact).epsilon(0.01));
+      CHECK(ours == doctest::Approx(theirs).epsilon(0.02));
+    } else {  // at rest, within the regularisation's creep (v_F x torque / F) and MuJoCo's
+      CHECK(std::abs(ours) <= kFrictionLossVelocity);
+      CHECK(std::abs(theirs) <= kFrictionLossVelocity);
+    }
+  }
+  CHECK(batch.q()[2] == doctest::Approx(2.0 * 2.0 / (2.0 * F / I)).epsilon(0.02));  // v0^2 / (2 F / I): where it stopped
+  batch.set_friction_loss(false);  // switched off: the driven wheel accelerates at tau / I
+  batch.v()[1] = 0.0;
+  batch.step(0.002);
+  CHECK(batch.v()[1] == doctest::Approx(1.5 / I * 0.002).epsilon(1e-9));
 }
 
 TEST_CASE("MJCF collision geoms: primitives on the robot, the floor plane as the ground, visual geoms dropped") {

@@ -548,10 +548,6 @@ class Converter {
         model.load_notes.push_back("joint limits are the engine's limit stage (on by default in step()); MuJoCo's limit solref / solimp are not used");
         break;
       }
-    bool friction_loss = false;
-    for (int k = 0; k < m_->nv; ++k) friction_loss = friction_loss || m_->dof_frictionloss[k] != 0.0;
-    if (friction_loss)
-      model.load_notes.push_back("joint frictionloss is recorded (Model::friction_loss) but not applied by the engine yet");
   }
 
   const mjModel* m_;

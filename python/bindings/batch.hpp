@@ -18,8 +18,12 @@ void bind_batch_core(py::class_<PyBatch<T>>& cls) {
       .def_property_readonly("num_envs", serialised<B>([](B& b) { return b.batch.num_envs(); }))
       .def_property("passive_forces", serialised<B>([](B& b) { return b.batch.passive_forces(); }),
                     serialised<B>([](B& b, bool on) { b.batch.set_passive_forces(on); }),
-          "Whether step() and forward_dynamics() apply the model's joint damping -d qd (default True, as "
-          "simulators do); False: the rigid-body dynamics as Pinocchio defines it.")
+          "Whether step() and forward_dynamics() apply the model's joint damping -d qd and friction loss (default "
+          "True, as simulators do); False: the rigid-body dynamics as Pinocchio defines it.")
+      .def_property("friction_loss", serialised<B>([](B& b) { return b.batch.friction_loss(); }),
+                    serialised<B>([](B& b, bool on) { b.batch.set_friction_loss(on); }),
+          "Whether the passive forces include the joints' friction loss (MJCF frictionloss; default True): a dry "
+          "friction of at most F, regularised below 0.01 rad/s (docs/mjcf.md).")
       .def_property_readonly("dtype", serialised<B>([](B&) { return py::dtype::of<T>(); }))
       .def_property("threads", serialised<B>([](B& b) { return b.batch.threads(); }), serialised<B>([](B& b, int t) { b.batch.set_threads(t); }),
           "Worker threads: 0 = all cores, at most max_threads.")
