@@ -195,9 +195,9 @@ class Go2Walk(Quadruped):
     rewards of Quadruped.
 
     * The robot file gives the reset pose (its keyframe "home": base 0.27 m up, joints 0 / 0.9 /
-      -1.8 rad), the joints' damping, armature and friction loss, and the torque limits (its motors' control
-      ranges, 23.7 N m at the hips and thighs, 45.43 N m at the knees: Model.motor_torque_limits).
-      The joints' frictionloss (0.2 N m) is applied (docs/mjcf.md).
+      -1.8 rad), the joints' damping, armature and friction loss (0.2 N m, docs/mjcf.md), and the
+      torque limits (its motors' control ranges, 23.7 N m at the hips and thighs, 45.43 N m at the
+      knees: Model.motor_torque_limits).
     * Control: PD position targets around the keyframe, kp = 35 N m/rad, kd = 0.5 N m s/rad
       (MuJoCo Playground's Go1 gains; at 20, unitree_rl_gym's, Go2 sits back from the keyframe's
       crouch and tips over within 0.7 s), action_scale 0.25 rad; dt = 0.02 s in 4 substeps of 5 ms.
