@@ -417,7 +417,8 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
         else:
             from batchdyn import viewer
 
-            print(f"wrote {viewer.record(robot_file, path, args.video, fps=round(1 / env.dt))}")
+            every = max(1, round(0.04 / env.dt))  # 25 frames per second of simulated time, 320 x 240: a small GIF
+            print(f"wrote {viewer.record(robot_file, path[::every], args.video, fps=round(1 / (every * env.dt)), width=320, height=240)}")
     if args.picture:
         import matplotlib
         matplotlib.use("Agg")
