@@ -9,6 +9,8 @@
 // doubles. Branches are on the joint *type*, a property of the model, never on state values.
 #pragma once
 
+#include <utility>
+
 #include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/model.hpp"
@@ -46,7 +48,9 @@ BATCHDYN_INLINE Transform<S> joint_transform(JointType type, const JointAxis<S>&
     case JointType::Revolute:
     case JointType::Continuous:  // Rodrigues: R = I + sin(q) K + (1 - cos(q)) K^2
       if (a.coordinate >= 0) {
-        const auto [sn, cs] = lane_sincos(q[0]);
+        // not a structured binding: Clang before 16 cannot capture one in a lambda (the fuzz build uses Clang 14)
+        const std::pair<S, S> sin_cos = lane_sincos(q[0]);
+        const S& sn = sin_cos.first, &cs = sin_cos.second;
         return with_axis(a.coordinate, [&](auto K) -> Transform<S> { return {axis_rotation<K.value>(cs, sn), Vec3<S>::zero()}; });
       }
       return {Mat3<S>::identity() + a.skew * lane_sin(q[0]) + a.skew_squared * (S(1) - lane_cos(q[0])), Vec3<S>::zero()};

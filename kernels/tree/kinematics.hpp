@@ -2,6 +2,8 @@
 // placement / velocity / acceleration of frames. Featherstone's first forward sweep.
 #pragma once
 
+#include <utility>
+
 #include "kernels/tree/data.hpp"
 #include "kernels/tree/joint.hpp"
 
@@ -19,14 +21,18 @@ BATCHDYN_INLINE Transform<S> body_placement(const ModelConstants<S>& c, int i, c
   const JointAxis<S>& axis = c.joint_axis[i];
   const S* qi = q + body.idx_q;
   if (body.rotation_axis >= 0) {
-    const auto [sn, cs] = lane_sincos(qi[0]);
+    // not a structured binding: Clang before 16 cannot capture one in a lambda (the fuzz build uses Clang 14)
+    const std::pair<S, S> sin_cos = lane_sincos(qi[0]);
+    const S& sn = sin_cos.first, &cs = sin_cos.second;
     return with_axis(body.rotation_axis, [&](auto K) -> Transform<S> {
       return {axis_rotation<K.value>(cs, sn), J.translation};
     });
   }
   const bool revolute = body.joint_type == JointType::Revolute || body.joint_type == JointType::Continuous;
   if (revolute && axis.coordinate >= 0) {
-    const auto [sn, cs] = lane_sincos(qi[0]);
+    // not a structured binding: Clang before 16 cannot capture one in a lambda (the fuzz build uses Clang 14)
+    const std::pair<S, S> sin_cos = lane_sincos(qi[0]);
+    const S& sn = sin_cos.first, &cs = sin_cos.second;
     return with_axis(axis.coordinate, [&](auto K) -> Transform<S> {
       return {times_axis_rotation<K.value>(J.rotation, cs, sn), J.translation};
     });
