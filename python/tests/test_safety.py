@@ -168,6 +168,11 @@ DEGENERATE_CALLS = {
     "terrain_shape": (lambda b, m: b.terrain_shape, None),
     "step": (lambda b, m: b.step(1e-3), None),
     "target": (lambda b, m: b.target, None),
+    "ctrl": (lambda b, m: b.ctrl, None),  # (N, 0): the box has no actuators
+    "nu": (lambda b, m: b.nu, None),
+    "use_ctrl_buffer": (lambda b, m: b.use_ctrl_buffer(np.zeros((2, 1), dtype=b.dtype)), "ctrl"),
+    "friction_loss": (lambda b, m: setattr(b, "friction_loss", False), None),
+    "friction": (lambda b, m: b.friction(0, -1), "candidate -1 out of range"),
     "tau": (lambda b, m: b.tau, None),
     "threads": (lambda b, m: setattr(b, "threads", 1), None),
     "time_steps_in_cpp": (lambda b, m: b.time_steps_in_cpp(1e-3, 1, 0), None),
