@@ -103,6 +103,11 @@ Eigen::VectorXd as_eigen(const std::vector<double>& x) {
   return Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size()));
 }
 
+// |a - b| / max(|b|, 1) in the infinity norm: how far batchdyn's qacc is from MuJoCo's.
+double relative_difference(const std::vector<double>& ours, const Eigen::VectorXd& theirs) {
+  return (as_eigen(ours) - theirs).lpNorm<Eigen::Infinity>() / std::max(1.0, theirs.lpNorm<Eigen::Infinity>());
+}
+
 // The largest relative difference between batchdyn's q̈ (as MuJoCo's qacc) and MuJoCo's over
 // `count` random states: |a - b| / max(|b|, 1), per state, in the infinity norm.
 double qacc_error(const Model& model, MujocoModel& mj, int count) {
@@ -118,8 +123,7 @@ double qacc_error(const Model& model, MujocoModel& mj, int count) {
     const Eigen::VectorXd qdd = aba(model, data, as_eigen(q), as_eigen(v), tau);
     const std::vector<double> ours = a_to_mujoco(model, q, v, std::vector<double>(qdd.data(), qdd.data() + qdd.size()));
     const std::vector<double> theirs = mujoco_qacc(mj, s);
-    const Eigen::VectorXd b = as_eigen(theirs);
-    worst = std::max(worst, (as_eigen(ours) - b).lpNorm<Eigen::Infinity>() / std::max(1.0, b.lpNorm<Eigen::Infinity>()));
+    worst = std::max(worst, relative_difference(ours, as_eigen(theirs)));
   }
   return worst;
 }
@@ -158,8 +162,7 @@ double actuated_qacc_error(const Model& model, MujocoModel& mj, int count) {
     mj_forward(m, mj.data);
     const std::vector<double> q(batch.q() + e * model.nq, batch.q() + (e + 1) * model.nq), v(batch.v() + e * model.nv, batch.v() + (e + 1) * model.nv);
     const std::vector<double> ours = a_to_mujoco(model, q, v, std::vector<double>(batch.qdd() + e * model.nv, batch.qdd() + (e + 1) * model.nv));
-    const Eigen::VectorXd b = Eigen::Map<const Eigen::VectorXd>(mj.data->qacc, m->nv);
-    worst = std::max(worst, (as_eigen(ours) - b).lpNorm<Eigen::Infinity>() / std::max(1.0, b.lpNorm<Eigen::Infinity>()));
+    worst = std::max(worst, relative_difference(ours, Eigen::Map<const Eigen::VectorXd>(mj.data->qacc, m->nv)));
   }
   return worst;
 }

@@ -76,6 +76,7 @@ class Quadruped(VectorEnv):
         if self.action_delay < 0:
             raise ValueError(f"action_delay must be >= 0 steps, got {action_delay}")
         self._delayed = np.zeros((self.action_delay + 1, self.num_envs, 12), dtype=np.float32)  # a ring of actions
+        self._delay_at = 0
         self.command = np.zeros(self.num_envs, dtype=np.float32)
         self.last_action = np.zeros((self.num_envs, 12), dtype=np.float32)
         self.air_time = np.zeros((self.num_envs, 4))
@@ -141,10 +142,10 @@ class Quadruped(VectorEnv):
     def apply_actions(self, actions):
         self._previous_action[:] = self.last_action
         self.last_action[:] = actions
-        if self.action_delay > 0:  # the ring's oldest entry is applied, the newest stored
-            self._delayed = np.roll(self._delayed, 1, axis=0)
-            self._delayed[0] = actions
-            actions = self._delayed[-1]
+        if self.action_delay > 0:  # a ring: the newest stored at _delay_at, the oldest (the next slot) applied
+            self._delayed[self._delay_at] = actions
+            self._delay_at = (self._delay_at + 1) % len(self._delayed)
+            actions = self._delayed[self._delay_at]
         self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * actions
 
     def observe(self, out, envs=None):
