@@ -38,6 +38,7 @@ from batchdyn.models import models_dir
 prefix = os.path.realpath('${prefix}')
 assert os.path.realpath(batchdyn.__file__).startswith(prefix), batchdyn.__file__
 assert os.path.realpath(models_dir()).startswith(prefix), models_dir()
+assert os.path.exists(os.path.join(models_dir(), 'unitree_go2', 'scene.xml')), 'the MJCF models (Go2Walk) are not installed'
 batch = batchdyn.Batch(batchdyn.load(os.path.join(models_dir(), 'humanoid.urdf'), root='free'), 8)
 batch.step(1e-3)
 env = vector_env.make('CartPole', num_envs=4, threads=1)
