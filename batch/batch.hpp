@@ -121,7 +121,7 @@ class BatchEngine {
   void set_integrator(Integrator integrator) { integrator_ = integrator; }
   Integrator integrator() const { return integrator_; }
 
-  // --- Passive forces (batch/passive_forces.hpp): joint damping -d qd and friction loss, on by default ---
+  // --- Passive forces (batch/passive_forces.hpp): joint damping -d qd, friction loss and springs, on by default ---
   void set_passive_forces(bool on) { passive_.set_enabled(on); }
   bool passive_forces() const { return passive_.enabled(); }
   // Friction loss alone (Model::friction_loss, MJCF frictionloss; on by default within the passive forces).

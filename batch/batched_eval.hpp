@@ -16,7 +16,8 @@ namespace batchdyn {
 // evaluate_reference's results through the SIMD batch engine: ABA, a loop solver (LCABA,
 // proxBBO, the dense one lane by lane), or the Delassus matrix by PV-OSIMr / PV-OSIM. The
 // dynamics are the reference's: the engine's simulator stages are off (no effort clamp; the
-// model's damping only with passive_forces, as evaluate_reference applies it). Rows of the
+// model's damping, friction loss and springs only with passive_forces, as evaluate_reference
+// applies them). Rows of the
 // wrong length are reported here, everything else by the engine's per-environment status.
 // Throws only if the list sizes disagree.
 inline std::vector<EnvironmentResult> evaluate_batched(const Model& model, Algorithm algorithm, const EnvironmentStates& states,

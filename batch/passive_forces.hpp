@@ -18,9 +18,15 @@
 // a joint against up to F while it creeps at |qd| <= v_F x (torque / F): a regularised
 // Coulomb friction, as MuJoCo's frictionloss is a soft constraint that creeps too. In
 // forward_dynamics() (no step length) it is the explicit force. v_F = kFrictionLossVelocity.
+//
+// Joint springs (MJCF stiffness / springref, SDF <spring_stiffness> / <spring_reference>) add
+// -k (q - q_ref), explicit as in MuJoCo's integrators, evaluated at each evaluation's q (a
+// continuous joint's q is its unwrapped angle, as MuJoCo's qpos).
 #pragma once
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "batch/block_workspace.hpp"
@@ -31,6 +37,22 @@ namespace batchdyn {
 // The joint speed (rad/s, m/s) below which friction loss acts as a viscous friction (v_F above).
 inline constexpr double kFrictionLossVelocity = 0.01;
 
+// The stage's force on one state, explicit, in double: -(d qd) - d_F qd - k (q - q_ref). The
+// reference evaluation's `passive_forces` option (evaluate_reference) and tests use it.
+inline Eigen::VectorXd passive_torque(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  Eigen::VectorXd tau(model.nv);
+  for (int k = 0; k < model.nv; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    tau[k] = -(model.damping[i] + model.friction_loss[i] / std::max(std::abs(v[k]), kFrictionLossVelocity)) * v[k];
+  }
+  for (const Body& b : model.bodies) {
+    const size_t i = static_cast<size_t>(b.idx_v);
+    if (b.nv != 1 || model.spring_stiffness[i] == 0) continue;
+    tau[b.idx_v] -= model.spring_stiffness[i] * (q[b.idx_q] - model.spring_reference[i]);
+  }
+  return tau;
+}
+
 template <class L>
 class PassiveForces {
  public:
@@ -40,17 +62,23 @@ class PassiveForces {
       : model_damped_(std::any_of(model.damping.begin(), model.damping.end(), [](double d) { return d != 0; })) {
     for (size_t k = 0; k < model.friction_loss.size(); ++k)
       if (model.friction_loss[k] != 0) friction_.push_back({k, L(static_cast<T>(model.friction_loss[k]))});
+    for (const Body& b : model.bodies) {
+      if (b.nv != 1 || model.spring_stiffness[static_cast<size_t>(b.idx_v)] == 0) continue;
+      springs_.push_back({static_cast<size_t>(b.idx_v), static_cast<size_t>(b.idx_q),
+                          L(static_cast<T>(model.spring_stiffness[static_cast<size_t>(b.idx_v)])),
+                          L(static_cast<T>(model.spring_reference[static_cast<size_t>(b.idx_v)]))});
+    }
   }
 
-  // The whole stage (damping and friction loss): on by default.
+  // The whole stage (damping, friction loss and springs): on by default.
   void set_enabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
   // Friction loss alone (on by default; the model's Model::friction_loss, MJCF frictionloss).
   void set_friction_loss(bool on) { friction_on_ = on; }
   bool friction_loss() const { return friction_on_; }
-  // Whether the stage has damping or friction loss to apply (in the model, or set per environment).
+  // Whether the stage has damping, friction loss or springs to apply (in the model, or set per environment).
   bool active(const EnvParameters<L>& parameters) const {
-    return enabled_ && (model_damped_ || parameters.varies_damping() || (friction_on_ && !friction_.empty()));
+    return enabled_ && (model_damped_ || parameters.varies_damping() || (friction_on_ && !friction_.empty()) || !springs_.empty());
   }
 
   // The constants for an implicitly damped substep of length h: `c` with armature + h d (this
@@ -65,11 +93,13 @@ class PassiveForces {
     return out;
   }
 
-  // The stage: ws.tau_applied -= (d + d_F) qd, on lanes (d the block's own when set per
-  // environment). `h`: the substep of an implicit step, whose armature (ws.implicit_armature,
-  // from implicitly_damped) gets h d_F at this evaluation's qd; nullptr: explicit.
+  // The stage: ws.tau_applied -= (d + d_F) qd + k (q - q_ref), on lanes (d the block's own when
+  // set per environment). `h`: the substep of an implicit step, whose armature
+  // (ws.implicit_armature, from implicitly_damped) gets h d_F at this evaluation's qd; nullptr:
+  // explicit.
   void apply(const ModelConstants<L>& c, BlockWorkspace<L>& ws, const L* h) const {
     for (size_t k = 0; k < ws.tau_applied.size(); ++k) ws.tau_applied[k] -= c.damping[k] * ws.v[k];
+    apply_springs(ws);
     if (!friction_on_) return;
     using std::abs, std::max;
     const L v_F(static_cast<T>(kFrictionLossVelocity));
@@ -81,6 +111,14 @@ class PassiveForces {
   }
 
  private:
+  void apply_springs(BlockWorkspace<L>& ws) const {
+    for (const Spring& s : springs_) ws.tau_applied[s.dof] -= s.k * (ws.q[s.q] - s.reference);
+  }
+
+  struct Spring {
+    size_t dof, q;
+    L k, reference;  // broadcast to every lane
+  };
   struct Friction {
     size_t dof;
     L F;  // the friction loss, broadcast to every lane
@@ -88,6 +126,7 @@ class PassiveForces {
   bool enabled_ = true, friction_on_ = true;
   bool model_damped_;              // some joint of the model has damping
   std::vector<Friction> friction_;  // the dofs with friction loss
+  std::vector<Spring> springs_;     // the 1-dof joints with a spring
 };
 
 }  // namespace batchdyn

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "batch/passive_forces.hpp"
 #include "batch/validation.hpp"
 #include "kernels/tree/aba.hpp"
 #include "kernels/algorithms.hpp"
@@ -53,8 +54,8 @@ inline ProximalSettings reference_settings(Algorithm algorithm) {
 // Evaluates every environment independently with the algorithm's reference entry point (the
 // registry's, kernels/algorithms.hpp; the loop kernels cold-started). A bad environment gets its
 // error message and the others are computed as usual. The dynamics are Pinocchio's (tau is the whole joint
-// torque); with passive_forces the model's joint damping is applied as the engine applies it,
-// tau - d qd. Throws only if the list sizes disagree.
+// torque); with passive_forces the model's damping, friction loss and springs are applied as the
+// engine applies them explicitly (passive_torque). Throws only if the list sizes disagree.
 inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Algorithm algorithm,
                                                          EnvironmentStates states,
                                                          const ProximalSettings& settings = {}, bool passive_forces = false) {
@@ -87,8 +88,7 @@ inline std::vector<EnvironmentResult> evaluate_reference(const Model& model, Alg
     r.error = validate_state(model, layout, states.q[e], needs_dynamics ? &states.v[e] : nullptr,
                              needs_dynamics ? &states.tau[e] : nullptr);
     if (!r.ok()) continue;
-    if (passive_forces && needs_dynamics)
-      states.tau[e] -= Eigen::Map<const Eigen::VectorXd>(model.damping.data(), model.nv).cwiseProduct(states.v[e]);
+    if (passive_forces && needs_dynamics) states.tau[e] += passive_torque(model, states.q[e], states.v[e]);
     try {
       switch (algorithm) {
         case Algorithm::Aba:

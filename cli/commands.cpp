@@ -49,7 +49,7 @@ int usage(std::ostream& out) {
          "  --balance-inertia (repair rotational inertias that violate the triangle inequality; by default they load with a\n"
          "  warning that info prints), --strict-inertia (refuse them instead).\n"
          "eval computes the dynamics as Pinocchio defines it: tau is the whole joint torque (no effort limit clamps it), a file's\n"
-         "joint damping is not applied (--passive-forces on applies it, -d qd), and the loop solvers iterate to a relative\n"
+         "joint damping, friction loss and springs are not applied (--passive-forces on applies them), and the loop solvers iterate to a relative\n"
          "tolerance of 1e-13 (at most 5000 iterations). bench times the simulator's calls, damping on (--passive-forces off).\n"
          "MODEL is a URDF file, an SDF file (*.sdf), a scene file (*.json) or a generator: gen:chain:N, gen:cycle:N, gen:loop_chain:L:K, gen:stem:S:B:K,\n"
          "gen:branching:B:K, gen:ladder:N, gen:welded_stem:S:B. STATES.json: {\"q\": [[...], ...], \"v\": [[...]], \"tau\": [[...]]}\n"
@@ -103,6 +103,8 @@ void print_model_text(const Model& model, std::ostream& out) {
     if (model.armature[static_cast<size_t>(b.idx_v)] > 0) out << "  armature " << model.armature[static_cast<size_t>(b.idx_v)];
     if (model.damping[static_cast<size_t>(b.idx_v)] > 0) out << "  damping " << model.damping[static_cast<size_t>(b.idx_v)];
     if (model.friction_loss[static_cast<size_t>(b.idx_v)] > 0) out << "  frictionloss " << model.friction_loss[static_cast<size_t>(b.idx_v)];
+    if (model.spring_stiffness[static_cast<size_t>(b.idx_v)] > 0)
+      out << "  spring " << model.spring_stiffness[static_cast<size_t>(b.idx_v)] << " at " << model.spring_reference[static_cast<size_t>(b.idx_v)];
     out << "\n";
   }
   if (model.timestep > 0) out << "\ntime step (from the file): " << model.timestep << " s\n";

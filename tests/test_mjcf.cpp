@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "batch/batched_eval.hpp"
 #include "helpers.hpp"
 
 namespace batchdyn::test {
@@ -397,6 +398,90 @@ TEST_CASE("ctrl drives Go2's motors as MuJoCo does on random states (the control
   CHECK(actuated_qacc_error(model, mj, 20) < 1e-9);
 }
 
+TEST_CASE("MJCF joint springs pull towards springref as MuJoCo's do: q̈ equals qacc on hinges, unlimited hinges and slides") {
+  const std::string xml = R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="a">
+      <joint name="h1" axis="0 1 0" stiffness="12" springref="0.5"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" mass="1"/>
+      <body name="b" pos="0.3 0 0">
+        <joint name="h2" axis="1 0 0" range="-1 1" stiffness="4" springref="-0.2" ref="0.3" damping="0.2"/>
+        <geom type="box" size="0.1 0.05 0.02" mass="0.5"/>
+        <body name="c" pos="0 0 -0.2">
+          <joint name="s" type="slide" axis="0 0 1" range="-0.5 0.5" stiffness="300" springref="0.05"/>
+          <geom size="0.05" mass="0.3"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="h1" gear="1"/></actuator>
+</mujoco>)";
+  const Model model = load_mjcf_string(xml);
+  CHECK(model.spring_stiffness == std::vector<double>{12, 4, 300});
+  CHECK(model.spring_reference == std::vector<double>{0.5, -0.2, 0.05});
+  CHECK(model.bodies[1].joint_type == JointType::Continuous);
+  MujocoModel mj(xml, /*is_xml=*/true);
+  CHECK(actuated_qacc_error(model, mj, 40) < 1e-9);
+}
+
+TEST_CASE("eval with passive forces: the reference and the batched engine apply the same damping, friction loss and springs") {
+  const Model model = load_mjcf_string(R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body><joint axis="0 1 0" stiffness="12" springref="0.5" damping="0.3" frictionloss="0.4"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" mass="1"/>
+      <body pos="0.3 0 0"><joint type="slide" axis="0 0 1" stiffness="300" springref="0.05" frictionloss="2"/><geom size="0.05" mass="0.3"/></body>
+    </body>
+  </worldbody>
+</mujoco>)");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  EnvironmentStates states;
+  for (int e = 0; e < 20; ++e) {  // speeds on both sides of the friction loss's 0.01
+    const double scale = e % 2 ? 1.0 : 0.005;
+    states.q.push_back(Eigen::Vector2d(unit(rng), 0.2 * unit(rng)));
+    states.v.push_back(Eigen::Vector2d(scale * unit(rng), scale * unit(rng)));
+    states.tau.push_back(Eigen::Vector2d(unit(rng), unit(rng)));
+  }
+  const std::vector<EnvironmentResult> scalar = evaluate_reference(model, Algorithm::Aba, states, {}, true);
+  const std::vector<EnvironmentResult> batched = evaluate_batched(model, Algorithm::Aba, states, {}, true);
+  const std::vector<EnvironmentResult> rigid = evaluate_reference(model, Algorithm::Aba, states, {}, false);
+  for (size_t e = 0; e < states.q.size(); ++e) {
+    CAPTURE(e);
+    REQUIRE(scalar[e].ok());
+    REQUIRE(batched[e].ok());
+    CHECK((scalar[e].qdd - batched[e].qdd).lpNorm<Eigen::Infinity>() < 1e-12 * std::max(1.0, scalar[e].qdd.lpNorm<Eigen::Infinity>()));
+    CHECK((scalar[e].qdd - rigid[e].qdd).lpNorm<Eigen::Infinity>() > 1e-3);  // off, Pinocchio's dynamics: tau alone
+  }
+}
+
+TEST_CASE("A joint spring oscillates with the period 2 pi sqrt(I / k) and is off with the passive forces") {
+  // A wheel on a vertical axis: I = 0.1 kg m^2, k = 4 N m/rad, released 0.3 rad from springref 0.1.
+  const Model model = load_mjcf_string(R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body><joint axis="0 0 1" range="-3 3" stiffness="4" springref="0.1"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+  </worldbody>
+</mujoco>)");
+  const double period = 2 * 3.14159265358979323846 * std::sqrt(0.1 / 4.0), h = period / 4000;
+  Batch<double> batch(model, 2, 1);
+  batch.set_integrator(Integrator::RungeKutta4);
+  for (int e = 0; e < 2; ++e) batch.q()[e] = 0.4, batch.v()[e] = 0.0, batch.tau()[e] = 0.0;
+  for (int n = 0; n < 1000; ++n) batch.step(h);  // a quarter period: at springref, at the top speed 0.3 sqrt(k / I)
+  CHECK(batch.q()[0] == doctest::Approx(0.1).epsilon(1e-6));
+  CHECK(batch.v()[0] == doctest::Approx(-0.3 * std::sqrt(4.0 / 0.1)).epsilon(1e-6));
+  for (int n = 0; n < 3000; ++n) batch.step(h);  // the rest of the period: back where it started
+  CHECK(batch.q()[0] == doctest::Approx(0.4).epsilon(1e-6));
+  batch.set_passive_forces(false);
+  batch.v()[0] = 0.0;
+  batch.step(h);
+  CHECK(batch.v()[0] == 0.0);
+}
+
 TEST_CASE("MJCF frictionloss: a joint pushed below F stays put, above F it accelerates at (tau - F) / I, and it stops, as in MuJoCo") {
   // A wheel on a vertical axis (gravity does no work): I = 0.1 kg m^2, F = 0.5 N m.
   const std::string xml = R"(
@@ -482,9 +567,9 @@ TEST_CASE("MJCF elements that would change the dynamics are refused, naming the 
 </mujoco>)", "tendon.xml"),
                        "tendon.xml", "<tendon name=\"t\">", "line 4", "not supported");
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
-  <worldbody><body><joint name="j" stiffness="10"/><geom size="0.1"/></body></worldbody>
+  <worldbody><body><joint name="j" type="ball" stiffness="10"/><geom size="0.1"/></body></worldbody>
 </mujoco>)", "spring.xml"),
-                       "spring.xml", "<joint name=\"j\"> (line 2)", "stiffness");
+                       "spring.xml", "<joint name=\"j\"> (line 2)", "stiffness", "ball");
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
   <worldbody><body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/><geom size="0.1"/></body></worldbody>
   <equality><connect body1="a" body2="b" anchor="0 0 0"/></equality>

@@ -232,6 +232,20 @@ TEST_CASE("an SDF joint with negative or NaN <damping>, lower > upper or a NaN l
   }
 }
 
+TEST_CASE("an SDF joint's <spring_stiffness> and <spring_reference> become its spring; a negative stiffness is refused") {
+  const std::string header = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\">";
+  const std::string links = "<link name=\"a\"><inertial><mass>1</mass></inertial></link><link name=\"b\"><inertial><mass>1</mass></inertial></link>";
+  const auto joint = [&](const std::string& dynamics) {
+    return header + links + "<joint name=\"j\" type=\"prismatic\"><parent>a</parent><child>b</child><axis><xyz>0 0 1</xyz>"
+           "<dynamics>" + dynamics + "</dynamics></axis></joint></model></sdf>";
+  };
+  const Model model = load_sdf_file(write_file("spring.sdf", joint("<spring_stiffness>250</spring_stiffness><spring_reference>0.1</spring_reference>")));
+  CHECK(model.spring_stiffness == std::vector<double>{250});
+  CHECK(model.spring_reference == std::vector<double>{0.1});
+  CHECK_ERROR_MENTIONS(load_sdf_file(write_file("negative_spring.sdf", joint("<spring_stiffness>-1</spring_stiffness>"))),
+                       "negative_spring.sdf", "'j'", "stiffness");
+}
+
 TEST_CASE("an SDF model nesting another model is refused rather than its links dropped") {
   const std::string text = "<?xml version=\"1.0\"?><sdf version=\"1.7\"><model name=\"outer\"><link name=\"a\"><inertial><mass>1</mass>"
                            "</inertial></link><model name=\"inner\"><link name=\"b\"><inertial><mass>1</mass></inertial></link></model>"

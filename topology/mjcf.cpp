@@ -299,6 +299,8 @@ class Converter {
           builder_.set_damping(parent, k, m_->dof_damping[da + k]);
           builder_.set_friction_loss(parent, k, m_->dof_frictionloss[da + k]);
         }
+        if (m_->jnt_stiffness[j] != 0.0)  // springref is MuJoCo's qpos_spring, which is our q (ref is undone above)
+          builder_.set_spring(parent, m_->jnt_stiffness[j], m_->qpos_spring[qa], jwhere);
         // The next joint's frame, and finally the MuJoCo body frame, sit -anchor from this one.
         X = type == JointType::FreeFlyer ? Transformd::identity() : translation(anchor * -1.0);
       }
@@ -318,8 +320,9 @@ class Converter {
   }
 
   void check_joint_supported(int j, const std::string& where) const {
-    if (m_->jnt_stiffness[j] != 0.0)
-      refuse(where + ": joint springs (stiffness " + std::to_string(m_->jnt_stiffness[j]) + ") are not supported yet");
+    if (m_->jnt_stiffness[j] != 0.0 && (m_->jnt_type[j] == mjJNT_FREE || m_->jnt_type[j] == mjJNT_BALL))
+      refuse(where + ": a spring (stiffness " + std::to_string(m_->jnt_stiffness[j]) +
+             ") on a free or ball joint is not supported (only on hinge and slide joints)");
     for (int k = 0; k < mjNPOLY; ++k)
       if (m_->jnt_stiffnesspoly[mjNPOLY * j + k] != 0.0) refuse(where + ": polynomial joint stiffness is not supported");
     const int da = m_->jnt_dofadr[j];

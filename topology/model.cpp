@@ -193,6 +193,7 @@ int ModelBuilder::add_body(int parent, const std::string& link_name, const std::
     model_.effort_limit.push_back(effort_limit > 0 ? effort_limit : inf);
   }
   for (int k = 0; k < b.nv; ++k) model_.armature.push_back(0.0), model_.damping.push_back(0.0), model_.friction_loss.push_back(0.0);
+  for (int k = 0; k < b.nv; ++k) model_.spring_stiffness.push_back(0.0), model_.spring_reference.push_back(0.0);
 
   const int index = model_.num_bodies();
   model_.bodies.push_back(b);
@@ -235,6 +236,17 @@ void ModelBuilder::set_link_frame(const std::string& link, const Transformd& pla
 }
 
 void ModelBuilder::set_source(int body, const std::string& source) { body_source_[body] = source; }
+
+void ModelBuilder::set_spring(int body, double stiffness, double reference, const std::string& where) {
+  const Body& b = model_.bodies[static_cast<size_t>(body)];
+  if (!is_single_dof(b.joint_type))
+    throw Error(where + ": a spring on a " + std::string(joint_type_name(b.joint_type)) +
+                " joint is not supported (only on revolute, continuous and prismatic joints)");
+  if (!std::isfinite(stiffness) || stiffness < 0) throw Error(where + ": a joint spring's stiffness must be finite and >= 0, got " + std::to_string(stiffness));
+  if (!std::isfinite(reference)) throw Error(where + ": a joint spring's reference position must be finite");
+  model_.spring_stiffness[static_cast<size_t>(b.idx_v)] = stiffness;
+  model_.spring_reference[static_cast<size_t>(b.idx_v)] = reference;
+}
 
 void check_link_inertial_values(const RigidInertiad& I, const std::string& link, const std::string& source) {
   auto fail = [&](const std::string& what, double value) {

@@ -172,6 +172,10 @@ struct Model {
   // Per coordinate of v: MuJoCo's `frictionloss`, a dry friction on the joint (N m, N) that
   // opposes its motion up to this force. From MJCF; 0 elsewhere.
   std::vector<double> friction_loss;
+  // Per coordinate of v: a joint spring's stiffness k >= 0 (N m/rad, N/m) and rest position
+  // q_ref (rad, m): the passive force -k (q - q_ref) on a 1-dof joint (MJCF stiffness and
+  // springref, SDF <spring_stiffness> and <spring_reference>); k = 0 where there is none.
+  std::vector<double> spring_stiffness, spring_reference;
   // The robot file's time step (s; MJCF <option timestep>), 0 when it gives none.
   double timestep = 0.0;
   // The robot file's actuators and keyframes (MJCF; topology/actuator_model.hpp). Empty for URDF
@@ -241,6 +245,10 @@ class ModelBuilder {
   void set_friction_loss(int body, int k, double friction) {
     model_.friction_loss[static_cast<size_t>(model_.bodies[body].idx_v + k)] = friction;
   }
+
+  // A spring on a body's 1-dof joint: the passive force -stiffness (q - reference). Throws
+  // Error (naming `where`) for a multi-dof joint or a stiffness that is not finite and >= 0.
+  void set_spring(int body, double stiffness, double reference, const std::string& where);
 
   // What finish() does with a rotational inertia that violates the triangle inequality.
   enum class TriangleInequality {

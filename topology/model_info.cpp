@@ -49,7 +49,9 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
                   {"parent_body", body_name(model, b.parent)}, {"depth", b.depth}, {"mass", b.inertia.mass},
                   {"armature", model.armature[static_cast<size_t>(b.idx_v)]},
                   {"damping", model.damping[static_cast<size_t>(b.idx_v)]},
-                  {"friction_loss", model.friction_loss[static_cast<size_t>(b.idx_v)]}};
+                  {"friction_loss", model.friction_loss[static_cast<size_t>(b.idx_v)]},
+                  {"stiffness", model.spring_stiffness[static_cast<size_t>(b.idx_v)]},
+                  {"spring_reference", model.spring_reference[static_cast<size_t>(b.idx_v)]}};
     if (!b.mimic.empty()) joint["mimic"] = b.mimic;
     j["joints"].push_back(joint);
   }

@@ -99,6 +99,7 @@ Model lock_joints(const Model& model, const std::vector<JointLock>& locks) {
       builder.set_damping(index, k, model.damping[static_cast<size_t>(b.idx_v + k)]);
       builder.set_friction_loss(index, k, model.friction_loss[static_cast<size_t>(b.idx_v + k)]);
     }
+    if (model.spring_stiffness[v] != 0.0) builder.set_spring(index, model.spring_stiffness[v], model.spring_reference[v], source);
     new_body[static_cast<size_t>(i)] = index;
   }
   // Every other frame, re-attached; a locked joint's own frames become link / fixed-joint frames.

@@ -264,18 +264,20 @@ class SdfTreeBuilder {
                     "' is not supported (revolute, continuous, prismatic, ball, fixed, gearbox are)");
     }
     Vec3d axis{0, 0, 1};
-    double lower = 0, upper = 0, velocity = 0, effort = 0, damping = 0;
+    double lower = 0, upper = 0, velocity = 0, effort = 0, damping = 0, stiffness = 0, spring_reference = 0;
     if (is_single_dof(type)) {
       axis = axis_of(joint);
       const sdf::JointAxis& a = *joint.Axis(0);
       lower = limit_or_infinity(a.Lower()), upper = limit_or_infinity(a.Upper());
       velocity = a.MaxVelocity(), effort = a.Effort(), damping = a.Damping();
+      stiffness = a.SpringStiffness(), spring_reference = a.SpringReference();
       if (!std::isfinite(damping) || damping < 0)
         throw Error(where + ": <damping> must be finite and >= 0, got " + std::to_string(damping));
     }
     const int body = builder_.add_body(parent.body, link_name, joint.Name(), type, parent.body_pose.inverse() * joint_pose, axis,
                                        lower, upper, velocity, effort, where);
     if (damping != 0) builder_.set_damping(body, 0, damping);
+    if (stiffness != 0) builder_.set_spring(body, stiffness, spring_reference, where);
     const Transformd link_in_body = joint_pose.inverse() * pose(child);
     builder_.set_link_frame(link_name, link_in_body);
     builder_.add_inertia(body, inertia.transformed(link_in_body), link_name);

@@ -73,6 +73,8 @@ void bind_model(py::module_& m) {
       .def_readonly("armature", &Model::armature)
       .def_readonly("inertia_warnings", &Model::inertia_warnings)
       .def_readonly("friction_loss", &Model::friction_loss)
+      .def_readonly("spring_stiffness", &Model::spring_stiffness, "Per coordinate of v: a joint spring's stiffness (0: none).")
+      .def_readonly("spring_reference", &Model::spring_reference, "Per coordinate of v: a joint spring's rest position (rad, m).")
       .def_readonly("timestep", &Model::timestep, "The robot file's time step (s; MJCF <option timestep>), 0 when it gives none.")
       .def_readonly("load_notes", &Model::load_notes, "What loading left out because it does not change the dynamics.")
       .def_property_readonly("reference_configuration", [](const Model& m) { return m.reference_configuration; },
