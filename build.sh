@@ -17,7 +17,8 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # PyPI, into .venv. python3-venv and python3-dev serve Debian's python3 when it is the one on PATH.
 packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
           libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev
-          libegl1 libegl-mesa0 libgl1-mesa-dri)  # Mesa's EGL: MuJoCo's offscreen renderer for batchdyn.viewer, no screen
+          libegl1 libegl-mesa0 libgl1-mesa-dri  # Mesa's EGL: MuJoCo's offscreen renderer for batchdyn.viewer, no screen
+          libjs-three)                          # three.js, which batchdyn.viewer.write_html inlines in its page
 # Debian's CMake (3.25), on purpose: the CMake files of Debian's packages are written for it (pip's
 # CMake 4.x, often first on PATH, configures the tree too). pip's build of the wheel is told to use
 # it as well (CMAKE_EXECUTABLE, read by scikit-build-core).
@@ -27,6 +28,8 @@ export CMAKE_EXECUTABLE=$cmake
 
 # The fuzz targets need Clang and its fuzzer runtime (./build.sh fuzz and sanitize only).
 fuzz_packages=(clang libclang-rt-14-dev libfuzzer-14-dev)
+# The tests open the viewer's page in a headless browser (./build.sh test and sanitize).
+test_packages=(chromium)
 
 install_missing() {
   local missing=() p
@@ -115,7 +118,9 @@ run_fuzzers() {
 }
 
 case "$what" in
-  fuzz|sanitize) install_missing "${fuzz_packages[@]}"; python_env ;;  # its mujoco wheel: MJCF's tests and fuzzer
+  fuzz) install_missing "${fuzz_packages[@]}"; python_env ;;  # its mujoco wheel: the MJCF fuzzer
+  sanitize) install_missing "${fuzz_packages[@]}" "${test_packages[@]}"; python_env ;;
+  test) install_missing "${test_packages[@]}" ;;
   *) install_missing ;;
 esac
 case "$what" in

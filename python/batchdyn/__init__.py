@@ -20,6 +20,7 @@ from ._batchdyn import (  # noqa: F401
     Error,
     Model,
     aba,
+    candidate_states,
     constrained_forward_dynamics,
     crba,
     delassus,

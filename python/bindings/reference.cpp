@@ -136,6 +136,23 @@ void bind_reference_functions(py::module_& m) {
         "One time step of length h with frictional contact against the ground (the dense reference, kernels/contact/contact_step.hpp): "
         "dict(q, v, active (candidate indices), impulses (k, 3: normal, two tangents, N s), forces (k, 3, world, N), "
         "gaps (every candidate at q), limits ((dof, side, distance, impulse) per joint limit in the problem), iterations, converged).");
+  m.def("candidate_states", [](const Model& model, const Eigen::VectorXd& q) {
+    Data<double> data(model);
+    forward_kinematics(model, data, vector_arg(q, model.nq, "q", "candidate_states"));
+    const std::vector<CandidateState> states = candidate_states(model, data);
+    const py::ssize_t c = static_cast<py::ssize_t>(states.size());
+    py::array_t<double> points({c, py::ssize_t(3)}), normals({c, py::ssize_t(3)}), gaps(c);
+    for (py::ssize_t k = 0; k < c; ++k) {
+      const CandidateState& s = states[static_cast<size_t>(k)];
+      for (int r = 0; r < 3; ++r) points.mutable_at(k, r) = s.lowest_point[r], normals.mutable_at(k, r) = s.normal[r];
+      gaps.mutable_at(k) = s.gap;
+    }
+    py::dict out;
+    out["points"] = points, out["normals"] = normals, out["gaps"] = gaps;
+    return out;
+  }, py::arg("model"), py::arg("q"),
+        "The contact candidates at q (the engine's order, Batch.contact_forces' second axis): dict(points (C, 3), the "
+        "contact point on the candidate's geometry, world frame; normals (C, 3); gaps (C,), m, < 0: penetration).");
   m.def("delassus", [](const Model& model, const Eigen::VectorXd& q) {
     require_constraints(model, "batchdyn.delassus");
     Data<double> data(model);

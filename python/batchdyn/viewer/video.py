@@ -1,11 +1,5 @@
 """Videos of a rollout: MuJoCo's offscreen renderer draws the robot's own MJCF at batchdyn's states.
 
-    from batchdyn import viewer
-    frames = []                                   # env 0's q after each control step, (T, nq)
-    for _ in range(250):
-        env.step(actions); frames.append(env.batch.q[0].copy())
-    viewer.record("models/unitree_go2/scene.xml", frames, "walk.gif", fps=50)
-
 MuJoCo renders the same file batchdyn loaded, at each q turned into its qpos (q_to_mujoco), so
 what is drawn is the file's geometry: its visual meshes where the file's assets are present,
 otherwise (discard_visual=True) its collision geoms. The camera looks at a body (the root by
@@ -16,29 +10,8 @@ import os
 
 import numpy as np
 
-from . import load, q_to_mujoco
-
-
-def _mujoco():
-    os.environ.setdefault("MUJOCO_GL", "egl")  # headless; read by mujoco at its first import
-    import mujoco
-    from mujoco.rendering.classic import gl_context
-
-    if getattr(gl_context, "_MUJOCO_GL", None) == "" and os.environ["MUJOCO_GL"] == "egl" and not os.environ.get("DISPLAY"):
-        # mujoco was imported before MUJOCO_GL was set, so it chose GLFW, which needs a screen:
-        # its renderer is handed Mesa's EGL instead (the renderer reads gl_context.GLContext).
-        from mujoco.egl import GLContext
-
-        gl_context.GLContext = GLContext
-    return mujoco
-
-
-def _compile(mjcf_path, discard_visual):
-    """MuJoCo's model of the file; with discard_visual, its collision geoms are the ones drawn."""
-    mujoco = _mujoco()
-    spec = mujoco.MjSpec.from_file(str(mjcf_path))
-    spec.compiler.discardvisual = bool(discard_visual)
-    return spec.compile()
+from .. import load, q_to_mujoco
+from .mujoco_model import drawable_model, mujoco_module
 
 
 def render_frames(mjcf_path, q, width=480, height=360, discard_visual=None, track_body=1, distance=1.6, azimuth=140.0,
@@ -49,19 +22,12 @@ def render_frames(mjcf_path, q, width=480, height=360, discard_visual=None, trac
     `track_body` (MuJoCo's index; 1 = the first body under the world; 0 = the world's
     origin) from `distance` m. The same state gives the same picture.
     Raises ValueError for q of the wrong shape, RuntimeError when no OpenGL context can be made."""
-    mujoco = _mujoco()
+    mujoco = mujoco_module()
     model = load(mjcf_path)
     q = np.asarray(q, dtype=np.float64)
     if q.ndim != 2 or q.shape[1] != model.nq:
         raise ValueError(f"render_frames: q must be (T, nq = {model.nq}) batchdyn states, got shape {q.shape}")
-    if discard_visual is None:
-        try:
-            m = _compile(mjcf_path, discard_visual=False)
-        except ValueError:  # a visual mesh file is missing: draw the collision geoms
-            m = _compile(mjcf_path, discard_visual=True)
-            discard_visual = True
-    else:
-        m = _compile(mjcf_path, discard_visual)
+    m, discard_visual = drawable_model(mjcf_path, discard_visual)
     d = mujoco.MjData(m)
     try:
         renderer = mujoco.Renderer(m, height, width)
