@@ -40,6 +40,7 @@
 #include "batch/env_states.hpp"
 #include "batch/integration.hpp"
 #include "batch/observations.hpp"
+#include "batch/sensors.hpp"
 #include "batch/loop_stabilisation.hpp"
 #include "batch/passive_forces.hpp"
 #include "batch/owned_rows.hpp"
@@ -63,7 +64,7 @@ class BatchEngine {
   // every core). Throws Error for N < 1 or a model with singular joints (kernels/tree/singular_joints.hpp).
   BatchEngine(const Model& model, int num_envs, int threads = 0)
       : model_(checked(model, num_envs)), n_(num_envs), constants_(model_), io_(model_, n_), actuation_(model_, n_),
-        passive_(model_), stabilisation_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_),
+        passive_(model_), stabilisation_(model_), constraints_(model_, n_), contacts_(model_, n_), parameters_(model_, constants_, n_), observations_(model_, n_), sensors_(model_, n_),
         delassus_(model_, n_), resets_(model_, io_.neutral()), owned_(model_, n_, resets_.reference_configuration()),
         workspaces_([this] { return make_workspace(); }) {
     q_ = owned_.q.data(), v_ = owned_.v.data(), tau_ = owned_.tau.data(), qdd_ = owned_.qdd.data();
@@ -246,6 +247,22 @@ class BatchEngine {
   const T* observations() const { return observations_.output(); }
   void use_observation_buffer(std::span<T> out) { observations_.use_buffer(out); }
 
+  // --- Sensors (batch/sensors.hpp): the robot file's <sensor> readings, N x sensordata_size ---
+  int sensordata_size() const { return sensors_.size(); }
+  // Fills sensordata() at the current q, v and the last qdd() (MJCF sensors: jointpos, jointvel,
+  // framepos, framequat, framelinvel, frameangvel, gyro, velocimeter, accelerometer). A bad
+  // state gives NaN rows and its status. Throws Error for a model without sensors.
+  void sense() {
+    if (sensors_.size() == 0) throw Error("Batch::sense: model '" + model_.name + "' has no sensors the engine computes (MJCF <sensor>)");
+    // The accelerations ride in the gather's tau slot: the accelerometer reads them there.
+    run([&](int block, BlockWorkspace<L>& ws, bool* valid) {
+      sensors_.sense(parameters_.block_constants(block, ws.constants, ws.inertia_tables), ws);
+      io_.scatter(block, valid, ws.sensor_out.data(), sensors_.size(), sensors_.output());
+    }, {q_, v_, qdd_, nullptr});
+  }
+  const T* sensordata() const { return sensors_.output(); }
+  void use_sensor_buffer(std::span<T> out) { sensors_.use_buffer(out); }
+
   // --- Delassus matrices (batch/delassus_matrices.hpp) ---
   // G = J M^{-1} J^T at every environment's q (only q is read), with its own parameters, m x m
   // row-major per environment, into delassus_matrices(); with delassus_cholesky also the lower
@@ -299,7 +316,7 @@ class BatchEngine {
     return model;
   }
   BlockWorkspace<L> make_workspace() const {
-    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), contacts_.plan(), observations_.size()};
+    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), contacts_.plan(), observations_.size(), sensors_.size()};
   }
   EnvStates<L> states() { return {model_, n_, q_, v_, tau_, qdd_, resets_, actuation_, constraints_, contacts_, io_, arena_}; }
   void compute_delassus(const char* who, DelassusAlgorithm algorithm, std::optional<T> rho) {
@@ -388,6 +405,7 @@ class BatchEngine {
   ContactSolving<L> contacts_;
   EnvParameters<L> parameters_;
   Observations<L> observations_;
+  Sensors<L> sensors_;
   DelassusMatrices<L> delassus_;
   Resets<T> resets_;
   OwnedRows<T> owned_;  // the rows until use_buffers points q_, v_, tau_, qdd_ elsewhere

@@ -15,6 +15,7 @@
 #include "kernels/loops/constrained_dynamics.hpp"
 #include "kernels/delassus/delassus_workspace.hpp"
 #include "kernels/tree/frame_observation.hpp"
+#include "kernels/tree/sensors.hpp"
 #include "kernels/contact/frictional_contact.hpp"
 #include "kernels/loops/lcaba_workspace.hpp"
 #include "kernels/loops/proxbbo_workspace.hpp"
@@ -49,14 +50,14 @@ struct BlockWorkspace {
   // `constants` are the engine's shared ones (this thread's copy is pointed at per-environment
   // parameters per block); the loop plans are needed for a model with constraints only, the
   // contact plan for a model with candidates and a ground;
-  // observation_size = 13 x the observed frames.
+  // observation_size = 13 x the observed frames; sensor_size = the model's sensordata per environment.
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
-                 const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size)
+                 const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size, int sensor_size)
       : constants(constants), implicit_armature(size(m.nv)), damped_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
         tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), ctrl(m.actuators.size()), actuator_torque(size(m.nv)),
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
         G(size(m.constraint_rows * m.constraint_rows)), factor(G.size()), lambda(size(m.constraint_rows)), violation(lambda.size()),
-        observation_out(size(observation_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
+        observation_out(size(observation_size)), sensor_out(size(sensor_size)), stage_q(size(m.nq * W)), stage_v(size(m.nv * W)), stage_tau(stage_v.size()),
         stage_qdd(stage_v.size()), stage_lambda(size(m.constraint_rows * W)) {
     if (m.constraint_rows > 0) {  // a tree without constraints needs none of these
       delassus.emplace(m, delassus_plan);
@@ -68,6 +69,7 @@ struct BlockWorkspace {
       dense_q.setZero(m.nq), dense_v.setZero(m.nv), dense_tau.setZero(m.nv);
     }
     if (observation_size > 0) observation.emplace(m);
+    if (sensor_size > 0) sensors.emplace(m);
     if (m.contacts.can_collide() || contact_plan.num_limited_joints() > 0)
       contact_lanes.emplace(m, contact_plan);
   }
@@ -84,6 +86,7 @@ struct BlockWorkspace {
   std::optional<LcabaWorkspace<L>> lcaba;
   std::optional<ProxBboWorkspace<L>> proxbbo;
   std::optional<FrameObservationWorkspace<L>> observation;
+  std::optional<SensorWorkspace<L>> sensors;
   std::optional<ContactLanes<L>> contact_lanes;
   // The dense constrained solver, one environment at a time in double (batch/constraint_solving.hpp)
   std::optional<Data<double>> dense;
@@ -95,7 +98,7 @@ struct BlockWorkspace {
   LaneArray<L> ctrl;             // the actuators' controls (nu), in ControlMode::Actuators
   LaneArray<L> actuator_torque;  // the actuation stage's output (tau + PD, clamped), before the passive forces
   LaneArray<L> rk4_q0, rk4_v0, rk4_velocity, rk4_acceleration;  // a Runge-Kutta substep's start and weighted sums (batch/integration.hpp)
-  LaneArray<L> G, factor, lambda, violation, observation_out;
+  LaneArray<L> G, factor, lambda, violation, observation_out, sensor_out;
   // Lane-major scalar staging rows (stage[k * W + l]): the dense constrained solver reads and
   // writes one lane at a time through them, and the multipliers' warm start is assembled in them
   std::vector<T, xsimd::aligned_allocator<T, 64>> stage_q, stage_v, stage_tau, stage_qdd, stage_lambda;
@@ -103,10 +106,10 @@ struct BlockWorkspace {
   // Bytes of kernel workspace and gathered state.
   size_t bytes() const {
     return aba.bytes() + (delassus ? delassus->bytes() : 0) + (lcaba ? lcaba->bytes() : 0) + (proxbbo ? proxbbo->bytes() : 0) +
-           (observation ? observation->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
+           (observation ? observation->bytes() : 0) + (sensors ? sensors->bytes() : 0) + (contact_lanes ? contact_lanes->bytes() : 0) +
            (implicit_armature.size() + damped_armature.size() + q.size() + v.size() + tau.size() + tau_applied.size() + actuator_torque.size() + target.size() + ctrl.size() + qdd.size() + displacement.size() + rk4_q0.size() +
             rk4_v0.size() + rk4_velocity.size() + rk4_acceleration.size() + G.size() +
-            factor.size() + lambda.size() + violation.size() + observation_out.size()) * sizeof(L) +
+            factor.size() + lambda.size() + violation.size() + observation_out.size() + sensor_out.size()) * sizeof(L) +
            (stage_q.size() + stage_v.size() + stage_tau.size() + stage_qdd.size() + stage_lambda.size()) * sizeof(T);
   }
 };

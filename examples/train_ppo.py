@@ -125,6 +125,9 @@ def main():
     parser.add_argument("--picture", default="quadruped_walk.png", help="quadruped: the evaluation's picture")
     parser.add_argument("--video", default="",
                         help="a quadruped from an MJCF (Go2Walk): a GIF of the evaluation's environment 0, drawn by MuJoCo")
+    parser.add_argument("--page", default="",
+                        help="a quadruped from an MJCF (Go2Walk): the evaluation's first 16 environments as a web page "
+                             "(batchdyn.viewer.write_html: time slider, contact forces)")
     parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
     parser.add_argument("--roughness", type=float, default=0.0,
                         help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
@@ -393,10 +396,13 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
     start = env.batch.q[:, 0:3].astype(np.float64).copy()
     steps = int(round(seconds / env.dt))
     path, feet, fallen, iterations = [], [], np.zeros(envs, dtype=bool), []
+    recorded, forces = [], []  # the first 16 environments' states and contact forces, for --page
     with torch.no_grad():
         for _ in range(steps):
             action = model.actor(norm(torch.from_numpy(obs))).numpy()
             path.append(env.batch.q[0].astype(np.float64).copy())
+            if args.page:
+                recorded.append(env.batch.q[:16].copy()), forces.append(env.batch.contact_forces[:16].copy())
             obs, _, terminated, _, info = env.step(action)
             feet.append(obs[0, 46:50].copy())
             iterations.append(info["contact_iterations"])
@@ -410,15 +416,17 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
           f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m; "
           f"ADMM iterations per substep while walking: mean {np.mean(iterations):.1f}, max {np.max(iterations)}")
     path = np.array(path)  # environment 0's q before each step
-    if args.video:
-        robot_file = getattr(env, "robot_file", None)
-        if robot_file is None:
-            print(f"--video: {args.task} is not loaded from an MJCF: no video")
-        else:
-            from batchdyn import viewer
+    robot_file = getattr(env, "robot_file", None)
+    if (args.video or args.page) and robot_file is None:
+        print(f"--video, --page: {args.task} is not loaded from an MJCF: nothing drawn")
+    elif args.video or args.page:
+        from batchdyn import viewer
 
+        if args.video:
             every = max(1, round(0.04 / env.dt))  # 25 frames per second of simulated time, 320 x 240: a small GIF
             print(f"wrote {viewer.record(robot_file, path[::every], args.video, fps=round(1 / (every * env.dt)), width=320, height=240)}")
+        if args.page:
+            print(f"wrote {viewer.write_html(robot_file, recorded, args.page, dt=env.dt, contact_forces=forces, model=env.model, title=f'{args.task}, commanded {args.eval_speed:.2f} m/s')}")
     if args.picture:
         import matplotlib
         matplotlib.use("Agg")

@@ -482,6 +482,113 @@ TEST_CASE("A joint spring oscillates with the period 2 pi sqrt(I / k) and is off
   CHECK(batch.v()[0] == 0.0);
 }
 
+// The largest difference between batchdyn's sensordata and MuJoCo's (matched by name) over
+// `count` random states after forward dynamics (contacts, limits and friction loss off in both).
+double sensor_error(const Model& model, MujocoModel& mj, int count) {
+  mjModel* m = mj.model;
+  m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS;
+  std::mt19937 rng(13);
+  Batch<double> batch(model, count, 1);
+  batch.set_friction_loss(false);
+  std::vector<MujocoState> states;
+  for (int e = 0; e < count; ++e) {
+    MujocoState s = random_mujoco_state(m, rng);
+    const std::vector<double> q = q_from_mujoco(model, s.qpos), v = v_from_mujoco(model, q, s.qvel);
+    std::copy(q.begin(), q.end(), batch.q() + e * model.nq), std::copy(v.begin(), v.end(), batch.v() + e * model.nv);
+    const Eigen::VectorXd tau = tau_from_mujoco(model, as_eigen(q), s.qfrc);
+    std::copy(tau.data(), tau.data() + model.nv, batch.tau() + e * model.nv);
+    states.push_back(std::move(s));
+  }
+  batch.forward_dynamics();
+  batch.sense();
+  REQUIRE(batch.failed_count() == 0);
+  double worst = 0;
+  for (int e = 0; e < count; ++e) {
+    const MujocoState& s = states[static_cast<size_t>(e)];
+    std::copy(s.qpos.begin(), s.qpos.end(), mj.data->qpos), std::copy(s.qvel.begin(), s.qvel.end(), mj.data->qvel);
+    std::copy(s.qfrc.begin(), s.qfrc.end(), mj.data->qfrc_applied);
+    std::fill_n(mj.data->ctrl, m->nu, 0.0);
+    mj_forward(m, mj.data);
+    for (const Sensor& sensor : model.sensors) {
+      const int i = mj_name2id(m, mjOBJ_SENSOR, sensor.name.c_str());
+      REQUIRE(i >= 0);
+      const double* theirs = mj.data->sensordata + m->sensor_adr[i];
+      const double* ours = batch.sensordata() + e * batch.sensordata_size() + sensor.address;
+      // A quaternion and its negative are the same rotation: ours has w >= 0.
+      const double sign = sensor.kind == SensorKind::FrameQuat && theirs[0] < 0 ? -1.0 : 1.0;
+      for (int j = 0; j < sensor_dimension(sensor.kind); ++j) worst = std::max(worst, std::abs(ours[j] - sign * theirs[j]));
+    }
+  }
+  return worst;
+}
+
+TEST_CASE("MJCF sensors read what MuJoCo's read: joints, frames, gyro, velocimeter and accelerometer, with cutoffs") {
+  const std::string xml = R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="a" pos="0 0 1">
+      <joint name="h1" axis="0 1 0"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" mass="1"/>
+      <site name="tip" pos="0.3 0.02 0" euler="0.3 -0.2 1.1"/>
+      <body name="b" pos="0.3 0 0" quat="0.9 0.1 0.3 0.2">
+        <joint name="s" type="slide" axis="0 0.6 0.8" damping="0.2"/>
+        <geom type="box" size="0.1 0.05 0.02" mass="0.5"/>
+        <site name="imu" pos="0.05 -0.01 0.02" euler="0.5 0.1 -0.4"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor name="m" joint="h1"/></actuator>
+  <sensor>
+    <jointpos name="h1_q" joint="h1"/> <jointvel name="s_v" joint="s"/>
+    <framepos name="tip_p" objtype="site" objname="tip"/> <framequat name="tip_r" objtype="site" objname="tip"/>
+    <framelinvel name="imu_v" objtype="site" objname="imu"/> <frameangvel name="imu_w" objtype="site" objname="imu"/>
+    <framepos name="b_p" objtype="xbody" objname="b"/>
+    <gyro name="gyro" site="imu"/> <velocimeter name="vel" site="imu"/> <accelerometer name="acc" site="imu"/>
+    <accelerometer name="acc_cut" site="tip" cutoff="3"/>
+    <jointactuatorfrc name="h1_f" joint="h1"/>
+  </sensor>
+</mujoco>)";
+  const Model model = load_mjcf_string(xml);
+  REQUIRE(model.sensors.size() == 11);
+  CHECK(model.sensors.back().address == 1 + 1 + 3 + 4 + 3 + 3 + 3 + 3 + 3 + 3);
+  CHECK(std::count_if(model.load_notes.begin(), model.load_notes.end(), [](const std::string& note) {
+          return note.find("jointactuatorfrc") != std::string::npos;
+        }) == 1);
+  MujocoModel mj(xml, /*is_xml=*/true);
+  CHECK(sensor_error(model, mj, 30) < 1e-12);
+}
+
+TEST_CASE("Go2's IMU and joint sensors read what MuJoCo's read on random states") {
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  CHECK(model.sensors.size() == 29);  // 12 jointpos, 12 jointvel, imu quat, gyro, acc, frame pos and linvel
+  MujocoModel mj(mjcf_robot("unitree_go2/scene.xml"));
+  CHECK(sensor_error(model, mj, 20) < 1e-12);
+}
+
+TEST_CASE("An accelerometer at rest reads -g, in float and double, on lanes and on one lane") {
+  const Model model = load_mjcf_string(R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody><body><joint type="slide" axis="1 0 0"/><geom size="0.1" mass="1"/><site name="s" euler="1.5707963267948966 0 0"/></body></worldbody>
+  <sensor><accelerometer site="s"/></sensor>
+</mujoco>)");
+  Batch<double> lanes(model, 9);
+  Batch<float> floats(model, 9);
+  ScalarBatch<double> one(model, 9, 1);
+  lanes.forward_dynamics(), lanes.sense(), one.forward_dynamics(), one.sense();
+  floats.forward_dynamics(), floats.sense();
+  // The site's y axis is the world's z: gravity's reaction reads +9.81 along y.
+  for (int e = 0; e < 9; ++e) {
+    CHECK(lanes.sensordata()[3 * e + 1] == doctest::Approx(9.81).epsilon(1e-12));
+    CHECK(std::abs(lanes.sensordata()[3 * e + 2]) < 1e-12);
+    CHECK(floats.sensordata()[3 * e + 1] == doctest::Approx(9.81).epsilon(1e-6));
+    for (int j = 0; j < 3; ++j) CHECK(std::abs(lanes.sensordata()[3 * e + j] - one.sensordata()[3 * e + j]) < 1e-13);
+  }
+  CHECK_ERROR_MENTIONS(Batch<double>(load_mjcf_string("<mujoco><worldbody><body><joint/><geom size=\"0.1\"/></body></worldbody></mujoco>"), 2).sense(),
+                       "no sensors");
+}
+
 TEST_CASE("MJCF frictionloss: a joint pushed below F stays put, above F it accelerates at (tau - F) / I, and it stops, as in MuJoCo") {
   // A wheel on a vertical axis (gravity does no work): I = 0.1 kg m^2, F = 0.5 N m.
   const std::string xml = R"(

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "topology/contacts.hpp"
@@ -203,6 +205,7 @@ class Converter {
     model.reference_configuration = q_from_mujoco(model, std::vector<double>(m_->qpos0, m_->qpos0 + m_->nq));
     add_actuators(model);
     add_keyframes(model);
+    add_sensors(model);
     add_geoms(model);
     note_left_out(model);
     return model;
@@ -341,6 +344,73 @@ class Converter {
                          frame_in_ours_[static_cast<size_t>(b)] * transform_of(m_->site_pos + 3 * s, m_->site_quat + 4 * s),
                          source_ + ": site '" + name + "'");
     }
+  }
+
+  // MuJoCo's element name of a sensor type the engine does not compute.
+  static std::string other_sensor_name(int type) {
+    switch (type) {
+      case mjSENS_TOUCH: return "touch";
+      case mjSENS_JOINTACTFRC: return "jointactuatorfrc";
+      case mjSENS_ACTUATORFRC: return "actuatorfrc";
+      case mjSENS_ACTUATORPOS: return "actuatorpos";
+      case mjSENS_ACTUATORVEL: return "actuatorvel";
+      case mjSENS_FORCE: return "force";
+      case mjSENS_TORQUE: return "torque";
+      case mjSENS_SUBTREECOM: return "subtreecom";
+      default: return "sensor type " + std::to_string(type);
+    }
+  }
+
+  // The sensors the engine computes (topology/sensor_model.hpp), in the file's order; the others
+  // (other types, a reference frame, a body's inertial frame) are counted in load_notes.
+  void add_sensors(Model& model) const {
+    std::map<std::string, int> left_out;  // "type (why)" -> count
+    for (int s = 0; s < m_->nsensor; ++s) {
+      std::optional<SensorKind> kind;
+      switch (m_->sensor_type[s]) {
+        case mjSENS_JOINTPOS: kind = SensorKind::JointPos; break;
+        case mjSENS_JOINTVEL: kind = SensorKind::JointVel; break;
+        case mjSENS_FRAMEPOS: kind = SensorKind::FramePos; break;
+        case mjSENS_FRAMEQUAT: kind = SensorKind::FrameQuat; break;
+        case mjSENS_FRAMELINVEL: kind = SensorKind::FrameLinVel; break;
+        case mjSENS_FRAMEANGVEL: kind = SensorKind::FrameAngVel; break;
+        case mjSENS_GYRO: kind = SensorKind::Gyro; break;
+        case mjSENS_VELOCIMETER: kind = SensorKind::Velocimeter; break;
+        case mjSENS_ACCELEROMETER: kind = SensorKind::Accelerometer; break;
+        default: break;
+      }
+      const int type = m_->sensor_objtype[s], id = m_->sensor_objid[s];
+      std::string why;
+      Sensor sensor;
+      sensor.name = name_of(m_->name_sensoradr, s);
+      if (!kind) why = "not computed by batchdyn";
+      else if (m_->sensor_reftype[s] != mjOBJ_UNKNOWN && m_->sensor_refid[s] >= 0) why = "a reference frame (reftype)";
+      else if (*kind == SensorKind::JointPos || *kind == SensorKind::JointVel) {
+        if (m_->jnt_type[id] != mjJNT_HINGE && m_->jnt_type[id] != mjJNT_SLIDE) why = "on a ball or free joint";
+        else sensor.object = joint_name(id), sensor.body = model.frames[static_cast<size_t>(model.frame_index(sensor.object, FrameKind::Joint))].body;
+      } else if (type == mjOBJ_SITE) {
+        std::string site = name_of(m_->name_siteadr, id);
+        sensor.object = site.empty() ? body_name(m_->site_bodyid[id]) + "/site" + std::to_string(id) : site;
+        sensor.frame = model.frame_index(sensor.object, FrameKind::Site);
+      } else if (type == mjOBJ_XBODY && id > 0) {
+        sensor.object = body_name(id);
+        sensor.frame = model.frame_index(sensor.object, FrameKind::Link);
+      } else {
+        why = "on a body's inertial frame or a geom (use a site or objtype=\"xbody\")";
+      }
+      if (!why.empty()) {
+        ++left_out[std::string(kind ? sensor_kind_name(*kind) : other_sensor_name(m_->sensor_type[s])) + " (" + why + ")"];
+        continue;
+      }
+      sensor.kind = *kind;
+      if (sensor.frame >= 0) sensor.body = model.frames[static_cast<size_t>(sensor.frame)].body;
+      sensor.address = sensordata_size(model.sensors);
+      sensor.cutoff = m_->sensor_cutoff[s];
+      if (sensor.name.empty()) sensor.name = std::string(sensor_kind_name(*kind)) + std::to_string(s);
+      model.sensors.push_back(std::move(sensor));
+    }
+    for (const auto& [what, count] : left_out)
+      model.load_notes.push_back(std::to_string(count) + " sensor(s) not computed: " + what);
   }
 
   void add_actuators(Model& model) const {
@@ -544,8 +614,6 @@ class Converter {
 
   // What the model has that does not change the dynamics (and what it approximates).
   void note_left_out(Model& model) const {
-    if (m_->nsensor > 0)
-      model.load_notes.push_back(std::to_string(m_->nsensor) + " sensor(s): not computed (read the state and the sites instead)");
     for (int j = 0; j < m_->njnt; ++j)
       if (m_->jnt_limited[j] && (m_->jnt_type[j] == mjJNT_HINGE || m_->jnt_type[j] == mjJNT_SLIDE)) {
         model.load_notes.push_back("joint limits are the engine's limit stage (on by default in step()); MuJoCo's limit solref / solimp are not used");

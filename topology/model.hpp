@@ -13,6 +13,7 @@
 
 #include "layout/spatial.hpp"
 #include "topology/actuator_model.hpp"
+#include "topology/sensor_model.hpp"
 #include "topology/contact_model.hpp"
 
 namespace batchdyn {
@@ -181,6 +182,9 @@ struct Model {
   // The robot file's actuators and keyframes (MJCF; topology/actuator_model.hpp). Empty for URDF
   // and SDF, whose joints take torques or PD targets directly.
   std::vector<Actuator> actuators;
+  // The robot file's sensors that the engine computes (MJCF; topology/sensor_model.hpp), in
+  // sensordata order; the others are listed in load_notes.
+  std::vector<Sensor> sensors;
   std::vector<Keyframe> keyframes;
   // What loading left out because it does not change the dynamics (sensors, lights) or
   // approximated (a mesh's hull cut down to its vertex budget), one message each; `batchdyn info`

@@ -69,6 +69,10 @@ json model_json(const Model& model, const std::vector<int>& singular_joints) {
                               {"ctrl_range", {bound(a.ctrl_lower), bound(a.ctrl_upper)}},
                               {"force_range", {bound(a.force_lower), bound(a.force_upper)}}});
   }
+  j["sensors"] = json::array();
+  for (const Sensor& s : model.sensors)
+    j["sensors"].push_back({{"name", s.name}, {"kind", sensor_kind_name(s.kind)}, {"object", s.object}, {"address", s.address},
+                            {"size", sensor_dimension(s.kind)}, {"cutoff", s.cutoff}});
   j["keyframes"] = json::array();
   for (const Keyframe& k : model.keyframes) j["keyframes"].push_back({{"name", k.name}, {"time", k.time}, {"q", k.q}, {"v", k.v}, {"ctrl", k.ctrl}});
   j["load_notes"] = model.load_notes;

@@ -204,6 +204,19 @@ void bind_batch_training(py::class_<PyBatch<T>>& cls) {
       }), "Fills and returns the (N, k, 13) observations of the set_observed_frames: world position, quaternion xyzw, linear "
           "and angular velocity. Also fills contact_observations when set_observed_contacts chose geometries (and returns "
           "them when no frames are chosen).")
+      .def("sense", serialised<B>([](py::object self) {
+        B& b = self.cast<B&>();
+        {
+          py::gil_scoped_release release;
+          b.batch.sense();
+        }
+        return view(const_cast<T*>(b.batch.sensordata()), {b.batch.num_envs(), b.batch.sensordata_size()}, self);
+      }), "Fills and returns the (N, sensordata_size) readings of the robot file's sensors (Model.sensors) at the current q, v "
+          "and the last qdd (after step(): the last substep's, contact included), a view.")
+      .def_property_readonly("sensordata", serialised<B>([](py::object self) {
+        B& b = self.cast<B&>();
+        return view(const_cast<T*>(b.batch.sensordata()), {b.batch.num_envs(), b.batch.sensordata_size()}, self);
+      }), "(N, sensordata_size) sensor readings of the last sense(), a view.")
       .def("reset",
            serialised<B>([](B& b, const py::object& envs, std::optional<std::uint64_t> seed, std::optional<double> noise,
               double velocity_noise, const py::object& seeds) {

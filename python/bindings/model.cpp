@@ -100,6 +100,18 @@ void bind_model(py::module_& m) {
         return out;
       }, "The robot file's actuators (MJCF <actuator>), in ctrl order: a dict each with name, kind (motor, position, velocity, "
          "general), joint, dof, gear, gain, bias (force = gain ctrl + bias . (1, gear q, gear qd)), ctrl_range, force_range.")
+      .def_property_readonly("sensors", [](const Model& model) {
+        py::list out;
+        for (const Sensor& s : model.sensors) {
+          py::dict d;
+          d["name"] = s.name, d["kind"] = sensor_kind_name(s.kind), d["object"] = s.object, d["address"] = s.address;
+          d["size"] = sensor_dimension(s.kind), d["cutoff"] = s.cutoff;
+          out.append(std::move(d));
+        }
+        return out;
+      }, "The robot file's sensors that Batch.sense() computes (MJCF <sensor>), in sensordata order: a dict each with name, "
+         "kind (jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter, accelerometer), object "
+         "(the joint or frame it reads), address (its first column of sensordata), size, cutoff.")
       .def("body_inertia", [](const Model& model, int body) {
         if (body < 0 || body >= model.num_bodies())
           throw Error("body_inertia: body " + std::to_string(body) + " out of range [0, " + std::to_string(model.num_bodies()) + ")");

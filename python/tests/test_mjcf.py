@@ -107,3 +107,38 @@ def test_ctrl_drives_the_files_motors_clamped_to_their_control_range():
     batch.ctrl[1, 4] = np.nan
     batch.forward_dynamics()
     assert batch.status[1] != 0 and batch.status[0] == 0 and "ctrl[4]" in batch.status_message(1)
+
+
+@pytest.mark.parametrize("file", ["unitree_go2/scene.xml", "unitree_h1/scene.xml"])
+def test_sense_reads_the_files_imu_and_joint_sensors_as_mujoco_does(file):
+    path = os.path.join(MJCF, file)
+    model = batchdyn.load(path)
+    kinds = {s["kind"] for s in model.sensors}
+    assert {"jointpos", "jointvel", "framequat", "gyro", "accelerometer"} <= kinds
+    m = mujoco_model(path)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    batch = batchdyn.Batch(model, 4, dtype=np.float64, threads=1)
+    batch.friction_loss = False  # off in MuJoCo too
+    states = [(random_qpos(m, rng), rng.uniform(-1, 1, m.nv)) for _ in range(4)]
+    for e, (qpos, qvel) in enumerate(states):
+        q = batchdyn.q_from_mujoco(model, qpos)
+        batch.q[e], batch.v[e], batch.tau[e] = q, batchdyn.v_from_mujoco(model, q, qvel), 0.0
+    batch.forward_dynamics()
+    readings = batch.sense()
+    assert readings.shape == (4, sum(s["size"] for s in model.sensors))
+    for e, (qpos, qvel) in enumerate(states):
+        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos, qvel, 0.0
+        mujoco.mj_forward(m, d)
+        for s in model.sensors:
+            i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, s["name"])
+            theirs = d.sensordata[m.sensor_adr[i]:m.sensor_adr[i] + m.sensor_dim[i]]
+            if s["kind"] == "framequat" and theirs[0] < 0:
+                theirs = -theirs  # the same rotation: batchdyn's has w >= 0
+            np.testing.assert_allclose(readings[e, s["address"]:s["address"] + s["size"]], theirs, atol=1e-11, err_msg=s["name"])
+
+
+def test_sensors_the_engine_does_not_compute_are_listed_in_the_load_notes():
+    model = batchdyn.load(os.path.join(MJCF, "unitree_go2/scene.xml"))
+    assert "12 sensor(s) not computed: jointactuatorfrc (not computed by batchdyn)" in model.load_notes
+    assert [s["name"] for s in model.sensors][:2] == ["FR_hip_pos", "FR_thigh_pos"]

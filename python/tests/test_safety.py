@@ -172,6 +172,8 @@ DEGENERATE_CALLS = {
     "nu": (lambda b, m: b.nu, None),
     "use_ctrl_buffer": (lambda b, m: b.use_ctrl_buffer(np.zeros((2, 1), dtype=b.dtype)), "ctrl"),
     "friction_loss": (lambda b, m: setattr(b, "friction_loss", False), None),
+    "sense": (lambda b, m: b.sense(), "no sensors"),  # the box's scene file has no <sensor>
+    "sensordata": (lambda b, m: b.sensordata, None),  # (N, 0)
     "friction": (lambda b, m: b.friction(0, -1), "candidate -1 out of range"),
     "tau": (lambda b, m: b.tau, None),
     "threads": (lambda b, m: setattr(b, "threads", 1), None),

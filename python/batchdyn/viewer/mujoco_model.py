@@ -34,3 +34,17 @@ def drawable_model(mjcf_path, discard_visual=None):
         except ValueError:  # a visual mesh file is missing: draw the collision geoms
             return compile_model(mjcf_path, discard_visual=True), True
     return compile_model(mjcf_path, discard_visual), bool(discard_visual)
+
+
+def is_static_obstacle(m, g):
+    """A geom on the world body other than the ground (plane, height field): batchdyn does not
+    collide with it, so the drawings leave it out unless asked (static_geoms=True)."""
+    return m.geom_bodyid[g] == 0 and m.geom_type[g] not in (0, 1)
+
+
+def hide_static_geoms(m):
+    """Makes MuJoCo's renderer skip the static obstacles (is_static_obstacle) of model m."""
+    for g in range(m.ngeom):
+        if is_static_obstacle(m, g):
+            m.geom_matid[g] = -1
+            m.geom_rgba[g, 3] = 0.0

@@ -11,16 +11,17 @@ import os
 import numpy as np
 
 from .. import load, q_to_mujoco
-from .mujoco_model import drawable_model, mujoco_module
+from .mujoco_model import drawable_model, hide_static_geoms, mujoco_module
 
 
 def render_frames(mjcf_path, q, width=480, height=360, discard_visual=None, track_body=1, distance=1.6, azimuth=140.0,
-                  elevation=-20.0):
+                  elevation=-20.0, static_geoms=False):
     """The frames (T, height, width, 3) uint8 of batchdyn states q (T, nq; Model.nq of the file)
     drawn by MuJoCo from the same MJCF. discard_visual: draw the collision geoms instead of the
     visual ones (None: only when the file's visual meshes are missing). The camera tracks body
     `track_body` (MuJoCo's index; 1 = the first body under the world; 0 = the world's
-    origin) from `distance` m. The same state gives the same picture.
+    origin) from `distance` m. static_geoms: draw the world body's geoms other than the ground,
+    with which batchdyn does not collide. The same state gives the same picture.
     Raises ValueError for q of the wrong shape, RuntimeError when no OpenGL context can be made."""
     mujoco = mujoco_module()
     model = load(mjcf_path)
@@ -28,6 +29,8 @@ def render_frames(mjcf_path, q, width=480, height=360, discard_visual=None, trac
     if q.ndim != 2 or q.shape[1] != model.nq:
         raise ValueError(f"render_frames: q must be (T, nq = {model.nq}) batchdyn states, got shape {q.shape}")
     m, discard_visual = drawable_model(mjcf_path, discard_visual)
+    if not static_geoms:
+        hide_static_geoms(m)
     d = mujoco.MjData(m)
     try:
         renderer = mujoco.Renderer(m, height, width)

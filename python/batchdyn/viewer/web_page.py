@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import candidate_states, load, q_to_mujoco
-from .mujoco_model import drawable_model, mujoco_module
+from .mujoco_model import drawable_model, is_static_obstacle, mujoco_module
 
 THREE_JS_PLACES = ("/usr/share/javascript/three/three.min.js", "/usr/share/nodejs/three/build/three.min.js")
 
@@ -55,7 +55,7 @@ def _geometry(m, discard_visual, static_geoms):
     for g in range(m.ngeom):
         if not discard_visual and m.geom_group[g] > 2:
             continue
-        if m.geom_bodyid[g] == 0 and m.geom_type[g] not in (0, 1) and not static_geoms:
+        if is_static_obstacle(m, g) and not static_geoms:
             continue
         rgba = m.mat_rgba[m.geom_matid[g]] if m.geom_matid[g] >= 0 else m.geom_rgba[g]
         if rgba[3] == 0:

@@ -1,0 +1,48 @@
+// Sensors: what the robot file's <sensor> elements read (Model::sensors; MJCF), per environment,
+// N x sensordata_size — the IMU and joint readings an RL policy observes, computed on lanes by
+// kernels/tree/sensors.hpp at the current q, v and the last evaluation's qdd (after step(): the
+// last substep's, contact included; after forward_dynamics(): its result).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "batch/argument_checks.hpp"
+#include "batch/block_workspace.hpp"
+#include "kernels/tree/sensors.hpp"
+
+namespace batchdyn {
+
+template <class L>
+class Sensors {
+ public:
+  using T = lane_scalar<L>;
+
+  Sensors(const Model& model, int num_envs) : plan_(plan_sensors(model)), n_(num_envs) {
+    for (const SensorPlan::Entry& s : plan_.sensors) placement_.push_back(cast_transform<L>(s.placement));
+    owned_output_.assign(static_cast<size_t>(n_) * size(), T(0));
+    output_ = owned_output_.data();
+  }
+  int size() const { return plan_.size; }  // per environment
+  const SensorPlan& plan() const { return plan_; }
+  T* output() const { return output_; }
+  // Writes into the caller's N x sensordata_size array instead. Throws Error on a size mismatch.
+  void use_buffer(std::span<T> out) {
+    check_buffer_size("sensordata", out.size(), n_, size(), "sensordata_size");
+    output_ = out.data();
+  }
+
+  // The block's sensors into ws.sensor_out (ws.q, ws.v gathered; the accelerations in ws.tau).
+  void sense(const ModelConstants<L>& c, BlockWorkspace<L>& ws) const {
+    sensor_kernel(c, plan_, placement_.data(), *ws.sensors, ws.q.data(), ws.v.data(), ws.tau.data(), ws.sensor_out.data());
+  }
+
+ private:
+  SensorPlan plan_;
+  int n_;
+  std::vector<Transform<L>> placement_;  // the plan's frame placements as lanes
+  std::vector<T> owned_output_;
+  T* output_ = nullptr;
+};
+
+}  // namespace batchdyn
