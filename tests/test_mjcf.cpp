@@ -589,6 +589,74 @@ TEST_CASE("An accelerometer at rest reads -g, in float and double, on lanes and 
                        "no sensors");
 }
 
+TEST_CASE("MJCF connect and weld become loop constraints: q̈ satisfies MuJoCo's equality rows, closed at qpos0") {
+  // A four-bar (crank a, coupler b, rocker c, b's tip connected to c's), a free body d welded to
+  // the crank, and a pendulum e whose tip site is connected to a site on the world. The sharp
+  // check: batchdyn's q̈ satisfies MuJoCo's equality rows, efc_J q̈ = 0 (at rest), so both
+  // constrain the same motion. MuJoCo's equalities are soft: solimp is at its stiffest (MuJoCo
+  // clamps it to 0.9999), yet its weld's rotation rows give way (efc_J q̈ reaches 0.15), so q̈
+  // agrees to 20 % only.
+  const std::string xml = R"(
+<mujoco>
+  <compiler angle="radian"/>
+  <option><flag contact="disable"/></option>
+  <default><equality solimp="0.99999 0.99999 0.001"/></default>
+  <worldbody>
+    <site name="pin" pos="1 0 0.3"/>
+    <body name="a"><joint name="crank" axis="0 1 0"/><geom type="capsule" size="0.02" fromto="0 0 0 0 0 0.2" mass="1"/>
+      <body name="b" pos="0 0 0.2"><joint axis="0 1 0"/><geom type="capsule" size="0.02" fromto="0 0 0 0.4 0 0" mass="0.5"/></body>
+    </body>
+    <body name="c" pos="0.4 0 0"><joint axis="0 1 0"/><geom type="capsule" size="0.02" fromto="0 0 0 0 0 0.2" mass="0.7"/></body>
+    <body name="d" pos="0.1 0.1 0.3" euler="0.3 0.2 0.1"><freejoint/><geom type="box" size="0.1 0.08 0.06" mass="2"/></body>
+    <body name="e" pos="1 0 0"><joint axis="1 0 0"/><geom type="capsule" size="0.02" fromto="0 0 0 0 0 0.3" mass="0.2"/>
+      <site name="tip" pos="0 0 0.3"/></body>
+  </worldbody>
+  <equality>
+    <connect name="close" body1="b" body2="c" anchor="0.4 0 0"/>
+    <weld name="carry" body1="d" body2="a" anchor="0.02 0 0.1"/>
+    <connect name="pin" site1="tip" site2="pin"/>
+  </equality>
+</mujoco>)";
+  const Model model = load_mjcf_string(xml);
+  REQUIRE(model.constraints.size() == 3);
+  CHECK(model.constraints[0].type == ConstraintType::Connect);
+  CHECK(model.constraints[1].type == ConstraintType::Weld);
+  CHECK(model.constraints[1].name == "carry");
+  MujocoModel mj(xml, /*is_xml=*/true);
+  mj.model->opt.jacobian = mjJAC_DENSE;
+  std::mt19937 rng(17);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int n = 8;
+  Batch<double> batch(model, n, 1);
+  std::vector<std::vector<double>> forces;
+  for (int e = 0; e < n; ++e) {  // at qpos0, where MuJoCo's compiler closed the loops, at rest, random joint forces
+    std::vector<double> qfrc(static_cast<size_t>(mj.model->nv));
+    for (double& f : qfrc) f = normal(rng);
+    const std::vector<double> q = q_from_mujoco(model, std::vector<double>(mj.model->qpos0, mj.model->qpos0 + mj.model->nq));
+    const Eigen::VectorXd tau = tau_from_mujoco(model, as_eigen(q), qfrc);
+    std::copy(q.begin(), q.end(), batch.q() + e * model.nq);
+    std::fill_n(batch.v() + e * model.nv, model.nv, 0.0);
+    std::copy(tau.data(), tau.data() + model.nv, batch.tau() + e * model.nv);
+    forces.push_back(std::move(qfrc));
+  }
+  batch.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    mj_resetData(mj.model, mj.data);
+    std::copy(forces[static_cast<size_t>(e)].begin(), forces[static_cast<size_t>(e)].end(), mj.data->qfrc_applied);
+    mj_forward(mj.model, mj.data);
+    const std::vector<double> q(batch.q() + e * model.nq, batch.q() + (e + 1) * model.nq), v(static_cast<size_t>(model.nv), 0.0);
+    const std::vector<double> ours = a_to_mujoco(model, q, v, std::vector<double>(batch.qdd() + e * model.nv, batch.qdd() + (e + 1) * model.nv));
+    REQUIRE(mj.data->nefc == 3 + 6 + 3);
+    const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> J(mj.data->efc_J, mj.data->nefc, mj.model->nv);
+    CHECK(Eigen::Map<const Eigen::VectorXd>(mj.data->efc_pos, mj.data->nefc).lpNorm<Eigen::Infinity>() < 1e-12);  // closed at qpos0
+    CHECK((J * as_eigen(ours)).lpNorm<Eigen::Infinity>() < 1e-9 * std::max(1.0, as_eigen(ours).lpNorm<Eigen::Infinity>()));
+    CHECK(relative_difference(ours, Eigen::Map<const Eigen::VectorXd>(mj.data->qacc, mj.model->nv)) < 0.2);
+    CHECK(std::abs(ours.back()) < 1e-9);  // the pinned pendulum does not move
+  }
+}
+
 TEST_CASE("MJCF frictionloss: a joint pushed below F stays put, above F it accelerates at (tau - F) / I, and it stops, as in MuJoCo") {
   // A wheel on a vertical axis (gravity does no work): I = 0.1 kg m^2, F = 0.5 N m.
   const std::string xml = R"(
@@ -678,10 +746,10 @@ TEST_CASE("MJCF elements that would change the dynamics are refused, naming the 
 </mujoco>)", "spring.xml"),
                        "spring.xml", "<joint name=\"j\"> (line 2)", "stiffness", "ball");
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
-  <worldbody><body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/><geom size="0.1"/></body></worldbody>
-  <equality><connect body1="a" body2="b" anchor="0 0 0"/></equality>
+  <worldbody><body name="a"><joint name="j1"/><geom size="0.1"/></body><body name="b"><joint name="j2"/><geom size="0.1"/></body></worldbody>
+  <equality><joint joint1="j1" joint2="j2"/></equality>
 </mujoco>)", "equality.xml"),
-                       "equality.xml", "<equality>", "line 3");
+                       "equality.xml", "<equality>", "line 3", "connect and weld");
   CHECK_ERROR_MENTIONS(load_mjcf_string(R"(<mujoco>
   <worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>
   <actuator><general joint="j" dyntype="filter" dynprm="0.1"/></actuator>

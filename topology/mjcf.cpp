@@ -206,6 +206,7 @@ class Converter {
     add_actuators(model);
     add_keyframes(model);
     add_sensors(model);
+    add_equalities(model);
     add_geoms(model);
     note_left_out(model);
     return model;
@@ -232,9 +233,6 @@ class Converter {
     if (m_->nflex > 0) refuse("<flex> / <flexcomp>: deformable bodies are not supported (the file has " + std::to_string(m_->nflex) + ")");
     if (m_->nplugin > 0) refuse("<plugin>: engine plugins are not supported (the file has " + std::to_string(m_->nplugin) + ")");
     if (m_->nmocap > 0) refuse("mocap bodies (<body mocap=\"true\">) are not supported: they are moved by the user, not by the dynamics");
-    if (m_->neq > 0)
-      refuse(describe(spec_, mjOBJ_EQUALITY, 0, "equality") +
-             ": equality constraints are not supported yet (batchdyn's loop constraints are set with a constraint file)");
   }
 
   void add_bodies() {
@@ -343,6 +341,49 @@ class Converter {
       builder_.add_frame(name, FrameKind::Site, ours_[static_cast<size_t>(b)],
                          frame_in_ours_[static_cast<size_t>(b)] * transform_of(m_->site_pos + 3 * s, m_->site_quat + 4 * s),
                          source_ + ": site '" + name + "'");
+    }
+  }
+
+  // <equality> connect and weld as loop constraints (hard, stabilised by the engine; MuJoCo's
+  // solref / solimp and a weld's torquescale are not used). Between bodies, MuJoCo's compiled
+  // eq_data holds, for connect, the anchor in body1 and in body2 and, for weld, the anchor in
+  // body2 and the pose of body2 in body1 (relpose; from qpos0 unless the file gives it): the
+  // weld's frame 1 is relpose * anchor on body1, frame 2 the anchor on body2. Between sites, the
+  // sites' frames (connect: their origins) coincide.
+  void add_equalities(Model& model) const {
+    const std::vector<std::string> equalities = describe_all(spec_, mjOBJ_EQUALITY, "equality");
+    for (int i = 0; i < m_->neq; ++i) {
+      const std::string what = nth(equalities, i, "equality");
+      const int type = m_->eq_type[i];
+      if (type != mjEQ_CONNECT && type != mjEQ_WELD)
+        refuse(what + ": only connect and weld equality constraints are supported (joint, tendon, distance and flex "
+                      "equalities are not)");
+      if (!m_->eq_active0[i]) refuse(what + ": an equality inactive at the start is not supported (the engine's constraints are always on)");
+      const bool sites = m_->eq_objtype[i] == mjOBJ_SITE;
+      if (!sites && m_->eq_objtype[i] != mjOBJ_BODY) refuse(what + ": only equalities between bodies or sites are supported");
+      const int id1 = m_->eq_obj1id[i], id2 = m_->eq_obj2id[i];
+      const int body1 = sites ? m_->site_bodyid[id1] : id1, body2 = sites ? m_->site_bodyid[id2] : id2;
+      if (body1 == 0) refuse(what + ": body1 is the world; give the robot's body as body1");
+      const mjtNum* data = m_->eq_data + mjNEQDATA * i;
+      Transformd frame1, frame2;  // in MuJoCo's body1 and body2 frames
+      if (sites) {
+        frame1 = transform_of(m_->site_pos + 3 * id1, m_->site_quat + 4 * id1);
+        frame2 = transform_of(m_->site_pos + 3 * id2, m_->site_quat + 4 * id2);
+      } else if (type == mjEQ_CONNECT) {
+        frame1 = translation(vec3(data)), frame2 = translation(vec3(data + 3));
+      } else {
+        frame2 = translation(vec3(data));
+        frame1 = transform_of(data + 3, data + 6) * frame2;
+      }
+      if (type == mjEQ_CONNECT) frame1.rotation = frame2.rotation = Mat3d::identity();
+      ConstraintSpec spec;
+      spec.name = name_of(m_->name_eqadr, i);
+      if (spec.name.empty()) spec.name = "equality" + std::to_string(i);
+      spec.type = type == mjEQ_CONNECT ? ConstraintType::Connect : ConstraintType::Weld;
+      spec.link1 = body_name(body1);
+      spec.link2 = body2 == 0 ? "world" : body_name(body2);
+      spec.placement1 = placement_of(frame1), spec.placement2 = placement_of(frame2);
+      add_constraint(model, spec, source_ + ": " + what);
     }
   }
 
