@@ -91,11 +91,8 @@ void frame_observation_kernel(const ModelConstants<S>& c, const FrameObservation
   ws.world_from_body[0] = Transform<S>::identity();
   ws.velocity[0] = Motion<S>::zero();
   for (int i : plan.bodies) {
-    const int parent = c.tree[static_cast<size_t>(i)].parent;
-    const Transform<S> X = body_placement(c, i, q);
     Motion<S> joint_velocity;
-    ws.velocity[i] = body_velocity(c, i, X, ws.velocity[parent], v, joint_velocity);
-    ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[parent], X);
+    sweep_pose_and_velocity(c, i, q, v, ws.world_from_body.data(), ws.velocity.data(), joint_velocity);
   }
   const int frames = static_cast<int>(plan.frame_body.size());
   for (int f = 0; f < frames; ++f) {

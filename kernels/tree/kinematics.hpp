@@ -53,6 +53,19 @@ BATCHDYN_INLINE Motion<S> body_velocity(const ModelConstants<S>& c, int i, const
   return velocity;
 }
 
+// One body of a forward sweep on lanes: its world placement and body-frame velocity from its
+// parent's (world_from_body, velocity indexed by body). Returns ^{λ(i)}M_i; joint_velocity gets
+// v_J = S_i qd_i. The frame observations and the sensors sweep with it.
+template <class S>
+BATCHDYN_INLINE Transform<S> sweep_pose_and_velocity(const ModelConstants<S>& c, int i, const S* q, const S* v,
+                                                     Transform<S>* world_from_body, Motion<S>* velocity, Motion<S>& joint_velocity) {
+  const int parent = c.tree[static_cast<size_t>(i)].parent;
+  const Transform<S> X = body_placement(c, i, q);
+  velocity[i] = body_velocity(c, i, X, velocity[parent], v, joint_velocity);
+  world_from_body[i] = world_placement(c, i, world_from_body[parent], X);
+  return X;
+}
+
 // Placements of every body on raw lane arrays: parent_from_body[i] = ^{λ(i)}M_i (n entries,
 // [0] untouched). O(n), no allocation.
 template <class S>

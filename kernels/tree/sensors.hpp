@@ -79,14 +79,11 @@ void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Tra
   ws.velocity[0] = Motion<S>::zero();
   ws.acceleration[0] = c.base_acceleration;  // -g: accelerations are proper accelerations
   for (int i : plan.bodies) {
-    const int parent = c.tree[static_cast<size_t>(i)].parent;
-    const Transform<S> X = body_placement(c, i, q);
     Motion<S> joint_velocity;
-    ws.velocity[i] = body_velocity(c, i, X, ws.velocity[parent], v, joint_velocity);
-    ws.world_from_body[i] = world_placement(c, i, ws.world_from_body[parent], X);
+    const Transform<S> X = sweep_pose_and_velocity(c, i, q, v, ws.world_from_body.data(), ws.velocity.data(), joint_velocity);
     if (plan.accelerations)  // a model constant, not data
-      ws.acceleration[i] = motion_to_body(c, i, X, ws.acceleration[parent]) + subspace_times(c, i, qdd + c.tree[i].idx_v) +
-                           cross(ws.velocity[i], joint_velocity);
+      ws.acceleration[i] = motion_to_body(c, i, X, ws.acceleration[c.tree[static_cast<size_t>(i)].parent]) +
+                           subspace_times(c, i, qdd + c.tree[i].idx_v) + cross(ws.velocity[i], joint_velocity);
   }
   const int count = static_cast<int>(plan.sensors.size());
   for (int k = 0; k < count; ++k) {
