@@ -34,18 +34,19 @@ inline void copy_state(const EngineA& from, EngineB& to) {
   to.set_effort_limits(from.effort_limits());
 }
 
-// The joint torque the engine's dynamics sees with passive forces on (its default): tau - d qd,
-// d the model's joint damping.
-inline Eigen::VectorXd with_passive_forces(const Model& model, const Eigen::VectorXd& v, const Eigen::VectorXd& tau) {
-  return tau - Eigen::Map<const Eigen::VectorXd>(model.damping.data(), model.nv).cwiseProduct(v);
+// The joint torque the engine's dynamics sees with passive forces on (its default): tau plus the
+// damping, friction loss and springs of the model (passive_torque, batch/passive_forces.hpp).
+inline Eigen::VectorXd with_passive_forces(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                           const Eigen::VectorXd& tau) {
+  return tau + passive_torque(model, q, v);
 }
 
 // Forward dynamics as the engine simulates it with passive forces on: the reference ABA
-// (Pinocchio's dynamics) at tau - d qd.
+// (Pinocchio's dynamics) at tau + the passive forces.
 inline Eigen::VectorXd simulated_forward_dynamics(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                                   const Eigen::VectorXd& tau) {
   Data<double> data(model);
-  return aba(model, data, q, v, with_passive_forces(model, v, tau));
+  return aba(model, data, q, v, with_passive_forces(model, q, v, tau));
 }
 
 inline Eigen::VectorXd row(const double* data, int e, int width) { return Eigen::Map<const Eigen::VectorXd>(data + e * width, width); }

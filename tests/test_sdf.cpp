@@ -232,7 +232,7 @@ TEST_CASE("an SDF joint with negative or NaN <damping>, lower > upper or a NaN l
   }
 }
 
-TEST_CASE("an SDF joint's <spring_stiffness> and <spring_reference> become its spring; a negative stiffness is refused") {
+TEST_CASE("an SDF joint's <spring_stiffness> and <spring_reference> become its spring, and a negative stiffness is refused") {
   const std::string header = "<?xml version=\"1.0\"?><sdf version=\"1.6\"><model name=\"m\">";
   const std::string links = "<link name=\"a\"><inertial><mass>1</mass></inertial></link><link name=\"b\"><inertial><mass>1</mass></inertial></link>";
   const auto joint = [&](const std::string& dynamics) {

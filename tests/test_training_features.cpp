@@ -667,7 +667,7 @@ TEST_CASE("a constrained model steps with LCABA by default: each environment's q
       CHECK((status == EnvStatus::ConstraintNotConverged) == !batch.constraint_converged()[static_cast<size_t>(e)]);
       const Eigen::VectorXd v = row(batch.v(), e, m.nv);
       const Eigen::VectorXd qdd = constrained_forward_dynamics(m, data, cdata, row(batch.q(), e, m.nq), v,
-                                                               with_passive_forces(m, v, row(batch.tau(), e, m.nv)),
+                                                               with_passive_forces(m, row(batch.q(), e, m.nq), v, row(batch.tau(), e, m.nv)),
                                                                batch.constraint_settings());
       CHECK(relative_error(row(batch.qdd(), e, m.nv), qdd) <= 1e-8);
       CHECK(batch.constraint_iterations()[static_cast<size_t>(e)] >= 1);

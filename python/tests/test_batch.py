@@ -291,10 +291,12 @@ def test_project_to_constraints_closes_the_loop(models_dir):
         batchdyn.project_to_constraints(model, np.zeros(model.nq + 1))
 
 
-def test_passive_forces_apply_the_model_damping_in_the_engine_but_not_in_the_reference_functions(models_dir):
+def test_passive_forces_apply_the_model_damping_and_springs_in_the_engine_but_not_in_the_reference_functions(models_dir):
     model = batchdyn.load(os.path.join(models_dir, "cassie_v2.sdf"), root="free")
-    damping = np.asarray(model.damping)
-    assert damping.max() > 0
+    damping, stiffness = np.asarray(model.damping), np.asarray(model.spring_stiffness)
+    reference = np.asarray(model.spring_reference)
+    assert damping.max() > 0 and stiffness.max() > 0  # Cassie's knee and heel springs
+    one_dof = [(j["idx_q"], j["idx_v"]) for j in model.info()["joints"] if j["nv"] == 1]
     batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
     assert batch.passive_forces  # on by default, as simulators do
     batch.use_constraints = False
@@ -302,7 +304,10 @@ def test_passive_forces_apply_the_model_damping_in_the_engine_but_not_in_the_ref
     batch.forward_dynamics()
     for e in range(3):
         q, v, tau = batch.q[e], batch.v[e], batch.tau[e]
-        np.testing.assert_allclose(batch.qdd[e], batchdyn.aba(model, q, v, tau - damping * v), rtol=1e-10, atol=1e-10)
+        springs = np.zeros(model.nv)
+        for iq, iv in one_dof:
+            springs[iv] = -stiffness[iv] * (q[iq] - reference[iv])
+        np.testing.assert_allclose(batch.qdd[e], batchdyn.aba(model, q, v, tau - damping * v + springs), rtol=1e-10, atol=1e-10)
     batch.passive_forces = False
     batch.forward_dynamics()
     for e in range(3):
