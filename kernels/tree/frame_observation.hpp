@@ -24,21 +24,30 @@ struct FrameObservationPlan {
   std::vector<Transformd> frame_placement;  // ^{body}M_f
 };
 
+// The bodies a forward sweep must visit to place `bodies`: they and their ancestors, ascending
+// (parents before children), the world excluded.
+inline std::vector<int> bodies_supporting(const Model& model, const std::vector<int>& bodies) {
+  std::vector<char> needed(static_cast<size_t>(model.num_bodies()), 0);
+  for (int b : bodies)
+    for (int i = b; i > 0; i = model.bodies[i].parent) needed[static_cast<size_t>(i)] = 1;
+  std::vector<int> out;
+  for (int i = 1; i < model.num_bodies(); ++i)
+    if (needed[static_cast<size_t>(i)]) out.push_back(i);
+  return out;
+}
+
 // Plans the sweep for the given frame indices (Model::frames). Throws Error for an index out
 // of range.
 inline FrameObservationPlan plan_frame_observation(const Model& model, const std::vector<int>& frames) {
   FrameObservationPlan plan;
-  std::vector<char> needed(static_cast<size_t>(model.num_bodies()), 0);
   for (int f : frames) {
     if (f < 0 || f >= static_cast<int>(model.frames.size()))
       throw Error("observed frame index " + std::to_string(f) + " out of range [0, " + std::to_string(model.frames.size()) + ")");
     const Frame& frame = model.frames[static_cast<size_t>(f)];
     plan.frame_body.push_back(frame.body);
     plan.frame_placement.push_back(frame.placement);
-    for (int i = frame.body; i > 0; i = model.bodies[i].parent) needed[static_cast<size_t>(i)] = 1;
   }
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (needed[static_cast<size_t>(i)]) plan.bodies.push_back(i);
+  plan.bodies = bodies_supporting(model, plan.frame_body);
   return plan;
 }
 

@@ -38,7 +38,7 @@ struct SensorPlan {
 
 inline SensorPlan plan_sensors(const Model& model) {
   SensorPlan plan;
-  std::vector<char> needed(static_cast<size_t>(model.num_bodies()), 0);
+  std::vector<int> frame_bodies;
   for (const Sensor& s : model.sensors) {
     SensorPlan::Entry entry{s.kind, s.body, Transformd::identity(), 0, s.address, s.cutoff};
     const Body& body = model.bodies[static_cast<size_t>(s.body)];
@@ -46,13 +46,12 @@ inline SensorPlan plan_sensors(const Model& model) {
     else if (s.kind == SensorKind::JointVel) entry.index = body.idx_v;
     else {
       entry.placement = model.frames[static_cast<size_t>(s.frame)].placement;
-      for (int i = s.body; i > 0; i = model.bodies[i].parent) needed[static_cast<size_t>(i)] = 1;
+      frame_bodies.push_back(s.body);
     }
     plan.accelerations = plan.accelerations || s.kind == SensorKind::Accelerometer;
     plan.sensors.push_back(entry);
   }
-  for (int i = 1; i < model.num_bodies(); ++i)
-    if (needed[static_cast<size_t>(i)]) plan.bodies.push_back(i);
+  plan.bodies = bodies_supporting(model, frame_bodies);
   plan.size = sensordata_size(model.sensors);
   return plan;
 }
@@ -96,7 +95,6 @@ void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Tra
       const Transform<S>& f = placement[k];
       const Motion<S>& vb = ws.velocity[s.body];
       const Vec3<S> origin_velocity = vb.linear + cross(vb.angular, f.translation);  // body frame
-      const Mat3<S> frame_rotation = body_pose.rotation * f.rotation;                // ^0R_f
       Vec3<S> value;
       switch (s.kind) {  // the sensor's kind: a model constant, not data
         case SensorKind::FramePos: value = body_pose.translation + body_pose.rotation * f.translation; break;
@@ -114,7 +112,7 @@ void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Tra
       }
       if (s.kind == SensorKind::FrameQuat) {
         S xyzw[4];
-        rotation_to_quaternion(frame_rotation, xyzw);
+        rotation_to_quaternion(body_pose.rotation * f.rotation, xyzw);  // ^0R_f
         o[0] = xyzw[3], o[1] = xyzw[0], o[2] = xyzw[1], o[3] = xyzw[2];  // MuJoCo's w x y z
         continue;
       }
