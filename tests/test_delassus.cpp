@@ -51,6 +51,39 @@ TEST_CASE("PV-OSIMr and PV-OSIM equal the dense J M^{-1} J^T on every shipped an
   }
 }
 
+TEST_CASE("PV-OSIMr over some terminals forms their blocks bit for bit as the full sweep does, and skips the others") {
+  // The contact stage's use: terminals with disjoint rows (feet welded to the world), some of
+  // them needed (the contact bodies touching in a block).
+  const Model m = free_robot_with_constraints("humanoid.urdf", "humanoid_feet.json");
+  Data<double> data(m);
+  DelassusData<double> full(m), part(m);
+  const DelassusPlan& plan = part.plan;
+  const int terminals = plan.num_terminals();
+  REQUIRE(terminals >= 2);
+  for (int a = 0; a < terminals; ++a)
+    for (int b = a + 1; b < terminals; ++b) REQUIRE(plan.terminals[static_cast<size_t>(a)].row != plan.terminals[static_cast<size_t>(b)].row);
+  std::mt19937 rng(92);
+  for (int needed_first = 0; needed_first < 2; ++needed_first) {
+    const Eigen::VectorXd q = random_state(m, rng).q;
+    pv_osimr_kernel(data.constants, full.plan, full.workspace, q.data(), full.G.data());
+    std::vector<char> needed(static_cast<size_t>(terminals), 0);
+    needed[static_cast<size_t>(needed_first ? 0 : terminals - 1)] = 1;
+    part.G.setConstant(std::numeric_limits<double>::quiet_NaN());
+    delassus_first_sweep(data.constants, plan, part.workspace, q.data());
+    pv_osimr_sweeps(data.constants, plan, part.workspace, part.G.data(), static_cast<const TreeFactor<double>*>(nullptr), needed.data());
+    for (int a = 0; a < terminals; ++a)
+      for (int b = 0; b < terminals; ++b) {
+        const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(a)];
+        const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(b)];
+        const auto block = [&](const RowMatrixXd& G) { return G.block(ta.row, tb.row, ta.dim, tb.dim).eval(); };
+        if (needed[static_cast<size_t>(a)] && needed[static_cast<size_t>(b)])
+          CHECK((block(part.G).array() == block(full.G).array()).all());  // bit for bit
+        else if (a == b)
+          CHECK(block(part.G).hasNaN());  // never formed
+      }
+  }
+}
+
 TEST_CASE("PV-OSIMr equals the dense Delassus matrix on random trees with random connect, weld and revolute constraints") {
   std::mt19937 rng(91);
   for (int trial = 0; trial < 40; ++trial) {

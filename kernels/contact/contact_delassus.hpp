@@ -6,6 +6,7 @@
 // diagonal blocks are formed, for the preconditioning, and the rows as PV-soft sees them.
 #pragma once
 
+#include <algorithm>
 #include <span>
 
 #include "kernels/contact/contact_rows.hpp"
@@ -28,12 +29,22 @@ bool contact_rows_on_the_tree(const ContactSettings& settings, const ContactRowC
   return pv_soft;
 }
 
-// G_T by PV-OSIMr over the contact bodies' terminals: a 6-row terminal's columns are the unit
-// forces at its body's origin, a 3-row terminal's its one candidate's rows. `factorised`: M's
-// factorisation at q, else PV-OSIMr eliminates the joints itself.
+// G_T by PV-OSIMr over the terminals of the block's `groups` row groups (the contact bodies with
+// a candidate in contact in any lane, the loops' bodies): a 6-row terminal's columns are the
+// unit forces at its body's origin, a 3-row terminal's its one candidate's rows. The other
+// terminals' blocks are not formed (group_delassus reads none of them): a Go2 standing on its
+// four feet forms 4 of its 13 contact bodies' terminals. `factorised`: M's factorisation at q,
+// else PV-OSIMr eliminates the joints itself.
 template <class S>
-void terminal_delassus(const ModelConstants<S>& c, const ContactPlan& plan, const TreeFactor<S>* factorised, FrictionalContactWorkspace<S>& ws) {
+void terminal_delassus(const ModelConstants<S>& c, const ContactPlan& plan, int groups, const TreeFactor<S>* factorised,
+                       FrictionalContactWorkspace<S>& ws) {
+  std::fill(ws.terminal_needed.begin(), ws.terminal_needed.end(), 0);
+  for (int g = 0; g < groups; ++g) {
+    const ContactRowGroup<S>& group = ws.groups[static_cast<size_t>(g)];
+    for (int side = 0; side < group.sides; ++side) ws.terminal_needed[static_cast<size_t>(group.side[side].slot)] = 1;
+  }
   for (int t = 0; t < plan.delassus.num_terminals(); ++t) {
+    if (!ws.terminal_needed[static_cast<size_t>(t)]) continue;
     const int own = plan.own_candidate[static_cast<size_t>(t)];
     for (int r = 0; r < plan.rows_of(t); ++r) {
       Force<S>& e = ws.delassus.terminal_columns[static_cast<size_t>(t * 6 + r)];
@@ -45,7 +56,7 @@ void terminal_delassus(const ModelConstants<S>& c, const ContactPlan& plan, cons
       }
     }
   }
-  pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data(), factorised);
+  pv_osimr_sweeps(c, plan.delassus, ws.delassus, ws.GT.data(), factorised, ws.terminal_needed.data());
 }
 
 // G between every two row groups (PV-soft: each group with itself): the sum over their sides of

@@ -60,6 +60,7 @@ struct FrictionalContactWorkspace {
         loops(model.constraints.size()), loop_scale(static_cast<size_t>(model.constraint_rows)),
         row_impulses(3 * gap.size() + limit_distance.size() + loop_scale.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
         limit_chain_mark(static_cast<size_t>(model.num_bodies())), limit_chains(limit_chain_mark.size()), groups(gap.size() + loops.size()),
+        terminal_needed(static_cast<size_t>(plan.delassus.num_terminals())),
         problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows),
         soft(model, 3 * plan.num_candidates() + plan.num_limited_joints()) {}
   DelassusWorkspace<S> delassus;
@@ -92,6 +93,7 @@ struct FrictionalContactWorkspace {
   std::vector<int> limit_chain_mark;          // per body: 1 on a listed limit's chain (itself or an ancestor)
   std::vector<int> limit_chains;              // those bodies, ascending: all a limit-rows-only problem reads
   std::vector<ContactRowGroup<S>> groups;     // the block's contacts, then its loop constraints
+  std::vector<char> terminal_needed;          // per contact body (terminal): 1 when a group acts on it
   ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
   PvSoftDelassusWorkspace<S> soft;            // ADMM on the tree (PV-soft): the problem's rows, compliance, factor
   size_t bytes() const {
@@ -103,7 +105,8 @@ struct FrictionalContactWorkspace {
             limit_distance.size() + limit_sign.size() + limit_active.size() + limit_impulses.size() + loop_scale.size() + row_impulses.size()) *
                sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
-           (contact_list.size() + limit_list.size() + limit_chain_mark.size() + limit_chains.size()) * sizeof(int) + problem.bytes() + soft.bytes();
+           (contact_list.size() + limit_list.size() + limit_chain_mark.size() + limit_chains.size()) * sizeof(int) + terminal_needed.size() +
+           problem.bytes() + soft.bytes();
   }
 };
 

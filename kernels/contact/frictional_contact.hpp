@@ -109,7 +109,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   // joints eliminated here when the caller gave no factorisation), G between the row groups,
   // the limit rows' columns.
   if (rows.contacts + rows.loops > 0) {
-    terminal_delassus(c, plan, factorised, ws);
+    terminal_delassus(c, plan, groups, factorised, ws);
   } else if (!factorised) {
     if (!on_bodies) delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
     for (int i = static_cast<int>(c.tree.size()) - 1; i >= 1; --i) delassus_eliminate_joint(c, ws.delassus, i);

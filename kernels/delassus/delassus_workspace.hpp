@@ -23,7 +23,7 @@ struct DelassusWorkspace {
         terminal_columns(static_cast<size_t>(plan.num_terminals()) * 6),
         chain_propagator(plan.heads.size() * 6), chain_inverse_inertia(plan.heads.size() * 36),
         inverse_inertia(plan.heads.size() * 36), level_columns(plan.level_head.size() * 6),
-        level_accelerations(plan.level_head.size() * 6), moving_columns(static_cast<size_t>(plan.num_columns())),
+        level_accelerations(plan.level_head.size() * 6), head_needed(plan.heads.size()), moving_columns(static_cast<size_t>(plan.num_columns())),
         column_projection(static_cast<size_t>(plan.num_columns()) * 12),
         body_force(static_cast<size_t>(model.num_bodies())), body_acceleration(static_cast<size_t>(model.num_bodies())),
         joint_force(static_cast<size_t>(model.nv)) {
@@ -45,6 +45,9 @@ struct DelassusWorkspace {
   // PV-OSIMr, per terminal level slot (6 each)
   std::vector<Force<S>> level_columns;        // ^cK_t^T at the level's head c
   std::vector<Motion<S>> level_accelerations; // ^0Ω_c ^cK_t^T
+  // PV-OSIMr over some of the terminals (pv_osimr_sweeps' terminal_needed): per head, 1 when a
+  // needed terminal's path passes it
+  std::vector<char> head_needed;
   // PV-OSIM: every terminal column, carried up the tree in place
   std::vector<Force<S>> moving_columns;
   std::vector<S> column_projection;           // per column of ES(i): S_i^T K^T and D_i^{-1} S_i^T K^T
@@ -59,7 +62,8 @@ struct DelassusWorkspace {
            (U.size() + U_Dinv.size() + terminal_columns.size() + chain_propagator.size() + level_columns.size() +
             moving_columns.size() + body_force.size()) * sizeof(Force<S>) +
            (level_accelerations.size() + body_acceleration.size()) * sizeof(Motion<S>) +
-           (Dinv.size() + chain_inverse_inertia.size() + inverse_inertia.size() + column_projection.size() + joint_force.size()) * sizeof(S);
+           (Dinv.size() + chain_inverse_inertia.size() + inverse_inertia.size() + column_projection.size() + joint_force.size()) * sizeof(S) +
+           head_needed.size();
   }
 };
 

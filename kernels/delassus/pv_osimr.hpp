@@ -19,6 +19,8 @@
 // each link (sign +1 / -1), and the pair sums over all terminal pairs add into its blocks.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/tree/data.hpp"
 #include "kernels/delassus/delassus_operations.hpp"
 #include "kernels/delassus/delassus_workspace.hpp"
@@ -47,9 +49,14 @@ BATCHDYN_INLINE Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
 // ran: the accelerations stage's ABA), ws needs the terminals' columns only: the backward
 // sweep reads U_i D_i^{-1}, D_i^{-1} and the placements from it and carries the chains alone,
 // without eliminating the joints again. O(n + m^2).
+// With `terminal_needed` (one flag per terminal), only the blocks of G between two needed
+// terminals are formed, and only the chains their paths pass are carried: the contact stage's
+// terminals without a contact in any lane of the block (a thigh in the air) cost nothing past
+// the joints' elimination. Every block it forms is bit for bit the one the full sweep forms (a
+// block reads only the chains on its two terminals' paths); the others are left as they were.
 template <class S>
 void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G,
-                     const TreeFactor<S>* factorised = nullptr);
+                     const TreeFactor<S>* factorised = nullptr, const char* terminal_needed = nullptr);
 
 template <class S>
 void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, const S* q, S* G) {
@@ -58,11 +65,22 @@ void pv_osimr_kernel(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
 }
 
 template <class S>
-void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G, const TreeFactor<S>* factorised) {
+void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G, const TreeFactor<S>* factorised,
+                     const char* terminal_needed) {
   const int n = static_cast<int>(c.tree.size());
   const TreeFactor<S> M = factorised ? *factorised : tree_factor_of(ws);
   const int m = plan.rows;
   const int heads = static_cast<int>(plan.heads.size());
+  const auto needed = [&](int t) { return terminal_needed == nullptr || terminal_needed[t] != 0; };
+  // The chains a needed terminal's path passes (its levels' heads, up to the world): the only
+  // ones its blocks read.
+  std::fill(ws.head_needed.begin(), ws.head_needed.end(), static_cast<char>(terminal_needed == nullptr));
+  if (terminal_needed != nullptr)
+    for (int t = 0; t < plan.num_terminals(); ++t)
+      if (needed(t))
+        for (int l = plan.level_begin[static_cast<size_t>(t)]; l < plan.level_begin[static_cast<size_t>(t + 1)]; ++l)
+          ws.head_needed[static_cast<size_t>(plan.level_head[static_cast<size_t>(l)])] = 1;
+  const auto head_needed = [&](int h) { return ws.head_needed[static_cast<size_t>(h)] != 0; };
 
   // Every chain starts at its head: ^hP_h = I, or for an end-effector outside N with at most 6
   // rows ^eP_e = K_e^T (its force columns: the chain then carries head_width < 6 columns, line
@@ -70,7 +88,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   // its chain, assigns its term instead of adding it (a pass of 36 zero lanes per head was
   // 12 % of this function's samples on AVX-512: stores that miss L1 in a block's working set).
   for (int h = 0; h < heads; ++h)
-    if (!plan.head_uses_rows[static_cast<size_t>(h)])
+    if (!plan.head_uses_rows[static_cast<size_t>(h)] && head_needed(h))
       for (int k = 0; k < 6; ++k) {
         Force<S>& column = ws.chain_propagator[static_cast<size_t>(h * 6 + k)];
         column = Force<S>::zero();
@@ -78,7 +96,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
       }
   for (int t = 0; t < plan.num_terminals(); ++t) {
     const int offset = plan.terminal_basis_offset[static_cast<size_t>(t)];
-    if (offset < 0) continue;
+    if (offset < 0 || !needed(t)) continue;
     const DelassusPlan::Terminal& term = plan.terminals[static_cast<size_t>(t)];
     const int h = plan.chain_head[static_cast<size_t>(term.body)];
     for (int r = 0; r < term.dim; ++r)
@@ -92,7 +110,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   for (int i = n - 1; i >= 1; --i) {
     if (!factorised) delassus_eliminate_joint(c, ws, i);
     const int h = plan.chain_head[static_cast<size_t>(i)];
-    if (h < 0) continue;  // supports no constraint
+    if (h < 0 || !head_needed(h)) continue;  // supports no constraint (of those needed)
     const BodyPlan& body = c.tree[i];
     const int nv = body.nv;
     const S* Dinv = M.Dinv + M.Dinv_offset[i];
@@ -131,6 +149,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   //   ^0Ω_h = ^{Nanc(h)}Ω_h + ^{Nanc(h)}P_h^T ^0Ω_{Nanc(h)} ^{Nanc(h)}P_h,
   // width x width in h's basis, zero-padded to 6 x 6.
   for (int h = 0; h < heads; ++h) {
+    if (!head_needed(h)) continue;
     const int width = plan.head_width[static_cast<size_t>(h)];
     S* O = &ws.inverse_inertia[static_cast<size_t>(h * 36)];
     const S* chain = &ws.chain_inverse_inertia[static_cast<size_t>(h * 36)];
@@ -157,6 +176,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
   // coordinates in the head's basis: forces for an identity basis, unit vectors at the
   // terminal's own head when that head's basis is its rows.
   for (int t = 0; t < plan.num_terminals(); ++t) {
+    if (!needed(t)) continue;
     const int dim = plan.terminals[static_cast<size_t>(t)].dim;
     const int first = plan.level_begin[static_cast<size_t>(t)], end = plan.level_begin[static_cast<size_t>(t + 1)];
     const int offset = plan.terminal_basis_offset[static_cast<size_t>(t)];
@@ -203,6 +223,7 @@ void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, Delas
     for (int r = 0; r < zero.rows; ++r)
       for (int s = 0; s < zero.cols; ++s) G[(zero.row + r) * m + zero.col + s] = S(0);
   for (const DelassusPlan::TerminalPair& pair : plan.pairs) {
+    if (!needed(pair.a) || !needed(pair.b)) continue;
     const DelassusPlan::Terminal& ta = plan.terminals[static_cast<size_t>(pair.a)];
     const DelassusPlan::Terminal& tb = plan.terminals[static_cast<size_t>(pair.b)];
     const bool mirrored = pair.a != pair.b;
