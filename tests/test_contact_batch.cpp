@@ -1,6 +1,7 @@
 // The batched contact stage of step() (batch/contact_solving.hpp, kernels/contact/frictional_contact.hpp):
 // against the dense reference contact step (kernels/contact/contact_step.hpp), lanes against W = 1,
 // closed forms (resting forces = weight), isolation of bad environments, and its reports.
+#include <numbers>
 #include "contact_reference_helpers.hpp"
 #include "topology/urdf.hpp"
 
@@ -39,6 +40,45 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
     }
   }
   CHECK(touching >= 12);  // the feet do touch down
+}
+
+TEST_CASE("a cylinder's four slots: the nearer cap's deepest rim point, the other cap's, the nearer rim at +-120 degrees; exact against the plane, the same on lanes") {
+  const double r = 0.05, half = 0.1, z = 0.3;
+  const Model m = free_body("<cylinder radius=\"0.05\" length=\"0.2\"/>");
+  REQUIRE(m.contacts.candidates.size() == 4);
+  const double tilts[] = {0.0, 0.3, -2.0, 0.5 * std::numbers::pi};  // upright, tilted, upside down and tilted, lying
+  const int n = 4;
+  Batch<double> batch(m, n, 1);
+  Data<double> data(m);
+  std::vector<std::vector<CandidateState>> expected;
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    const double t = tilts[e];
+    Eigen::VectorXd q = neutral_configuration<double>(m);
+    q[2] = z, q[3] = std::sin(0.5 * t), q[6] = std::cos(0.5 * t);  // about x (quaternion x y z w)
+    set_row(batch, e, q, Eigen::VectorXd::Zero(m.nv));
+    forward_kinematics(m, data, q);
+    expected.push_back(candidate_states(m, data));
+    const std::vector<CandidateState>& s = expected.back();
+    const double c = std::abs(std::cos(t)), sn = std::abs(std::sin(t));
+    CHECK(s[0].gap == doctest::Approx(z - half * c - r * sn).epsilon(1e-12));  // the lowest point of the cylinder
+    CHECK(s[1].gap == doctest::Approx(z + half * c - r * sn).epsilon(1e-12));
+    CHECK(s[2].gap == doctest::Approx(z - half * c + 0.5 * r * sn).epsilon(1e-12));
+    CHECK(s[3].gap == doctest::Approx(z - half * c + 0.5 * r * sn).epsilon(1e-12));
+    const Vec3d centre{0.0, 0.0, z};
+    for (int k = 0; k < 4; ++k) {  // on a rim: half along the axis, r from it
+      const Vec3d d = s[static_cast<size_t>(k)].lowest_point - centre;
+      CHECK(dot(d, d) == doctest::Approx(half * half + r * r).epsilon(1e-12));
+    }
+    // slots 0, 2 and 3: an equilateral triangle on the nearer rim
+    const Vec3d a = s[2].lowest_point - s[0].lowest_point, b = s[3].lowest_point - s[0].lowest_point;
+    CHECK(dot(a, a) == doctest::Approx(3.0 * r * r).epsilon(1e-12));
+    CHECK(dot(b, b) == doctest::Approx(3.0 * r * r).epsilon(1e-12));
+  }
+  batch.step(1e-3);
+  for (int e = 0; e < n; ++e)
+    for (int k = 0; k < 4; ++k)
+      CHECK(batch.contact_gaps()[e * 4 + k] == doctest::Approx(expected[static_cast<size_t>(e)][static_cast<size_t>(k)].gap).epsilon(1e-12));
 }
 
 TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landing step equals the dense reference's limit rows") {

@@ -207,7 +207,7 @@ TEST_CASE("contact pairs: refused with a message naming the pair: unknown geomet
   };
   // plate2 is on the world too: paired with a dot, or the file is refused (it could never touch anything).
   CHECK(load(R"([{"geometries": ["tip", "plate"]}, {"geometries": ["dot", "plate2"]}])").contacts.candidates.size() ==
-        1 + 2 + 16 + 1 + 1);  // tip, dots, can rims; the pairs
+        1 + 2 + 4 + 1 + 1);  // tip, dots, the can's slots; the pairs
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "plate"]}])"), doctest::Contains("'plate2' is on the world and in no pair"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "cube"]}])"), doctest::Contains("pairs[0]: no collision geometry named 'cube'"), Error);
   CHECK_THROWS_WITH_AS(load(R"([{"geometries": ["tip", "can"]}])"), doctest::Contains("'can' is a cylinder"), Error);

@@ -334,7 +334,7 @@ TEST_CASE("cassie_v2.sdf: its <collision> sphere and cylinders load as collision
   const ContactModel& cm = m.contacts;
   REQUIRE(cm.geometries.size() == 9);  // the pelvis sphere and a cylinder on each leg's hip, shin, tarsus and foot
   CHECK(cm.skipped.empty());           // its meshes are all <visual>
-  CHECK(cm.candidates.size() == 1 + 8 * 16);
+  CHECK(cm.candidates.size() == 1 + 8 * 4);  // the sphere; each cylinder's 4 slots
   const CollisionGeometry& pelvis = cm.geometries[0];
   CHECK(pelvis.name == "pelvis/pelvis_collision");
   CHECK(pelvis.shape == CollisionShape::Sphere);

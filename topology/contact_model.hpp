@@ -25,13 +25,14 @@ enum class CollisionShape {
   Sphere,    // radius: one candidate, its centre (exact against a plane)
   Capsule,   // radius, length (segment along the geometry's z): the two end centres (exact)
   Box,       // half extents: the 8 corners (exact)
-  Cylinder,  // radius, length (axis along z): 8 points on each rim circle; a rim between two
-             // points reaches r (1 - cos 22.5 deg) = 7.6 % of r less far than the true rim
+  Cylinder,  // radius, length (axis along z): kCylinderContactsPerGeometry candidates, slots whose
+             // points are placed on its rims at every step (ContactCandidate::slot), exact
+             // against a plane
   Point,     // one point, radius 0 (a contact JSON's "point": feet of a mesh-only robot)
   ConvexHull,  // a mesh's convex hull (MJCF mesh geoms: MuJoCo collides a mesh through its hull), as
                // its vertices, exact against a plane (a convex solid touches a plane first with a
                // vertex). It has kHullContactsPerGeometry candidates, slots whose points are chosen
-               // among the vertices at every step (ContactCandidate::hull_slot). At most
+               // among the vertices at every step (ContactCandidate::slot). At most
                // kHullVertexBudget vertices: a
                // hull with more keeps its support points along kHullVertexBudget directions spread
                // over the sphere (decimate_hull in topology/contacts.hpp); the loader notes how
@@ -48,6 +49,13 @@ inline constexpr int kHullVertexBudget = 64;
 // sole on a plane touches with a whole face; four of its corners carry the same support, and the
 // contact problem stays small (4 candidates where the hull has up to 64 vertices).
 inline constexpr int kHullContactsPerGeometry = 4;
+
+// A cylinder's candidates against the ground: as many slots as MuJoCo's plane-cylinder collision
+// returns contacts, placed per step and lane (kernels/contact/cylinder_contact.hpp): the deepest
+// point of the nearer cap's rim, the same point of the other cap, and the nearer rim at +-120
+// degrees from the first. 4 candidates, where 16 fixed rim points reached 7.6 % of the radius
+// less far than the true rim.
+inline constexpr int kCylinderContactsPerGeometry = 4;
 
 const char* collision_shape_name(CollisionShape shape);
 
@@ -116,8 +124,9 @@ struct ContactCandidate {
   double radius2 = 0.0;          // B's radius (sphere, capsule; 0 for a box)
   double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
   Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
-  int hull_slot = -1;            // a convex hull's slot (0 .. kHullContactsPerGeometry - 1): its point is
-                                 // chosen among the hull's vertices per step (`point` unused); -1 otherwise
+  int slot = -1;                 // a convex hull's or a cylinder's slot (0 .. 3): its point is chosen among the
+                                 // hull's vertices or placed on the cylinder's rims per step (`point`
+                                 // unused); -1 otherwise
   bool against_ground() const { return kind == CandidateKind::Ground; }
 };
 

@@ -36,7 +36,6 @@ const char* candidate_kind_name(CandidateKind kind) {
 
 namespace {
 
-constexpr int kCylinderRimPoints = 8;  // per rim circle (CollisionShape::Cylinder)
 
 std::string number_text(double value) {
   std::ostringstream text;
@@ -112,17 +111,11 @@ void append_candidates(const CollisionGeometry& g, int index, std::vector<Contac
         for (double sy : {-1.0, 1.0})
           for (double sz : {-1.0, 1.0}) add({sx * g.half_extents.x, sy * g.half_extents.y, sz * g.half_extents.z}, 0.0);
       break;
-    case CollisionShape::Cylinder:
-      for (double end : {-0.5, 0.5})
-        for (int k = 0; k < kCylinderRimPoints; ++k) {
-          const double angle = 2.0 * std::numbers::pi * k / kCylinderRimPoints;
-          add({g.radius * std::cos(angle), g.radius * std::sin(angle), end * g.length}, 0.0);
-        }
-      break;
-    case CollisionShape::ConvexHull:  // slots: their points are chosen per step
-      for (int slot = 0; slot < kHullContactsPerGeometry; ++slot) {
+    case CollisionShape::Cylinder:    // slots: their points are placed on the rims per step
+    case CollisionShape::ConvexHull:  // slots: their points are chosen among the vertices per step
+      for (int slot = 0; slot < (g.shape == CollisionShape::Cylinder ? kCylinderContactsPerGeometry : kHullContactsPerGeometry); ++slot) {
         add(Vec3d::zero(), 0.0);
-        out.back().hull_slot = slot;
+        out.back().slot = slot;
       }
       break;
   }

@@ -12,6 +12,7 @@
 #include "kernels/contact/contact_settings.hpp"
 #include "kernels/contact/contact_workspace.hpp"
 #include "kernels/contact/pair_contact.hpp"
+#include "kernels/contact/cylinder_contact.hpp"
 #include "kernels/contact/terrain.hpp"
 #include "kernels/delassus/delassus_operations.hpp"
 #include "kernels/tree/aba.hpp"
@@ -82,7 +83,8 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 // closes within the step, gap < margin + h max(-J_n v_free, 0), so that a fast approach is
 // caught before it passes through the surface (the normal row's target then lets it close the
 // gap exactly, kernels/contact/contact_settings.hpp); and only in a lane that holds an
-// environment. A convex hull's slots take their vertices here (kernels/contact/hull_contact.hpp).
+// environment. A convex hull's and a cylinder's slots take their points here
+// (kernels/contact/hull_contact.hpp, kernels/contact/cylinder_contact.hpp).
 // The candidates in contact in any lane go to ws.contact_list; returns how many.
 template <class S>
 int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
@@ -90,7 +92,7 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
   using std::max;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
   int listed = 0;
-  HullSlots<S> hull;  // the slots of the hull whose candidates the loop is at
+  GroundSlots<S> slots;  // the slots of the hull or cylinder whose candidates the loop is at
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
     const Transform<S>& X = ws.world_from_body[static_cast<size_t>(cand.body)];
@@ -98,9 +100,9 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
     Vec3<S>& normal = ws.normal[static_cast<size_t>(k)];
     Vec3<S>& point = ws.contact_point[static_cast<size_t>(k)];
     const S margin(static_cast<lane_scalar<S>>(model.contacts.margin(k)));
-    if (cand.hull_slot >= 0) {
-      if (cand.hull_slot == 0) hull = hull_ground_slots(model.contacts.geometries[static_cast<size_t>(cand.geometry)], X, ground, margin, ws.hull);
-      gap = hull.gap[cand.hull_slot], normal = hull.normal[cand.hull_slot], point = hull.point[cand.hull_slot];
+    if (cand.slot >= 0) {
+      if (cand.slot == 0) slots = ground_slots(model.contacts.geometries[static_cast<size_t>(cand.geometry)], X, ground, margin, ws.hull);
+      gap = slots.gap[cand.slot], normal = slots.normal[cand.slot], point = slots.point[cand.slot];
       if (!ground.present) gap = S(std::numeric_limits<lane_scalar<S>>::infinity());
     } else if (cand.against_ground()) {
       const S radius(static_cast<lane_scalar<S>>(cand.radius));

@@ -50,6 +50,7 @@
 #include "kernels/tree/kinematics.hpp"
 #include "kernels/contact/pair_contact.hpp"
 #include "kernels/tree/rnea.hpp"
+#include "kernels/contact/cylinder_contact.hpp"
 #include "kernels/contact/terrain.hpp"
 #include "kernels/loops/velocity_level_rows.hpp"
 #include "topology/contact_plan.hpp"
@@ -79,15 +80,15 @@ inline std::vector<CandidateState> candidate_states(const Model& model, const Da
   }
   std::vector<CandidateState> out(cm.candidates.size());
   HullScratch<double> scratch;
-  HullSlots<double> hull{};
+  GroundSlots<double> slots{};
   for (size_t k = 0; k < cm.candidates.size(); ++k) {
     const ContactCandidate& c = cm.candidates[k];
-    if (c.hull_slot >= 0) {  // a convex hull's slot: its vertex chosen as the lane kernels choose it
-      if (c.hull_slot == 0)
-        hull = hull_ground_slots(cm.geometries[static_cast<size_t>(c.geometry)], data.world_from_body[c.body], ground, cm.margin(static_cast<int>(k)), scratch);
-      out[k].gap = cm.ground.present ? hull.gap[c.hull_slot] : std::numeric_limits<double>::infinity();
-      out[k].normal = hull.normal[c.hull_slot];
-      out[k].lowest_point = hull.point[c.hull_slot];
+    if (c.slot >= 0) {  // a convex hull's or a cylinder's slot: its point chosen as the lane kernels choose it
+      if (c.slot == 0)
+        slots = ground_slots(cm.geometries[static_cast<size_t>(c.geometry)], data.world_from_body[c.body], ground, cm.margin(static_cast<int>(k)), scratch);
+      out[k].gap = cm.ground.present ? slots.gap[c.slot] : std::numeric_limits<double>::infinity();
+      out[k].normal = slots.normal[c.slot];
+      out[k].lowest_point = slots.point[c.slot];
       continue;
     }
     if (!c.against_ground()) {

@@ -17,8 +17,11 @@
 
 namespace batchdyn {
 
+// What the slots of one slotted geometry (a convex hull, a cylinder: ContactCandidate::slot)
+// measure at this step: each slot's gap to the ground, the ground's normal and the contact point.
+static_assert(kCylinderContactsPerGeometry <= kHullContactsPerGeometry);
 template <class S>
-struct HullSlots {
+struct GroundSlots {
   S gap[kHullContactsPerGeometry];
   Vec3<S> normal[kHullContactsPerGeometry], point[kHullContactsPerGeometry];
 };
@@ -34,7 +37,7 @@ struct HullScratch {
 
 // The slots of hull `g` on a body placed at X (world), with contact margin `margin`.
 template <class S>
-HullSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>& X, const GroundLanes<S>& ground, const S& margin,
+GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>& X, const GroundLanes<S>& ground, const S& margin,
                                HullScratch<S>& scratch) {
   using T = lane_scalar<S>;
   const int n = static_cast<int>(g.vertices.size());
@@ -55,7 +58,7 @@ HullSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>& X
     }
     return best_index;
   };
-  HullSlots<S> out;
+  GroundSlots<S> out;
   S chosen[kHullContactsPerGeometry];
   // Slot s takes vertex chosen[s]: its gap, normal and point lane by lane (none: infinite gap).
   const auto take = [&](int s) {
