@@ -241,7 +241,7 @@ def peer_section(b, context):
                       "float, 1e-6 double), elliptic cones, mu = 1. `go2_mjcf_standing` is Unitree's Go2 MJCF, loaded by each engine "
                       "from the same XML with the file's settings and each engine's own defaults: MuJoCo with impratio 100, "
                       "condim 1 / 6 geoms, soft contacts and joint frictionloss; batchdyn with rigid contacts, sliding friction only "
-                      "and no frictionloss (docs/mjcf.md); PD kp 20, kd 0.5, clamped to the motors' ctrlrange. "
+                      "and no frictionloss (docs/mjcf.md); PD kp 60, kd 5 (Unitree's stand_go2 gains: it stands on its four feet), clamped to the motors' ctrlrange. "
                       "Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
 
 

@@ -33,7 +33,9 @@
 // A third robot is an MJCF file, loaded by each engine from the same XML:
 //   go2_mjcf_standing  Unitree Go2 (tests/robots/mjcf/unitree_go2/scene.xml): batchdyn's
 //                      load_mjcf_file, MuJoCo's own compiler (visual geoms discarded by both), at
-//                      its "home" keyframe, PD kp 20, kd 0.5 clamped to the motors' ctrlrange.
+//                      its "home" keyframe, PD kp 60, kd 5 (Unitree's stand_go2 example in
+//                      unitree_mujoco) clamped to the motors' ctrlrange: it stands on its four
+//                      feet (at kp 20, kd 0.5 it sank onto its rear thighs and calves, 14 contacts).
 //                      Each engine with the file's settings and its own defaults: MuJoCo with the
 //                      file's elliptic cones, impratio 100, condim 1 / 6 geoms, soft contacts and
 //                      joint frictionloss 0.2 N m; batchdyn with rigid contacts, sliding friction
@@ -123,7 +125,7 @@ const PeerCase& a1() {
 const PeerCase& go2_mjcf() {
   static const PeerCase c = [] {
     const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_go2/scene.xml";
-    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, 20.0, 0.5, {"FL", "FR", "RL", "RR"}, path};
+    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, 60.0, 5.0, {"FL", "FR", "RL", "RR"}, path};
     p.q = p.model.keyframes.at(0).q;
     p.target.assign(p.q.begin() + 7, p.q.end());
     return p;
