@@ -7,7 +7,8 @@
 // Against a plane, each primitive is reduced to points with a radius; the gap of candidate c is
 //   gap_c = n . p_c - radius_c - height    (p_c: the candidate's point in the world frame)
 // which is exact for spheres, capsules and boxes (a box touches a plane first with a corner;
-// resting on a face, with four), and approximate for cylinders (see CollisionShape).
+// resting on a face, with four). A cylinder's and a convex hull's candidates are slots whose
+// points are chosen at every step (ContactCandidate::slot), exact against a plane too.
 #pragma once
 
 #include <string>
@@ -70,7 +71,7 @@ const char* collision_shape_name(CollisionShape shape);
 //                   16 candidates; an edge crossing an edge with no corner inside is missed) and
 //                   a capsule's two end spheres against a box (capsule - box; a capsule lying
 //                   across a box's edge with both ends off the box is missed).
-// Cylinders are not paired (their rim points approximate a plane contact only).
+// Cylinders and convex hulls are not paired (their slots are chosen against the ground only).
 enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, PointBox };
 
 const char* candidate_kind_name(CandidateKind kind);
