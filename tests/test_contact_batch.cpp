@@ -42,7 +42,7 @@ TEST_CASE("step() with contacts: one step of the quadruped landing equals the de
   CHECK(touching >= 12);  // the feet do touch down
 }
 
-TEST_CASE("a cylinder's four slots: the nearer cap's deepest rim point, the other cap's, the nearer rim at +-120 degrees; exact against the plane, the same on lanes") {
+TEST_CASE("a cylinder's four slots: the nearer cap's deepest rim point, the other cap's, the nearer rim at +-120 degrees, exact against the plane, the same on lanes") {
   const double r = 0.05, half = 0.1, z = 0.3;
   const Model m = free_body("<cylinder radius=\"0.05\" length=\"0.2\"/>");
   REQUIRE(m.contacts.candidates.size() == 4);
