@@ -54,6 +54,8 @@ BATCHDYN_INLINE Motion<S> inverse_inertia_times(const S* O, const Force<S>& f) {
 // terminals without a contact in any lane of the block (a thigh in the air) cost nothing past
 // the joints' elimination. Every block it forms is bit for bit the one the full sweep forms (a
 // block reads only the chains on its two terminals' paths); the others are left as they were.
+// Precondition for terminal_needed: no two terminals share rows (the contact plan's: one per
+// contact body; an internal loop's two sides share theirs, and need both or neither).
 template <class S>
 void pv_osimr_sweeps(const ModelConstants<S>& c, const DelassusPlan& plan, DelassusWorkspace<S>& ws, S* G,
                      const TreeFactor<S>* factorised = nullptr, const char* terminal_needed = nullptr);
