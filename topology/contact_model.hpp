@@ -54,8 +54,8 @@ inline constexpr int kHullContactsPerGeometry = 4;
 // A cylinder's candidates against the ground: as many slots as MuJoCo's plane-cylinder collision
 // returns contacts, placed per step and lane (kernels/contact/cylinder_contact.hpp): the deepest
 // point of the nearer cap's rim, the same point of the other cap, and the nearer rim at +-120
-// degrees from the first. 4 candidates, where 16 fixed rim points reached 7.6 % of the radius
-// less far than the true rim.
+// degrees from the first: 4 candidates, exact, where 16 fixed rim points would fall 7.6 % of the
+// radius short of the rim.
 inline constexpr int kCylinderContactsPerGeometry = 4;
 
 const char* collision_shape_name(CollisionShape shape);
