@@ -30,7 +30,7 @@
 // physics: a controller between steps that reads and writes the state rows from the caller's
 // thread (the Python `mujoco.batch` loop) would add a serial pass.
 //
-// A third robot is an MJCF file, loaded by each engine from the same XML:
+// Two more robots are MJCF files, loaded by each engine from the same XML:
 //   go2_mjcf_standing  Unitree Go2 (tests/robots/mjcf/unitree_go2/scene.xml): batchdyn's
 //                      load_mjcf_file, MuJoCo's own compiler (visual geoms discarded by both), at
 //                      its "home" keyframe, PD kp 60, kd 5 (Unitree's stand_go2 example in
@@ -40,6 +40,10 @@
 //                      file's elliptic cones, impratio 100, condim 1 / 6 geoms, soft contacts and
 //                      joint frictionloss 0.2 N m; batchdyn with rigid contacts, sliding friction
 //                      only, and no frictionloss (docs/mjcf.md).
+//   h1_mjcf_standing   Unitree H1 (tests/robots/mjcf/unitree_h1/scene.xml), the same way, on its
+//                      mesh feet (convex hulls, 64 vertices each in batchdyn; MuJoCo's own hulls),
+//                      at its "home" keyframe, PD per joint: kp = 10 x the motor's torque range,
+//                      kd = 0.03 kp (h1_mjcf below). Feet: the ankle bodies.
 //
 // Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
 // batched ABA on the humanoid.
@@ -81,16 +85,24 @@ constexpr double kStep = 2e-3;   // s
 constexpr double kSettle = 1.0;  // s before timing
 
 // A robot standing under PD: its model, the pose it starts from (batchdyn's q), the PD targets
-// (one per 1-dof joint, in joint order) and gains, the geometries whose forces are reported.
+// and gains (one per 1-dof joint, in joint order: after the free flyer, batchdyn's dofs and
+// MuJoCo's joints in the same order), the feet whose normal forces are reported: each a
+// geometry's name or a body's (all of that body's geometries).
 struct PeerCase {
   std::string name;
   Model model;
   std::vector<double> q;
   std::vector<double> target;
-  double kp = 0, kd = 0;
+  std::vector<double> kp, kd;
   std::vector<std::string> feet;
   std::string mjcf_path;  // MuJoCo loads this file; empty: the MJCF generated from `model`
 };
+
+// The same gains on every 1-dof joint.
+void set_uniform_gains(PeerCase& p, double kp, double kd) {
+  p.kp.assign(static_cast<size_t>(p.model.nv - 6), kp);
+  p.kd.assign(p.kp.size(), kd);
+}
 
 double total_mass(const Model& m) {
   double mass = 0;
@@ -109,8 +121,9 @@ void lift_to_ground(const Model& m, std::vector<double>& q, double clearance) {
 
 const PeerCase& a1() {
   static const PeerCase c = [] {
-    PeerCase p{"a1_standing", load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer), {}, {}, 20.0, 0.5,
+    PeerCase p{"a1_standing", load_urdf_file(bench::model_path("a1.urdf"), RootJoint::FreeFlyer), {}, {}, {}, {},
                {"FL_foot", "FR_foot", "RL_foot", "RR_foot"}, {}};
+    set_uniform_gains(p, 20.0, 0.5);
     add_contacts_from_json_file(p.model, bench::model_path("a1_contacts.json"));
     p.target = {0.1, 0.8, -1.5, -0.1, 0.8, -1.5, 0.1, 1.0, -1.5, -0.1, 1.0, -1.5};  // legged_gym's crouch
     p.q.assign(static_cast<size_t>(p.model.nq), 0.0);
@@ -125,7 +138,29 @@ const PeerCase& a1() {
 const PeerCase& go2_mjcf() {
   static const PeerCase c = [] {
     const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_go2/scene.xml";
-    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, 60.0, 5.0, {"FL", "FR", "RL", "RR"}, path};
+    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, {}, {}, {"FL", "FR", "RL", "RR"}, path};
+    set_uniform_gains(p, 60.0, 5.0);
+    p.q = p.model.keyframes.at(0).q;
+    p.target.assign(p.q.begin() + 7, p.q.end());
+    return p;
+  }();
+  return c;
+}
+
+// H1's joints range from 18 to 300 N m: one gain for all would be too soft for the knees or too
+// stiff for the elbows. Each joint gets kp = 10 x its motor's torque range (N m / rad per N m)
+// and kd = 0.03 kp, as tests/test_mjcf.cpp stands it; a motor without a range (H1's
+// not_use_joint, an unlimited motor on a massless body) is given 100 N m.
+const PeerCase& h1_mjcf() {
+  static const PeerCase c = [] {
+    const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_h1/scene.xml";
+    PeerCase p{"h1_mjcf_standing", load_mjcf_file(path), {}, {}, {}, {}, {"left_ankle_link", "right_ankle_link"}, path};
+    const std::vector<double> limit = motor_torque_limits(p.model.effort_limit, p.model.actuators);
+    for (int k = 6; k < p.model.nv; ++k) {
+      const double range = limit[static_cast<size_t>(k)];
+      p.kp.push_back(10.0 * (std::isfinite(range) ? range : 100.0));
+      p.kd.push_back(0.03 * p.kp.back());
+    }
     p.q = p.model.keyframes.at(0).q;
     p.target.assign(p.q.begin() + 7, p.q.end());
     return p;
@@ -135,8 +170,9 @@ const PeerCase& go2_mjcf() {
 
 const PeerCase& humanoid() {
   static const PeerCase c = [] {
-    PeerCase p{"humanoid_standing", load_urdf_file(bench::model_path("humanoid.urdf"), RootJoint::FreeFlyer), {}, {}, 200.0, 5.0,
+    PeerCase p{"humanoid_standing", load_urdf_file(bench::model_path("humanoid.urdf"), RootJoint::FreeFlyer), {}, {}, {}, {},
                {"left_sole_box", "right_sole_box"}, {}};
+    set_uniform_gains(p, 200.0, 5.0);
     add_contacts_from_json_file(p.model, bench::model_path("humanoid_box_feet.json"));
     set_armature(p.model, 0.05);
     p.target.assign(static_cast<size_t>(p.model.nv - 6), 0.0);  // straight
@@ -254,7 +290,8 @@ mjModel* load_mjcf(const std::string& text) {
 void pd_step(const PeerCase& robot, const mjModel* m, mjData* d) {
   for (int k = 0; k < m->nu; ++k) {
     const int j = m->actuator_trnid[2 * k];
-    d->ctrl[k] = robot.kp * (robot.target[static_cast<size_t>(j - 1)] - d->qpos[m->jnt_qposadr[j]]) - robot.kd * d->qvel[m->jnt_dofadr[j]];
+    const auto joint = static_cast<size_t>(j - 1);
+    d->ctrl[k] = robot.kp[joint] * (robot.target[joint] - d->qpos[m->jnt_qposadr[j]]) - robot.kd[joint] * d->qvel[m->jnt_dofadr[j]];
   }
   mj_step(m, d);
 }
@@ -303,8 +340,9 @@ std::vector<double> mujoco_foot_forces(const PeerCase& robot, const mjModel* m, 
     mjtNum f[6];
     mj_contactForce(m, d, i, f);
     for (size_t foot = 0; foot < robot.feet.size(); ++foot) {
-      const int id = mj_name2id(m, mjOBJ_GEOM, robot.feet[foot].c_str());
-      if (d->contact[i].geom[0] == id || d->contact[i].geom[1] == id) fz[foot] += f[0];
+      const int geom = mj_name2id(m, mjOBJ_GEOM, robot.feet[foot].c_str()), body = mj_name2id(m, mjOBJ_BODY, robot.feet[foot].c_str());
+      for (int g : d->contact[i].geom)
+        if (g >= 0 && (g == geom || m->geom_bodyid[g] == body)) fz[foot] += f[0] * std::abs(d->contact[i].frame[2]);  // vertical part
     }
   }
   return fz;
@@ -379,7 +417,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   const Model& m = robot->model;
   Batch<T> batch(m, n, threads);
   std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
-  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp, kd[static_cast<size_t>(k)] = robot->kd;
+  for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp[static_cast<size_t>(k - 6)], kd[static_cast<size_t>(k)] = robot->kd[static_cast<size_t>(k - 6)];
   batch.set_control_mode(ControlMode::PositionPD);
   batch.set_pd_gains(kp, kd);
   batch.set_effort_limits(motor_torque_limits(m.effort_limit, m.actuators));
@@ -403,9 +441,10 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   std::vector<double> fz(robot->feet.size(), 0.0);
   const int c = batch.contact_candidates();
   for (int k = 0; k < c; ++k) {
-    const std::string& geometry = m.contacts.geometries[static_cast<size_t>(m.contacts.candidates[static_cast<size_t>(k)].geometry)].name;
+    const CollisionGeometry& geometry = m.contacts.geometries[static_cast<size_t>(m.contacts.candidates[static_cast<size_t>(k)].geometry)];
     for (size_t foot = 0; foot < robot->feet.size(); ++foot)
-      if (geometry == robot->feet[foot]) fz[foot] += static_cast<double>(batch.contact_forces()[k * 3 + 2]);
+      if (geometry.name == robot->feet[foot] || m.bodies[static_cast<size_t>(geometry.body)].name == robot->feet[foot])
+        fz[foot] += static_cast<double>(batch.contact_forces()[k * 3 + 2]);
   }
   report_feet(state, *robot, fz);
   state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
@@ -417,8 +456,8 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
 const bool mujoco_registered = [] {
   benchmark::AddCustomContext("mujoco", mj_versionString());  // in the JSON's context: the page states it
   for (auto [name, robot] : {std::pair<std::string, RobotGetter>{"a1_standing", &a1}, {"humanoid_standing", &humanoid},
-                             {"go2_mjcf_standing", &go2_mjcf}}) {
-    const bool from_file = name == "go2_mjcf_standing";  // the file's own cone (elliptic)
+                             {"go2_mjcf_standing", &go2_mjcf}, {"h1_mjcf_standing", &h1_mjcf}}) {
+    const bool from_file = name.find("_mjcf_") != std::string::npos;  // the file's own cone (elliptic)
     for (const char* cone : {"elliptic", "pyramidal"})
       if (!from_file || std::string(cone) == "elliptic")
       benchmark::RegisterBenchmark(("PeerMujoco<double>/" + name + "/cone:" + cone).c_str(), BM_PeerMujoco, robot, cone)
