@@ -7,9 +7,12 @@
 //   2: the one farthest from the line through slots 0 and 1;
 //   3: the one farthest on the other side of that line from slot 2,
 // each choice an arg-max over the vertices in lanes (masks, no branch on the state). A slot with
-// no vertex to take gets an infinite gap (not in contact). O(vertices) per slot.
+// no vertex to take gets an infinite gap (not in contact). O(vertices) per slot. A hull with no
+// vertex within the margin in any lane of the block skips slots 1-3: they would take no vertex
+// in any lane, so the result is the same bit for bit, whatever the block mates.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 
 #include "kernels/contact/terrain.hpp"
@@ -46,6 +49,7 @@ GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>&
     scratch.point[i] = X.act_point(cast3<S>(g.in_body.act_point(g.vertices[i])));
     ground_under(ground, scratch.point[i], S(0), scratch.gap[i], scratch.normal[i]);
   }
+  constexpr int W = lane_width<S>;
   const S none(T(-1));
   // The vertex whose score is largest among those `eligible`, per lane (none: -1).
   const auto arg_max = [&](auto eligible, auto score) {
@@ -60,23 +64,33 @@ GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>&
   };
   GroundSlots<S> out;
   S chosen[kHullContactsPerGeometry];
-  // Slot s takes vertex chosen[s]: its gap, normal and point lane by lane (none: infinite gap).
+  // Slot s takes vertex chosen[s]: its gap, normal and point, gathered lane by lane (none: an
+  // infinite gap, the ground's normal and the origin).
   const auto take = [&](int s) {
-    out.gap[s] = S(std::numeric_limits<T>::infinity());
-    out.normal[s] = ground.normal, out.point[s] = Vec3<S>::zero();
-    for (int k = 0; k < n; ++k) {
-      const auto is = chosen[s] == S(static_cast<T>(k));
-      const size_t i = static_cast<size_t>(k);
-      out.gap[s] = select(is, scratch.gap[i], out.gap[s]);
+    alignas(64) T gap[W], normal[3][W], point[3][W];
+    for (int l = 0; l < W; ++l) {
+      const auto i = static_cast<size_t>(std::max(LaneTraits<S>::get(chosen[s], l), T(0)));  // none reads vertex 0, discarded
+      gap[l] = LaneTraits<S>::get(scratch.gap[i], l);
       for (int r = 0; r < 3; ++r) {
-        out.normal[s][r] = select(is, scratch.normal[i][r], out.normal[s][r]);
-        out.point[s][r] = select(is, scratch.point[i][r], out.point[s][r]);
+        normal[r][l] = LaneTraits<S>::get(scratch.normal[i][r], l);
+        point[r][l] = LaneTraits<S>::get(scratch.point[i][r], l);
       }
+    }
+    const auto found = chosen[s] >= S(0);
+    out.gap[s] = select(found, LaneTraits<S>::load(gap), S(std::numeric_limits<T>::infinity()));
+    for (int r = 0; r < 3; ++r) {
+      out.normal[s][r] = select(found, LaneTraits<S>::load(normal[r]), ground.normal[r]);
+      out.point[s][r] = select(found, LaneTraits<S>::load(point[r]), S(0));
     }
   };
   const auto any = [](int) { return S(0) == S(0); };  // every vertex, as a lane mask
   chosen[0] = arg_max(any, [&](int k) { return -scratch.gap[static_cast<size_t>(k)]; });
   take(0);
+  if (!any_lane(out.gap[0] < margin)) {  // no vertex within the margin: slots 1-3 take none
+    for (int s = 1; s < kHullContactsPerGeometry; ++s)
+      out.gap[s] = S(std::numeric_limits<T>::infinity()), out.normal[s] = ground.normal, out.point[s] = Vec3<S>::zero();
+    return out;
+  }
   // The others among the vertices within the margin, each vertex taken once.
   const auto free_within = [&](int upto) {
     return [&, upto](int k) {
