@@ -249,16 +249,18 @@ class BatchEngine {
 
   // --- Sensors (batch/sensors.hpp): the robot file's <sensor> readings, N x sensordata_size ---
   int sensordata_size() const { return sensors_.size(); }
-  // Fills sensordata() at the current q, v and the last qdd() (MJCF sensors: jointpos, jointvel,
-  // framepos, framequat, framelinvel, frameangvel, gyro, velocimeter, accelerometer). A bad
-  // state gives NaN rows and its status. Throws Error for a model without sensors.
+  // Fills sensordata() at the current q, v, the last qdd() and actuator_torques() (MJCF sensors:
+  // jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter,
+  // accelerometer, jointactuatorfrc). A bad state gives NaN rows and its status. Throws Error for
+  // a model without sensors.
   void sense() {
     if (sensors_.size() == 0) throw Error("Batch::sense: model '" + model_.name + "' has no sensors the engine computes (MJCF <sensor>)");
-    // The accelerations ride in the gather's tau slot: the accelerometer reads them there.
+    // The accelerations ride in the gather's tau slot, the joint torques in its target slot: the
+    // accelerometer and jointactuatorfrc read them there.
     run([&](int block, BlockWorkspace<L>& ws, bool* valid) {
       sensors_.sense(parameters_.block_constants(block, ws.constants, ws.inertia_tables), ws);
       io_.scatter(block, valid, ws.sensor_out.data(), sensors_.size(), sensors_.output());
-    }, {q_, v_, qdd_, nullptr});
+    }, {q_, v_, qdd_, sensors_.plan().joint_torques ? actuation_.actuator_torques() : nullptr});
   }
   const T* sensordata() const { return sensors_.output(); }
   void use_sensor_buffer(std::span<T> out) { sensors_.use_buffer(out); }

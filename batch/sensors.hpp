@@ -1,7 +1,8 @@
 // Sensors: what the robot file's <sensor> elements read (Model::sensors; MJCF), per environment,
 // N x sensordata_size — the IMU and joint readings an RL policy observes, computed on lanes by
-// kernels/tree/sensors.hpp at the current q, v and the last evaluation's qdd (after step(): the
-// last substep's, contact included; after forward_dynamics(): its result).
+// kernels/tree/sensors.hpp at the current q, v, the last evaluation's qdd (after step(): the
+// last substep's, contact included; after forward_dynamics(): its result) and its joint torques
+// (Batch::actuator_torques: the actuation stage's output).
 #pragma once
 
 #include <span>
@@ -32,9 +33,11 @@ class Sensors {
     output_ = out.data();
   }
 
-  // The block's sensors into ws.sensor_out (ws.q, ws.v gathered; the accelerations in ws.tau).
+  // The block's sensors into ws.sensor_out (ws.q, ws.v gathered; the accelerations in ws.tau,
+  // the joint torques in ws.target when the plan reads them).
   void sense(const ModelConstants<L>& c, BlockWorkspace<L>& ws) const {
-    sensor_kernel(c, plan_, placement_.data(), *ws.sensors, ws.q.data(), ws.v.data(), ws.tau.data(), ws.sensor_out.data());
+    sensor_kernel(c, plan_, placement_.data(), *ws.sensors, ws.q.data(), ws.v.data(), ws.tau.data(), ws.target.data(),
+                  ws.sensor_out.data());
   }
 
  private:

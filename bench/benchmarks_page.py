@@ -219,7 +219,7 @@ def peer_section(b, context):
     for title, suffix, peer in (("one core", "", "PeerMujoco<double>/{robot}/cone:elliptic/N:4096"),
                                 ("all cores", "/threads:all", "PeerMujocoBatch<double>/{robot}/cone:elliptic/threads:all/N:4096")):
         rows = []
-        for robot in ("a1_standing", "humanoid_standing", "go2_mjcf_standing"):
+        for robot in ("a1_standing", "humanoid_standing", "go2_mjcf_standing", "h1_mjcf_standing"):
             r = b.get(peer.format(robot=robot))
             if not r:
                 continue
@@ -242,6 +242,8 @@ def peer_section(b, context):
                       "from the same XML with the file's settings and each engine's own defaults: MuJoCo with impratio 100, "
                       "condim 1 / 6 geoms, soft contacts and joint frictionloss; batchdyn with rigid contacts, sliding friction only "
                       "and no frictionloss (docs/mjcf.md); PD kp 60, kd 5 (Unitree's stand_go2 gains: it stands on its four feet), clamped to the motors' ctrlrange. "
+                      "`h1_mjcf_standing` is Unitree's H1 MJCF the same way, on its mesh feet (MuJoCo's convex hulls; batchdyn's, "
+                      "64 vertices each), PD per joint kp = 10 x the motor's torque range, kd = 0.03 kp. "
                       "Env-steps per second (`bench/mujoco_peer.cpp`):", ""] + tables)
 
 

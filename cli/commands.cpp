@@ -123,7 +123,7 @@ void print_model_text(const Model& model, std::ostream& out) {
   if (!model.sensors.empty()) {
     out << "\nsensors (" << model.sensors.size() << ", " << sensordata_size(model.sensors) << " values; Batch::sense):\n";
     for (const Sensor& s : model.sensors)
-      out << "  " << std::setw(28) << s.name << std::setw(15) << sensor_kind_name(s.kind) << s.object
+      out << "  " << std::setw(28) << s.name << "  " << std::setw(16) << sensor_kind_name(s.kind) << "  " << s.object
           << (s.cutoff > 0 ? "  cutoff " + std::to_string(s.cutoff) : "") << "\n";
   }
   if (!model.keyframes.empty()) {

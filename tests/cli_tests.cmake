@@ -52,7 +52,7 @@ endfunction()
 # info of an MJCF file: MuJoCo's compiler, the actuators, keyframes and what was left out; or,
 # in a build without MuJoCo, an error that says how to get it
 if(MJCF)
-  run(0 "nq = 19, nv = 18.*actuators \\(12; ctrl is the action\\).*keyframes \\(reset states\\): home.*sensor"
+  run(0 "nq = 19, nv = 18.*actuators \\(12; ctrl is the action\\).*sensors \\(41, 52 values.*FR_hip_torque +jointactuatorfrc +FR_hip_joint.*keyframes \\(reset states\\): home"
       info ${ROBOTS}/mjcf/unitree_go2/scene.xml)
   run(0 "" info ${ROBOTS}/mjcf/unitree_go2/scene.xml --json)
   expect_json("${last_out}" 0.002 timestep)

@@ -483,16 +483,29 @@ TEST_CASE("A joint spring oscillates with the period 2 pi sqrt(I / k) and is off
 }
 
 // The largest difference between batchdyn's sensordata and MuJoCo's (matched by name) over
-// `count` random states after forward dynamics (contacts, limits and friction loss off in both).
+// `count` random states after forward dynamics (contacts, limits and friction loss off in both),
+// the actuators driven by the same random ctrl. An actuated joint, and one a jointactuatorfrc
+// reads, gets no applied torque: its torque is its actuators' alone, what jointactuatorfrc reads
+// in both engines (batchdyn's tau would join it as a feed-forward; MuJoCo keeps qfrc_applied
+// apart).
 double sensor_error(const Model& model, MujocoModel& mj, int count) {
   mjModel* m = mj.model;
-  m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS;
+  m->opt.disableflags = (m->opt.disableflags | mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS) & ~mjDSBL_ACTUATION;
   std::mt19937 rng(13);
+  std::normal_distribution<double> normal(0.0, 2.0);
   Batch<double> batch(model, count, 1);
   batch.set_friction_loss(false);
+  if (m->nu > 0) batch.set_control_mode(ControlMode::Actuators);
   std::vector<MujocoState> states;
   for (int e = 0; e < count; ++e) {
     MujocoState s = random_mujoco_state(m, rng);
+    for (int a = 0; a < m->nu; ++a) {
+      s.qfrc[static_cast<size_t>(m->jnt_dofadr[m->actuator_trnid[2 * a]])] = 0.0;
+      batch.ctrl()[e * m->nu + a] = normal(rng);
+    }
+    for (const Sensor& sensor : model.sensors)
+      if (sensor.kind == SensorKind::JointActuatorForce)
+        s.qfrc[static_cast<size_t>(m->jnt_dofadr[mj_name2id(m, mjOBJ_JOINT, sensor.object.c_str())])] = 0.0;
     const std::vector<double> q = q_from_mujoco(model, s.qpos), v = v_from_mujoco(model, q, s.qvel);
     std::copy(q.begin(), q.end(), batch.q() + e * model.nq), std::copy(v.begin(), v.end(), batch.v() + e * model.nv);
     const Eigen::VectorXd tau = tau_from_mujoco(model, as_eigen(q), s.qfrc);
@@ -507,7 +520,7 @@ double sensor_error(const Model& model, MujocoModel& mj, int count) {
     const MujocoState& s = states[static_cast<size_t>(e)];
     std::copy(s.qpos.begin(), s.qpos.end(), mj.data->qpos), std::copy(s.qvel.begin(), s.qvel.end(), mj.data->qvel);
     std::copy(s.qfrc.begin(), s.qfrc.end(), mj.data->qfrc_applied);
-    std::fill_n(mj.data->ctrl, m->nu, 0.0);
+    std::copy_n(batch.ctrl() + e * m->nu, m->nu, mj.data->ctrl);
     mj_forward(m, mj.data);
     for (const Sensor& sensor : model.sensors) {
       const int i = mj_name2id(m, mjOBJ_SENSOR, sensor.name.c_str());
@@ -522,7 +535,7 @@ double sensor_error(const Model& model, MujocoModel& mj, int count) {
   return worst;
 }
 
-TEST_CASE("MJCF sensors read what MuJoCo's read: joints, frames, gyro, velocimeter and accelerometer, with cutoffs") {
+TEST_CASE("MJCF sensors read what MuJoCo's read: joints, frames, gyro, velocimeter, accelerometer and actuator torques, with cutoffs") {
   const std::string xml = R"(
 <mujoco>
   <compiler angle="radian"/>
@@ -538,7 +551,7 @@ TEST_CASE("MJCF sensors read what MuJoCo's read: joints, frames, gyro, velocimet
       </body>
     </body>
   </worldbody>
-  <actuator><motor name="m" joint="h1"/></actuator>
+  <actuator><motor name="m" joint="h1" gear="2" ctrlrange="-1.5 1.5"/></actuator>
   <sensor>
     <jointpos name="h1_q" joint="h1"/> <jointvel name="s_v" joint="s"/>
     <framepos name="tip_p" objtype="site" objname="tip"/> <framequat name="tip_r" objtype="site" objname="tip"/>
@@ -546,22 +559,21 @@ TEST_CASE("MJCF sensors read what MuJoCo's read: joints, frames, gyro, velocimet
     <framepos name="b_p" objtype="xbody" objname="b"/>
     <gyro name="gyro" site="imu"/> <velocimeter name="vel" site="imu"/> <accelerometer name="acc" site="imu"/>
     <accelerometer name="acc_cut" site="tip" cutoff="3"/>
-    <jointactuatorfrc name="h1_f" joint="h1"/>
+    <jointactuatorfrc name="h1_f" joint="h1"/> <jointactuatorfrc name="s_f" joint="s"/>
   </sensor>
 </mujoco>)";
   const Model model = load_mjcf_string(xml);
-  REQUIRE(model.sensors.size() == 11);
-  CHECK(model.sensors.back().address == 1 + 1 + 3 + 4 + 3 + 3 + 3 + 3 + 3 + 3);
-  CHECK(std::count_if(model.load_notes.begin(), model.load_notes.end(), [](const std::string& note) {
-          return note.find("jointactuatorfrc") != std::string::npos;
-        }) == 1);
+  REQUIRE(model.sensors.size() == 13);
+  CHECK(model.sensors.back().kind == SensorKind::JointActuatorForce);
+  CHECK(model.sensors.back().address == 1 + 1 + 3 + 4 + 3 + 3 + 3 + 3 + 3 + 3 + 3 + 1);
+  CHECK(std::none_of(model.load_notes.begin(), model.load_notes.end(), [](const std::string& note) { return note.find("sensor") != std::string::npos; }));
   MujocoModel mj(xml, /*is_xml=*/true);
   CHECK(sensor_error(model, mj, 30) < 1e-12);
 }
 
-TEST_CASE("Go2's IMU and joint sensors read what MuJoCo's read on random states") {
+TEST_CASE("Go2's IMU and joint sensors read what MuJoCo's read on random states, its motors driven") {
   const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
-  CHECK(model.sensors.size() == 29);  // 12 jointpos, 12 jointvel, imu quat, gyro, acc, frame pos and linvel
+  CHECK(model.sensors.size() == 41);  // 12 jointpos, 12 jointvel, 12 jointactuatorfrc, imu quat, gyro, acc, frame pos and linvel
   MujocoModel mj(mjcf_robot("unitree_go2/scene.xml"));
   CHECK(sensor_error(model, mj, 20) < 1e-12);
 }

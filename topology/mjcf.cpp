@@ -391,7 +391,6 @@ class Converter {
   static std::string other_sensor_name(int type) {
     switch (type) {
       case mjSENS_TOUCH: return "touch";
-      case mjSENS_JOINTACTFRC: return "jointactuatorfrc";
       case mjSENS_ACTUATORFRC: return "actuatorfrc";
       case mjSENS_ACTUATORPOS: return "actuatorpos";
       case mjSENS_ACTUATORVEL: return "actuatorvel";
@@ -418,6 +417,7 @@ class Converter {
         case mjSENS_GYRO: kind = SensorKind::Gyro; break;
         case mjSENS_VELOCIMETER: kind = SensorKind::Velocimeter; break;
         case mjSENS_ACCELEROMETER: kind = SensorKind::Accelerometer; break;
+        case mjSENS_JOINTACTFRC: kind = SensorKind::JointActuatorForce; break;
         default: break;
       }
       const int type = m_->sensor_objtype[s], id = m_->sensor_objid[s];
@@ -426,7 +426,7 @@ class Converter {
       sensor.name = name_of(m_->name_sensoradr, s);
       if (!kind) why = "not computed by batchdyn";
       else if (m_->sensor_reftype[s] != mjOBJ_UNKNOWN && m_->sensor_refid[s] >= 0) why = "a reference frame (reftype)";
-      else if (*kind == SensorKind::JointPos || *kind == SensorKind::JointVel) {
+      else if (*kind == SensorKind::JointPos || *kind == SensorKind::JointVel || *kind == SensorKind::JointActuatorForce) {
         if (m_->jnt_type[id] != mjJNT_HINGE && m_->jnt_type[id] != mjJNT_SLIDE) why = "on a ball or free joint";
         else sensor.object = joint_name(id), sensor.body = model.frames[static_cast<size_t>(model.frame_index(sensor.object, FrameKind::Joint))].body;
       } else if (type == mjOBJ_SITE) {

@@ -11,7 +11,7 @@ constexpr NameTable<SensorKind> kSensorKinds[] = {
     {SensorKind::FramePos, "framepos"},       {SensorKind::FrameQuat, "framequat"},
     {SensorKind::FrameLinVel, "framelinvel"}, {SensorKind::FrameAngVel, "frameangvel"},
     {SensorKind::Gyro, "gyro"},               {SensorKind::Velocimeter, "velocimeter"},
-    {SensorKind::Accelerometer, "accelerometer"}};
+    {SensorKind::Accelerometer, "accelerometer"}, {SensorKind::JointActuatorForce, "jointactuatorfrc"}};
 }  // namespace
 
 const char* sensor_kind_name(SensorKind kind) { return name_of(kSensorKinds, kind); }
@@ -19,7 +19,8 @@ const char* sensor_kind_name(SensorKind kind) { return name_of(kSensorKinds, kin
 int sensor_dimension(SensorKind kind) {
   switch (kind) {
     case SensorKind::JointPos:
-    case SensorKind::JointVel: return 1;
+    case SensorKind::JointVel:
+    case SensorKind::JointActuatorForce: return 1;
     case SensorKind::FrameQuat: return 4;
     default: return 3;
   }

@@ -18,12 +18,13 @@ enum class SensorKind {
   Gyro,           // the angular velocity in the frame (3)
   Velocimeter,    // the velocity of the frame's origin in the frame (3)
   Accelerometer,  // the acceleration of the frame's origin minus gravity, in the frame (3)
+  JointActuatorForce,  // the actuation stage's torque on a 1-dof joint (Batch::actuator_torques) (1)
 };
 
 struct Sensor {
   std::string name;
   SensorKind kind = SensorKind::JointPos;
-  std::string object;  // the joint (JointPos, JointVel) or frame (Model::frames) it reads
+  std::string object;  // the joint (JointPos, JointVel, JointActuatorForce) or frame (Model::frames) it reads
   int body = 0;        // the body of that joint or frame
   int frame = -1;      // the frame's index in Model::frames (frame sensors), else -1
   int address = 0;     // its first value in sensordata

@@ -1,5 +1,5 @@
 // Sensors on lanes: what a robot file's <sensor> elements read (Model::sensors), as MuJoCo
-// defines them, from q, v and the accelerations qdd. One forward sweep over the bodies that carry
+// defines them, from q, v, the accelerations qdd and the actuation stage's joint torques. One forward sweep over the bodies that carry
 // (or lead to) a sensor: placements ^0M_i, velocities v_i and, when an accelerometer asks for
 // them, accelerations a_i (body frames, RNEA's forward pass with a_0 = -g, so that a_i already
 // holds "minus gravity"). Then per sensor, for its frame f on body i at ^iM_f = (R_f, p):
@@ -7,6 +7,9 @@
 //     framelinvel    ^0R_i (v + w x p)                  frameangvel ^0R_i w
 //     velocimeter    R_f^T (v + w x p)                  gyro        R_f^T w
 //     accelerometer  R_f^T (a + alpha x p + w x (v + w x p))   (the origin's classical acceleration - g)
+//     jointactuatorfrc  the joint's torque from the actuation stage: MuJoCo's qfrc_actuator there
+//                       (batchdyn's tau joins it as a feed-forward, which MuJoCo keeps apart in
+//                       qfrc_applied)
 // with (v, w) = v_i and (a, alpha) = a_i in body i's frame. A cutoff clamps a sensor's values
 // (not a quaternion's), as MuJoCo's does. Lane-generic, no allocation, no branches on values.
 #pragma once
@@ -20,15 +23,17 @@
 namespace batchdyn {
 
 // What the sweep needs, fixed by the model: the bodies to visit (parents first), whether the
-// accelerations are needed, and per sensor its frame's body and placement or its joint's index.
+// accelerations or the joint torques are needed, and per sensor its frame's body and placement or
+// its joint's index.
 struct SensorPlan {
   std::vector<int> bodies;
   bool accelerations = false;
+  bool joint_torques = false;
   struct Entry {
     SensorKind kind;
     int body = 0;
     Transformd placement;  // ^{body}M_f (frame sensors)
-    int index = 0;         // the joint's coordinate in q (JointPos) or v (JointVel)
+    int index = 0;         // the joint's coordinate in q (JointPos) or v (JointVel, JointActuatorForce)
     int address = 0;       // first value in the output
     double cutoff = 0;     // > 0: clamp to [-cutoff, cutoff]
   };
@@ -43,12 +48,13 @@ inline SensorPlan plan_sensors(const Model& model) {
     SensorPlan::Entry entry{s.kind, s.body, Transformd::identity(), 0, s.address, s.cutoff};
     const Body& body = model.bodies[static_cast<size_t>(s.body)];
     if (s.kind == SensorKind::JointPos) entry.index = body.idx_q;
-    else if (s.kind == SensorKind::JointVel) entry.index = body.idx_v;
+    else if (s.kind == SensorKind::JointVel || s.kind == SensorKind::JointActuatorForce) entry.index = body.idx_v;
     else {
       entry.placement = model.frames[static_cast<size_t>(s.frame)].placement;
       frame_bodies.push_back(s.body);
     }
     plan.accelerations = plan.accelerations || s.kind == SensorKind::Accelerometer;
+    plan.joint_torques = plan.joint_torques || s.kind == SensorKind::JointActuatorForce;
     plan.sensors.push_back(entry);
   }
   plan.bodies = bodies_supporting(model, frame_bodies);
@@ -69,11 +75,12 @@ struct SensorWorkspace {
   }
 };
 
-// out[address + j]: value j of each sensor (see the top of the file), for q (nq lanes), v and
-// qdd (nv lanes). placement: the plan's placements cast to S. O(bodies visited + sensors).
+// out[address + j]: value j of each sensor (see the top of the file), for q (nq lanes), v, qdd
+// and the joint torques (nv lanes; read only when plan.joint_torques). placement: the plan's
+// placements cast to S. O(bodies visited + sensors).
 template <class S>
 void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Transform<S>* placement, SensorWorkspace<S>& ws,
-                   const S* q, const S* v, const S* qdd, S* out) {
+                   const S* q, const S* v, const S* qdd, const S* joint_torque, S* out) {
   ws.world_from_body[0] = Transform<S>::identity();
   ws.velocity[0] = Motion<S>::zero();
   ws.acceleration[0] = c.base_acceleration;  // -g: accelerations are proper accelerations
@@ -88,8 +95,8 @@ void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Tra
   for (int k = 0; k < count; ++k) {
     const SensorPlan::Entry& s = plan.sensors[static_cast<size_t>(k)];
     S* o = out + s.address;
-    if (s.kind == SensorKind::JointPos || s.kind == SensorKind::JointVel) {
-      o[0] = (s.kind == SensorKind::JointPos ? q : v)[s.index];
+    if (s.kind == SensorKind::JointPos || s.kind == SensorKind::JointVel || s.kind == SensorKind::JointActuatorForce) {
+      o[0] = (s.kind == SensorKind::JointPos ? q : s.kind == SensorKind::JointVel ? v : joint_torque)[s.index];
     } else {
       const Transform<S>& body_pose = ws.world_from_body[s.body];
       const Transform<S>& f = placement[k];

@@ -71,7 +71,7 @@ def test_mjcf_model_carries_actuators_keyframes_sites_and_time_step():
     assert model.reference_configuration[2] == 0.445
     info = model.info()
     assert info["timestep"] == 0.002 and len(info["actuators"]) == 12 and info["keyframes"][0]["name"] == "home"
-    assert any("sensor" in note for note in model.load_notes)
+    assert any("joint limits are the engine's limit stage" in note for note in model.load_notes)
     assert batchdyn.mujoco_library_path().endswith("libmujoco.so." + batchdyn.mujoco_header_version())
 
 
@@ -110,25 +110,27 @@ def test_ctrl_drives_the_files_motors_clamped_to_their_control_range():
 
 
 @pytest.mark.parametrize("file", ["unitree_go2/scene.xml", "unitree_h1/scene.xml"])
-def test_sense_reads_the_files_imu_and_joint_sensors_as_mujoco_does(file):
+def test_sense_reads_the_files_imu_joint_and_motor_sensors_as_mujoco_does(file):
     path = os.path.join(MJCF, file)
     model = batchdyn.load(path)
     kinds = {s["kind"] for s in model.sensors}
-    assert {"jointpos", "jointvel", "framequat", "gyro", "accelerometer"} <= kinds
+    assert {"jointpos", "jointvel", "jointactuatorfrc", "framequat", "gyro", "accelerometer"} <= kinds
     m = mujoco_model(path)
+    m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)  # the motors driven by the same ctrl
     d = mujoco.MjData(m)
     rng = np.random.default_rng(3)
     batch = batchdyn.Batch(model, 4, dtype=np.float64, threads=1)
     batch.friction_loss = False  # off in MuJoCo too
-    states = [(random_qpos(m, rng), rng.uniform(-1, 1, m.nv)) for _ in range(4)]
-    for e, (qpos, qvel) in enumerate(states):
+    batch.control_mode = "ctrl"
+    states = [(random_qpos(m, rng), rng.uniform(-1, 1, m.nv), rng.normal(0.0, 20.0, m.nu)) for _ in range(4)]
+    for e, (qpos, qvel, ctrl) in enumerate(states):
         q = batchdyn.q_from_mujoco(model, qpos)
-        batch.q[e], batch.v[e], batch.tau[e] = q, batchdyn.v_from_mujoco(model, q, qvel), 0.0
+        batch.q[e], batch.v[e], batch.tau[e], batch.ctrl[e] = q, batchdyn.v_from_mujoco(model, q, qvel), 0.0, ctrl
     batch.forward_dynamics()
     readings = batch.sense()
     assert readings.shape == (4, sum(s["size"] for s in model.sensors))
-    for e, (qpos, qvel) in enumerate(states):
-        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos, qvel, 0.0
+    for e, (qpos, qvel, ctrl) in enumerate(states):
+        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos, qvel, ctrl
         mujoco.mj_forward(m, d)
         for s in model.sensors:
             i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, s["name"])
@@ -138,7 +140,19 @@ def test_sense_reads_the_files_imu_and_joint_sensors_as_mujoco_does(file):
             np.testing.assert_allclose(readings[e, s["address"]:s["address"] + s["size"]], theirs, atol=1e-11, err_msg=s["name"])
 
 
-def test_sensors_the_engine_does_not_compute_are_listed_in_the_load_notes():
+def test_sensors_the_engine_does_not_compute_are_listed_in_the_load_notes(tmp_path):
+    xml = tmp_path / "sensors.xml"
+    xml.write_text('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/><site name="s"/></body>'
+                   '</worldbody><sensor><jointpos joint="j"/><touch site="s"/><touch site="s"/>'
+                   '<framepos objtype="body" objname="b"/></sensor></mujoco>')
+    model = batchdyn.load(str(xml))
+    assert [s["kind"] for s in model.sensors] == ["jointpos"]
+    assert "2 sensor(s) not computed: touch (not computed by batchdyn)" in model.load_notes
+    assert any("framepos (on a body's inertial frame" in note for note in model.load_notes)
+
+
+def test_go2s_sensors_load_in_the_files_order_all_computed():
     model = batchdyn.load(os.path.join(MJCF, "unitree_go2/scene.xml"))
-    assert "12 sensor(s) not computed: jointactuatorfrc (not computed by batchdyn)" in model.load_notes
     assert [s["name"] for s in model.sensors][:2] == ["FR_hip_pos", "FR_thigh_pos"]
+    assert [s["kind"] for s in model.sensors].count("jointactuatorfrc") == 12
+    assert not any("sensor" in note for note in model.load_notes)
