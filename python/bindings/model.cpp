@@ -110,7 +110,7 @@ void bind_model(py::module_& m) {
         }
         return out;
       }, "The robot file's sensors that Batch.sense() computes (MJCF <sensor>), in sensordata order: a dict each with name, "
-         "kind (jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter, accelerometer), object "
+         "kind (jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter, accelerometer, jointactuatorfrc), object "
          "(the joint or frame it reads), address (its first column of sensordata), size, cutoff.")
       .def("body_inertia", [](const Model& model, int body) {
         if (body < 0 || body >= model.num_bodies())
