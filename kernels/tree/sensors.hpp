@@ -2,7 +2,8 @@
 // defines them, from q, v, the accelerations qdd and the actuation stage's joint torques. One
 // forward sweep over the bodies that carry (or lead to) a sensor: placements ^0M_i, velocities
 // v_i and, when an accelerometer asks for them, accelerations a_i (body frames, RNEA's forward
-// pass with a_0 = -g, so that a_i already holds "minus gravity"). Then per sensor, for its frame f on body i at ^iM_f = (R_f, p):
+// pass with a_0 = -g, so that a_i already holds "minus gravity"). Then per sensor, for its frame
+// f on body i at ^iM_f = (R_f, p):
 //     framepos       ^0p_f                              framequat  ^0R_f as w x y z, w >= 0
 //     framelinvel    ^0R_i (v + w x p)                  frameangvel ^0R_i w
 //     velocimeter    R_f^T (v + w x p)                  gyro        R_f^T w
