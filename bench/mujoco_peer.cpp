@@ -135,13 +135,20 @@ const PeerCase& a1() {
   return c;
 }
 
+// A robot of tests/robots/mjcf/ (`file` under it), which both engines load, starting at its first
+// keyframe with the PD targets at that pose; the gains are the caller's.
+PeerCase mjcf_case(const std::string& name, const std::string& file, std::vector<std::string> feet) {
+  const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/" + file;
+  PeerCase p{name, load_mjcf_file(path), {}, {}, {}, {}, std::move(feet), path};
+  p.q = p.model.keyframes.at(0).q;
+  p.target.assign(p.q.begin() + 7, p.q.end());
+  return p;
+}
+
 const PeerCase& go2_mjcf() {
   static const PeerCase c = [] {
-    const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_go2/scene.xml";
-    PeerCase p{"go2_mjcf_standing", load_mjcf_file(path), {}, {}, {}, {}, {"FL", "FR", "RL", "RR"}, path};
+    PeerCase p = mjcf_case("go2_mjcf_standing", "unitree_go2/scene.xml", {"FL", "FR", "RL", "RR"});
     set_uniform_gains(p, 60.0, 5.0);
-    p.q = p.model.keyframes.at(0).q;
-    p.target.assign(p.q.begin() + 7, p.q.end());
     return p;
   }();
   return c;
@@ -153,16 +160,13 @@ const PeerCase& go2_mjcf() {
 // not_use_joint, an unlimited motor on a massless body) is given 100 N m.
 const PeerCase& h1_mjcf() {
   static const PeerCase c = [] {
-    const std::string path = std::string(BATCHDYN_TEST_ROBOTS_DIR) + "/mjcf/unitree_h1/scene.xml";
-    PeerCase p{"h1_mjcf_standing", load_mjcf_file(path), {}, {}, {}, {}, {"left_ankle_link", "right_ankle_link"}, path};
+    PeerCase p = mjcf_case("h1_mjcf_standing", "unitree_h1/scene.xml", {"left_ankle_link", "right_ankle_link"});
     const std::vector<double> limit = motor_torque_limits(p.model.effort_limit, p.model.actuators);
     for (int k = 6; k < p.model.nv; ++k) {
       const double range = limit[static_cast<size_t>(k)];
       p.kp.push_back(10.0 * (std::isfinite(range) ? range : 100.0));
       p.kd.push_back(0.03 * p.kp.back());
     }
-    p.q = p.model.keyframes.at(0).q;
-    p.target.assign(p.q.begin() + 7, p.q.end());
     return p;
   }();
   return c;
