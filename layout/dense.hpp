@@ -74,17 +74,31 @@ void matrix_times_vector(const S* A, int rows, int cols, int stride, const S* x,
 }
 
 namespace detail {
-// The two triangular solves of cholesky_solve_strided, by columns: once x_j is known it is
-// subtracted from every later entry, so the entries' updates are independent of each other
-// (a row-by-row sum is one dependent chain of m^2 / 2 subtractions). `unpivot(j, v)` is
-// v / L_jj. The forward solve subtracts in the order a row-by-row sum would.
+// The two triangular solves of cholesky_solve_strided, each reading L by rows (L and the
+// matrix it factors outgrow the L1 cache on lanes from m ~ 20: by columns, every entry would be a
+// line of its own). `unpivot(j, v)` is v / L_jj.
+// The forward solve takes R rows at a time: R independent sums over the entries already known
+// (a single row's sum is one dependent chain), then the block's own triangle. Each entry
+// subtracts in the order of a row-by-row sum, so the result is the same bit for bit.
+// The backward solve subtracts row j of L (column j of L^T) from the entries before it once x_j
+// is known: their updates are independent of each other.
 template <class S, class Unpivot>
 void cholesky_substitute(const S* L, int m, int stride, S* x, Unpivot&& unpivot) {
-  for (int j = 0; j < m; ++j) {  // L y = x
-    const S y = unpivot(j, x[j]);
-    x[j] = y;
-    for (int i = j + 1; i < m; ++i) x[i] -= L[i * stride + j] * y;
-  }
+  const auto forward_rows = [&]<int R>(int i) {  // L y = x on rows i .. i + R - 1
+    S s[R];
+    for (int r = 0; r < R; ++r) s[r] = x[i + r];
+    for (int j = 0; j < i; ++j) {
+      const S yj = x[j];
+      for (int r = 0; r < R; ++r) s[r] -= L[(i + r) * stride + j] * yj;
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int q = 0; q < r; ++q) s[r] -= L[(i + r) * stride + i + q] * x[i + q];
+      x[i + r] = unpivot(i + r, s[r]);
+    }
+  };
+  int row = 0;
+  for (; row + 4 <= m; row += 4) forward_rows.template operator()<4>(row);
+  for (; row < m; ++row) forward_rows.template operator()<1>(row);
   for (int j = m - 1; j >= 0; --j) {  // L^T x = y: row j of L is column j of L^T
     const S xj = unpivot(j, x[j]);
     x[j] = xj;
