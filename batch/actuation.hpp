@@ -4,7 +4,9 @@
 //   Actuators:   tau_k + sum over the model's actuators a on dof k of gear_a force_a(ctrl_a, q_k, qd_k)
 //                (topology/actuator_model.hpp: MuJoCo's affine actuators, ctrl and force clamped to
 //                their ranges; ctrl is N x nu, what a policy trained on the MJCF's actuators outputs)
-// then clamped to [-effort_k, effort_k] (the model's effort limits unless set otherwise; the
+// times the dof's motor strength where it is set per environment (batch/env_parameters.hpp:
+// domain randomisation of the motors, as legged_gym's), then clamped to [-effort_k, effort_k]
+// (the model's effort limits unless set otherwise; the
 // clamp is a simulator's feature, switchable: off, tau reaches the dynamics as given, as
 // Pinocchio's forward dynamics takes it). Computed on the lanes inside every substep, from that
 // substep's q and qd.
@@ -132,9 +134,10 @@ class Actuation {
   const T* ctrl_rows() { return mode_ == ControlMode::Actuators ? ctrl() : nullptr; }
 
   // The stage: ws.tau_applied (and its copy ws.actuator_torque) from ws.tau (+ PD from ws.q,
-  // ws.v, ws.target, or the actuators from ws.q, ws.v, ws.ctrl), clamped, on lanes. The clamps
-  // are selects: an infinite bound leaves the value as it is.
-  void actuate(BlockWorkspace<L>& ws) const {
+  // ws.v, ws.target, or the actuators from ws.q, ws.v, ws.ctrl), times `strength` (the block's
+  // motor strengths, nv lanes; empty: 1), clamped, on lanes. The clamps are selects: an infinite
+  // bound leaves the value as it is.
+  void actuate(BlockWorkspace<L>& ws, std::span<const L> strength) const {
     for (size_t k = 0; k < ws.tau.size(); ++k) ws.tau_applied[k] = ws.tau[k];
     if (mode_ == ControlMode::PositionPD)
       for (const SingleDof& d : dofs_) {
@@ -149,6 +152,7 @@ class Actuation {
         const L force = clamp(u.gain * ctrl + u.bias[0] + u.bias[1] * length + u.bias[2] * velocity, u.force_lower, u.force_upper);
         ws.tau_applied[u.v] += u.gear * force;
       }
+    for (size_t k = 0; k < strength.size(); ++k) ws.tau_applied[k] *= strength[k];
     if (clamp_)
       for (size_t k = 0; k < ws.tau.size(); ++k) {  // an infinite limit leaves the torque as it is
         L& t = ws.tau_applied[k];

@@ -211,8 +211,9 @@ class BatchEngine {
 
   // --- Per-environment parameters (batch/env_parameters.hpp): domain randomisation ---
   // Per body of the listed environments: masses (one each), centres of mass (3 each) and
-  // rotational inertias (3 x 3 each), checked as a URDF's; gravity (3 each); damping and armature
-  // (nv each). Throw Error for bad values, or with the dense constraint solver (it reads the model).
+  // rotational inertias (3 x 3 each), checked as a URDF's; gravity (3 each); damping, armature and
+  // motor strength (nv each; the strength multiplies the actuation stage's torque before the clamp).
+  // Throw Error for bad values, or with the dense constraint solver (it reads the model).
   void set_body_inertia(std::span<const int> envs, int body, std::span<const double> mass, std::span<const double> com,
                         std::span<const double> rotational_inertia) {
     constraints_.require_per_env_parameters("set_body_inertia"), parameters_.set_body_inertia(envs, body, mass, com, rotational_inertia);
@@ -220,6 +221,9 @@ class BatchEngine {
   void set_gravity(std::span<const int> envs, std::span<const double> g) { constraints_.require_per_env_parameters("set_gravity"), parameters_.set_gravity(envs, g); }
   void set_damping(std::span<const int> envs, std::span<const double> d) { constraints_.require_per_env_parameters("set_damping"), parameters_.set_damping(envs, d); }
   void set_armature(std::span<const int> envs, std::span<const double> a) { constraints_.require_per_env_parameters("set_armature"), parameters_.set_armature(envs, a); }
+  void set_motor_strength(std::span<const int> envs, std::span<const double> s) {
+    constraints_.require_per_env_parameters("set_motor_strength"), parameters_.set_motor_strength(envs, s);
+  }
   void reset_parameters() { parameters_.disable(); }  // back to the model's for every environment
   bool per_env_parameters() const { return parameters_.enabled(); }
   // Environment e's current values (the model's when not set).
@@ -227,6 +231,7 @@ class BatchEngine {
   Vec3d gravity(int env) const { return parameters_.gravity(env_index("gravity", env, n_)); }
   double damping(int env, int dof) const { return parameters_.damping(env_index("damping", env, n_), dof); }
   double armature(int env, int dof) const { return parameters_.armature(env_index("armature", env, n_), dof); }
+  double motor_strength(int env, int dof) const { return parameters_.motor_strength(env_index("motor_strength", env, n_), dof); }
 
   // --- Observations (batch/observations.hpp): N x k x 13 world poses and velocities of frames ---
   void set_observed_frames(const std::vector<std::string>& names) {
@@ -347,7 +352,7 @@ class BatchEngine {
       if (constraints_.active()) constraints_.warm_start(block, ws, valid), constraints_.begin_report(block, valid);
       if (contact) contacts_.load(block, ws, valid);
       const auto evaluate = [&] {
-        actuation_.actuate(ws);                                  // actuate
+        actuation_.actuate(ws, parameters_.block_motor_strength(block));  // actuate
         if (damped) passive_.apply(c, ws, integrate ? &h : nullptr);  // passive forces
         compute_accelerations(constraints_, block, c, ws, valid, loops_in_contact, stabilisation_.model(integrate));  // accelerations
       };

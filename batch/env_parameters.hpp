@@ -1,9 +1,10 @@
 // Per-environment physical parameters for domain randomisation: each environment's body
-// inertias (mass, centre of mass, rotational inertia), gravity, joint damping and armature.
+// inertias (mass, centre of mass, rotational inertia), gravity, joint damping and armature, and
+// its motors' strength (the factor on the actuation stage's torque, batch/actuation.hpp).
 //
 // Stored lane-major per lane block, and only what varies: the inertias of the bodies that were
 // given per-environment values (10 lanes per body: mass, centre of mass, the 6 entries of the
-// symmetric rotational inertia), damping and armature once either was set (one lane per dof),
+// symmetric rotational inertia), damping, armature and motor strength once one was set (one lane per dof),
 // and a_0 = -g (one Motion<L> per block). Bandwidth is the cost here: at N = 4096 the
 // parameters do not fit in cache, so every byte per block is streamed from memory on every
 // call (measured: the whole humanoid's inertias as full RigidInertia and 6x6 tables cost +40%
@@ -17,7 +18,8 @@
 //
 // Until the first per-environment value is set nothing is allocated and the kernels read the
 // model's shared constants. The user's calls (set_body_inertia, set_gravity, set_damping,
-// set_armature) are checked here as a loaded model's values are.
+// set_armature, set_motor_strength) are checked here as a loaded model's values are. The motor
+// strength is no constant of the dynamics: the actuation stage reads it by block_motor_strength().
 #pragma once
 
 #include <cmath>
@@ -77,7 +79,7 @@ class EnvParameters {
 
   // The engine's model, its shared constants and N (both outlive this object).
   EnvParameters(const Model& model, const ModelConstants<L>& shared, int num_envs)
-      : model_(model), shared_(shared), n_(num_envs) {}
+      : model_(model), shared_(shared), n_(num_envs), full_strength_(static_cast<size_t>(model.nv), 1.0) {}
 
   // --- The user's calls: each sets the listed environments, one value (row) per listed
   // environment, and switches to per-environment parameters (the others keep the model's).
@@ -125,6 +127,16 @@ class EnvParameters {
   void set_armature(std::span<const int> envs, std::span<const double> armature) {
     set_dof_values("set_armature", envs, armature, armature_, model_.armature);
   }
+  // Motor strength per dof (k x nv, finite, >= 0; 1 = the torque as computed): the factor on
+  // what the actuation stage computes for the dof, before the clamp to the effort limits.
+  void set_motor_strength(std::span<const int> envs, std::span<const double> strength) {
+    set_dof_values("set_motor_strength", envs, strength, motor_strength_, full_strength_);
+  }
+  // Block b's motor strengths (nv lanes), or an empty span while every environment's is 1.
+  std::span<const L> block_motor_strength(int b) const {
+    if (motor_strength_.empty()) return {};
+    return std::span<const L>(motor_strength_.data() + static_cast<long>(b) * nv_, static_cast<size_t>(nv_));
+  }
 
   // The constants block b's kernels read: the shared ones, or `thread_copy` (the calling
   // thread's) viewing the block's values through its own inertia tables.
@@ -138,7 +150,7 @@ class EnvParameters {
   bool enabled() const { return enabled_; }
 
   // Switches to per-environment parameters: gravity per lane block, every lane holding the
-  // model's value. Inertias, damping and armature are added when first set.
+  // model's value. Inertias, damping, armature and motor strength are added when first set.
   void enable() {
     if (enabled_) return;
     blocks_ = (n_ + W - 1) / W;
@@ -147,13 +159,13 @@ class EnvParameters {
     base_acceleration_.assign(static_cast<size_t>(blocks_), shared_.base_acceleration);
     varying_slot_.assign(static_cast<size_t>(bodies_), -1);
     varying_bodies_.clear();
-    inertia_.clear(), armature_.clear(), damping_.clear();
+    inertia_.clear(), armature_.clear(), damping_.clear(), motor_strength_.clear();
     enabled_ = true;
     ++generation_;
   }
   void disable() {
     enabled_ = false;
-    inertia_ = {}, armature_ = {}, damping_ = {}, base_acceleration_ = {}, varying_slot_ = {}, varying_bodies_ = {};
+    inertia_ = {}, armature_ = {}, damping_ = {}, motor_strength_ = {}, base_acceleration_ = {}, varying_slot_ = {}, varying_bodies_ = {};
     ++generation_;
   }
 
@@ -195,6 +207,7 @@ class EnvParameters {
     if (varying) fetch(inertia_.data() + static_cast<long>(b) * static_cast<long>(varying), varying * sizeof(PackedInertia<L>));
     if (!armature_.empty()) fetch(armature_.data() + static_cast<long>(b) * nv_, nv_ * sizeof(L));
     if (!damping_.empty()) fetch(damping_.data() + static_cast<long>(b) * nv_, nv_ * sizeof(L));
+    if (!motor_strength_.empty()) fetch(motor_strength_.data() + static_cast<long>(b) * nv_, nv_ * sizeof(L));
   }
 
   // Environment e's values (lane e % W of block e / W). `model` holds the values of what does
@@ -235,11 +248,14 @@ class EnvParameters {
   double damping(int e, int dof) const {
     return damping_.empty() ? model_.damping.at(static_cast<size_t>(dof)) : get_lane(damping_[index(e, dof)], e % W);
   }
+  double motor_strength(int e, int dof) const {
+    return motor_strength_.empty() ? full_strength_.at(static_cast<size_t>(dof)) : get_lane(motor_strength_[index(e, dof)], e % W);
+  }
 
   // Bytes streamed per lane block and call (what per-environment parameters cost).
   size_t bytes_per_block() const {
     return varying_bodies_.size() * sizeof(PackedInertia<L>) + (armature_.empty() ? 0 : nv_ * sizeof(L)) +
-           (damping_.empty() ? 0 : nv_ * sizeof(L)) + sizeof(Motion<L>);
+           (damping_.empty() ? 0 : nv_ * sizeof(L)) + (motor_strength_.empty() ? 0 : nv_ * sizeof(L)) + sizeof(Motion<L>);
   }
 
  private:
@@ -312,7 +328,8 @@ class EnvParameters {
   std::vector<int> varying_slot_;         // per body: its slot among the varying bodies, or -1
   std::vector<int> varying_bodies_;       // the bodies with per-environment inertias, by slot
   std::vector<PackedInertia<L>> inertia_;  // [block * varying + slot]
-  std::vector<L> armature_, damping_;     // [block * nv + dof], empty until set
+  std::vector<L> armature_, damping_, motor_strength_;  // [block * nv + dof], empty until set
+  std::vector<double> full_strength_;                  // nv ones: the motor strength of an environment not set
   std::vector<Motion<L>> base_acceleration_;  // [block]
 };
 

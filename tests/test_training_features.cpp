@@ -15,16 +15,18 @@ using namespace batchdyn::test;
 namespace {
 Model arm() { return load_urdf_file(model_path("arm7.urdf")); }
 
-// tau + kp (target - q) - kd v on 1-dof joints, clamped to the limits: the applied torque.
+// tau + kp (target - q) - kd v on 1-dof joints, times the motor strength (none: 1), clamped to
+// the limits: the applied torque.
 Eigen::VectorXd pd_torque(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
                           const Eigen::VectorXd& target, const std::vector<double>& kp, const std::vector<double>& kd,
-                          const std::vector<double>& limit) {
+                          const std::vector<double>& limit, const std::vector<double>& strength = {}) {
   Eigen::VectorXd out = tau;
   for (int i = 1; i < m.num_bodies(); ++i) {
     const Body& b = m.bodies[i];
     if (b.joint_type == JointType::FreeFlyer) continue;
     out[b.idx_v] += kp[static_cast<size_t>(b.idx_v)] * (target[b.idx_v] - q[b.idx_q]) - kd[static_cast<size_t>(b.idx_v)] * v[b.idx_v];
   }
+  for (size_t k = 0; k < strength.size(); ++k) out[static_cast<long>(k)] *= strength[k];
   for (int k = 0; k < m.nv; ++k) out[k] = std::clamp(out[k], -limit[static_cast<size_t>(k)], limit[static_cast<size_t>(k)]);
   return out;
 }
@@ -60,6 +62,57 @@ TEST_CASE("PD control: qdd is the reference ABA of tau + kp (target - q) - kd qd
     }
     CHECK(clamped > 0);
   }
+}
+
+TEST_CASE("motor strength: each environment's actuation torque is scaled by its own strengths before the clamp, the others untouched") {
+  const Model m = humanoid();
+  std::mt19937 rng(911);
+  const int n = 2 * Batch<double>::W + 1, nv = m.nv;
+  Batch<double> batch(m, n, 2), plain(m, n, 1);
+  for (Batch<double>* b : {&batch, &plain}) randomise(*b, rng), rng.seed(911);  // the same states in both
+  std::vector<double> kp(static_cast<size_t>(nv), 0.0), kd(kp), limit(static_cast<size_t>(nv), 1e300);
+  for (int k = 6; k < nv; ++k) kp[static_cast<size_t>(k)] = 30.0, kd[static_cast<size_t>(k)] = 1.5, limit[static_cast<size_t>(k)] = 20.0;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> target(static_cast<size_t>(n * nv));
+  for (double& t : target) t = normal(rng);
+  for (Batch<double>* b : {&batch, &plain}) {
+    b->set_pd_gains(kp, kd), b->set_effort_limits(limit), b->set_control_mode(ControlMode::PositionPD);
+    std::copy(target.begin(), target.end(), b->target());
+  }
+  // Environment 1: weak motors (0.5, and a dead one, 0); environment n - 1 (another block): strong (1.7).
+  const std::vector<int> envs = {1, n - 1};
+  std::vector<double> strength(2 * static_cast<size_t>(nv));
+  for (int k = 0; k < nv; ++k) strength[static_cast<size_t>(k)] = k == 8 ? 0.0 : 0.5, strength[static_cast<size_t>(nv + k)] = 1.7;
+  batch.set_motor_strength(envs, strength);
+  CHECK(batch.motor_strength(1, 7) == 0.5);
+  CHECK(batch.motor_strength(n - 1, 7) == 1.7);
+  CHECK(batch.motor_strength(0, 7) == 1.0);
+  batch.forward_dynamics(), plain.forward_dynamics();
+  REQUIRE(batch.failed_count() == 0);
+  Data<double> data(m);
+  int clamped_only_when_strong = 0;
+  for (int e = 0; e < n; ++e) {
+    CAPTURE(e);
+    const Eigen::VectorXd q = row(batch.q(), e, m.nq), v = row(batch.v(), e, nv), tau = row(batch.tau(), e, nv);
+    const auto k = std::find(envs.begin(), envs.end(), e);
+    if (k == envs.end()) {  // not set: bitwise what an engine without strengths computes
+      CHECK(row(batch.actuator_torques(), e, nv) == row(plain.actuator_torques(), e, nv));
+      CHECK(row(batch.qdd(), e, nv) == row(plain.qdd(), e, nv));
+      continue;
+    }
+    const size_t j = static_cast<size_t>(k - envs.begin());
+    const std::vector<double> own(strength.begin() + static_cast<long>(j * static_cast<size_t>(nv)), strength.begin() + static_cast<long>((j + 1) * static_cast<size_t>(nv)));
+    const Eigen::VectorXd applied = pd_torque(m, q, v, tau, row(batch.target(), e, nv), kp, kd, limit, own);
+    CHECK(relative_error(row(batch.actuator_torques(), e, nv), applied) <= 1e-14);
+    CHECK(relative_error(row(batch.qdd(), e, nv), aba(m, data, q, v, applied)) <= 1e-12);
+    if (e == 1) CHECK(batch.actuator_torques()[static_cast<size_t>(e * nv + 8)] == 0.0);
+    const Eigen::VectorXd unscaled = pd_torque(m, q, v, tau, row(batch.target(), e, nv), kp, kd, limit);
+    for (int d = 6; d < nv; ++d) clamped_only_when_strong += e == n - 1 && std::abs(applied[d]) == 20.0 && std::abs(unscaled[d]) < 20.0;
+  }
+  CHECK(clamped_only_when_strong > 0);  // the strength acts before the clamp
+  CHECK_ERROR_MENTIONS(batch.set_motor_strength(std::vector<int>{2}, std::vector<double>(static_cast<size_t>(nv), -0.5)), "set_motor_strength",
+                       "environment 2", "dof 0");
+  CHECK_ERROR_MENTIONS(batch.motor_strength(n, 0), "environment index " + std::to_string(n));
 }
 
 TEST_CASE("the effort clamp is switchable: off, the limits are kept but the torque reaches ABA as given") {

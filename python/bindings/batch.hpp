@@ -143,6 +143,12 @@ void bind_batch_training(py::class_<PyBatch<T>>& cls) {
       .def("set_armature", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
         b.batch.set_armature(envs, flat(a));
       }))
+      .def("set_motor_strength", serialised<B>([](B& b, const std::vector<int>& envs, py::array_t<double, py::array::c_style | py::array::forcecast> s) {
+        b.batch.set_motor_strength(envs, flat(s));
+      }), py::arg("envs"), py::arg("strength"),
+           "Per-environment motor strength (len(envs) x nv, finite, >= 0; 1 = as computed): the factor on the actuation "
+           "stage's torque (tau + PD, or the actuators'), before the clamp to effort_limits.")
+      .def("motor_strength", serialised<B>([](B& b, int env, int dof) { return b.batch.motor_strength(env, dof); }), py::arg("env"), py::arg("dof"))
       .def("reset_parameters", serialised<B>([](B& b) { b.batch.reset_parameters(); }))
       .def_property_readonly("per_env_parameters", serialised<B>([](B& b) { return b.batch.per_env_parameters(); }))
       .def("body_mass", serialised<B>([](B& b, int env, int body) { return b.batch.body_inertia(env, body).mass; }))

@@ -152,6 +152,8 @@ DEGENERATE_CALLS = {
     "set_body_inertia": (lambda b, m: b.set_body_inertia([], 1, np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3, 3))), None),
     "set_damping": (lambda b, m: b.set_damping([], np.zeros((0, m.nv))), None),
     "set_gravity": (lambda b, m: b.set_gravity([], np.zeros((0, 3))), None),
+    "set_motor_strength": (lambda b, m: b.set_motor_strength([], np.zeros((0, m.nv))), None),
+    "motor_strength": (lambda b, m: b.motor_strength(1, 0), "environment index 1"),
     "set_observed_contacts": (lambda b, m: b.set_observed_contacts([]), None),
     "set_observed_frames": (lambda b, m: b.set_observed_frames([]), None),
     "set_pd_gains": (lambda b, m: b.set_pd_gains([0.0] * m.nv, [0.0] * m.nv), None),

@@ -230,3 +230,26 @@ def test_go2walk_randomises_friction_and_payload_per_episode_within_their_ranges
     again = draw(3)
     np.testing.assert_array_equal(friction, again[0])
     np.testing.assert_array_equal(mass, again[1])
+
+
+def test_go2walk_randomises_each_motors_strength_per_episode_and_the_pd_torque_follows_it():
+    def draw(seed):
+        env = vector_env.make("Go2Walk", num_envs=16, threads=1, dtype=np.float64, motor_strength_range=(0.8, 1.2))
+        env.reset(seed=seed)
+        return env, np.array([[env.batch.motor_strength(e, d) for d in range(env.model.nv)] for e in range(16)])
+    env, strength = draw(5)
+    assert (strength[:, :6] == 1.0).all()  # the free flyer has no motor
+    motors = strength[:, 6:]
+    assert ((motors >= 0.8) & (motors <= 1.2)).all() and np.ptp(motors) > 0.3
+    assert np.ptp(motors, axis=1).min() > 0.0  # per motor, not one factor per robot
+    np.testing.assert_array_equal(draw(5)[1], strength)
+    # The actuation torque at a state is the strength times the PD torque, then clamped to the limits.
+    env.step(np.full((16, 12), 0.3))
+    b = env.batch
+    b.forward_dynamics()  # the actuation at the state the step left (a step's torques are its last substep's)
+    pd = env.kp * (b.target[:, 6:] - b.q[:, 7:]) - env.kd * b.v[:, 6:]
+    limits = np.array(env.model.motor_torque_limits)[6:]
+    expected = np.clip(motors * pd, -limits, limits)
+    np.testing.assert_allclose(b.actuator_torques[:, 6:], expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="motor_strength_range"):
+        vector_env.make("Go2Walk", num_envs=4, motor_strength_range=(1.2, 0.8))

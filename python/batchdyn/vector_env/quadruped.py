@@ -35,7 +35,9 @@ class Quadruped(VectorEnv):
 
     * Randomisation per episode (off by default): friction_range=(lo, hi) draws each
       environment's friction coefficient, added_mass_range=(lo, hi) kg a payload on the base
-      (the trunk's mass; its centre of mass and inertia unchanged).
+      (the trunk's mass; its centre of mass and inertia unchanged), motor_strength_range=(lo, hi)
+      each motor's strength (the factor on its PD torque before the torque limit,
+      Batch.set_motor_strength), independently per motor.
     * action_delay=k applies each action k steps late (the policy acts on what it observed
       k x dt earlier, as a real robot's control loop does); 0 by default.
 
@@ -56,7 +58,7 @@ class Quadruped(VectorEnv):
 
     def __init__(self, num_envs=4096, threads=0, dtype=np.float32, action_scale=0.5, command_range=(0.0, 1.0),
                  noise=0.05, velocity_noise=0.1, terrain_roughness=0.0, friction_range=None, added_mass_range=None,
-                 action_delay=0, autoreset_mode=AutoresetMode.SAME_STEP, copy=True):
+                 motor_strength_range=None, action_delay=0, autoreset_mode=AutoresetMode.SAME_STEP, copy=True):
         model = self.load_model()
         super().__init__(model, num_envs, 0.02, 4, threads, dtype, autoreset_mode, copy)
         self.action_scale, self.command_range = float(action_scale), tuple(command_range)
@@ -72,6 +74,9 @@ class Quadruped(VectorEnv):
         self.added_mass_range = None if added_mass_range is None else tuple(float(x) for x in added_mass_range)
         if self.added_mass_range is not None:
             self._base_inertia = model.body_inertia(1)  # (mass, com, rotational inertia) of the trunk
+        self.motor_strength_range = None if motor_strength_range is None else tuple(float(x) for x in motor_strength_range)
+        if self.motor_strength_range is not None and not 0.0 <= self.motor_strength_range[0] <= self.motor_strength_range[1]:
+            raise ValueError(f"motor_strength_range must be (lo, hi) with 0 <= lo <= hi, got {motor_strength_range}")
         self.action_delay = int(action_delay)
         if self.action_delay < 0:
             raise ValueError(f"action_delay must be >= 0 steps, got {action_delay}")
@@ -138,6 +143,11 @@ class Quadruped(VectorEnv):
             mass, com, inertia = self._base_inertia
             added = low + (high - low) * self.uniform(keys, 4, 1)[:, 0]
             self.batch.set_body_inertia(envs, 1, mass + added, np.tile(com, (len(envs), 1)), np.tile(inertia, (len(envs), 1, 1)))
+        if self.motor_strength_range is not None:  # the 12 motors; the free flyer's 6 dofs have none
+            low, high = self.motor_strength_range
+            strength = np.ones((len(envs), self.model.nv))
+            strength[:, 6:] = low + (high - low) * self.uniform(keys, 5, 12)
+            self.batch.set_motor_strength(envs, strength)
 
     def apply_actions(self, actions):
         self._previous_action[:] = self.last_action
@@ -206,7 +216,8 @@ class Go2Walk(Quadruped):
       (models/go2_walk_contacts.json). The file's other collision geoms (hips, thighs, calves:
       frictionless in the file) are left out of the task, as MuJoCo Playground's Go1 task keeps
       its feet only; the trunk touching the ground ends the episode.
-    * Options as Quadruped's: terrain_roughness, friction_range, added_mass_range, action_delay."""
+    * Options as Quadruped's: terrain_roughness, friction_range, added_mass_range,
+      motor_strength_range, action_delay."""
 
     kp, kd = 35.0, 0.5
 
