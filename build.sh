@@ -90,7 +90,7 @@ run_fuzzers() {
   build build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHDYN_FUZZ=ON -DBATCHDYN_WERROR=ON \
     -DBATCHDYN_SANITIZE=OFF -DBATCHDYN_BUILD_TESTS=OFF -DBATCHDYN_BUILD_BENCH=OFF -DBATCHDYN_BUILD_CLI=OFF -DBATCHDYN_BUILD_PYTHON=OFF \
     -DPython_EXECUTABLE="$PWD/.venv/bin/python"  # its mujoco wheel: the MJCF target
-  for loader in urdf sdf constraints contacts scene mjcf; do
+  for loader in urdf sdf constraints contacts scene mesh mjcf; do
     local seeds=build/fuzz/seeds/$loader corpus=build/fuzz/corpus/$loader findings=build/fuzz/findings/$loader
     rm -rf "$seeds"
     mkdir -p "$seeds" "$corpus" "$findings"
@@ -101,6 +101,7 @@ run_fuzzers() {
       sdf) cp models/*.sdf "$seeds"/ && for f in tests/robots/*.sdf; do cp "$f" "$seeds/robots_${f##*/}"; done ;;
       constraints|contacts) cp models/*.json "$seeds"/ ;;
       scene) cp models/scenes/*.json "$seeds"/ ;;
+      mesh) cp tests/robots/mjcf/unitree_h1/assets/left_ankle_link.STL "$seeds"/ ;;  # one binary STL; the ASCII STL and OBJ seeds are the regressions'
       mjcf) for f in tests/robots/mjcf/*/*.xml; do g=${f#tests/robots/mjcf/}; cp "$f" "$seeds/${g//\//_}"; done ;;
     esac
     cp tests/fuzz_regressions/"$loader"/* "$seeds"/

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/tree/aba.hpp"
@@ -18,6 +19,7 @@
 #include "kernels/tree/singular_joints.hpp"
 #include "topology/constraints_io.hpp"
 #include "topology/contacts.hpp"
+#include "topology/mesh_file.hpp"
 #include "topology/mjcf.hpp"
 #include "topology/model_info.hpp"
 #include "topology/scene.hpp"
@@ -71,6 +73,21 @@ inline std::string sdf_input(const std::string& xml) {
 // input is refused (the fuzz target is then not built).
 inline std::string mjcf_input(const std::string& xml) {
   return load_and_use([&] { return load_mjcf_string(xml, "<fuzz input>"); });
+}
+
+// A mesh file's contents, read as an STL (even-sized input) or an OBJ (odd-sized), and its hull
+// as a URDF <mesh> gets it (decimate_hull to the vertex budget). A hull out of its bounds (no
+// vertex, more than the budget, a negative or NaN error) throws std::logic_error: a finding.
+inline std::string mesh_input(const std::string& bytes) {
+  try {
+    const MeshFormat format = bytes.size() % 2 ? MeshFormat::Obj : MeshFormat::Stl;
+    const DecimatedHull hull = decimate_hull(parse_mesh_vertices(bytes, format, "<fuzz input>"));
+    if (hull.vertices.empty() || hull.vertices.size() > static_cast<size_t>(kHullVertexBudget) || !(hull.support_error >= 0))
+      throw std::logic_error("decimate_hull: a hull out of its bounds");
+    return "";
+  } catch (const Error& refused) {
+    return refused.what();
+  }
 }
 
 // A constraint JSON document on the shipped humanoid (models_dir/humanoid.urdf, free root),

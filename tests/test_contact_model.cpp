@@ -202,7 +202,7 @@ TEST_CASE("locking joints keeps the geometry where it was on its links") {
               1e-12);
 }
 
-TEST_CASE("meshes are skipped and listed, the shipped quadruped has a trunk box and four sphere feet") {
+TEST_CASE("meshes whose files are not there (go2.urdf without its package) are skipped and listed, the shipped quadruped has a trunk box and four sphere feet") {
   const Model go2 = load_urdf_file(kRobots + "/go2.urdf", RootJoint::FreeFlyer);
   CHECK(go2.contacts.geometries.empty());
   CHECK_FALSE(go2.contacts.skipped.empty());

@@ -49,6 +49,10 @@ TEST_CASE("every SDF fuzz reproducer loads or is refused with batchdyn::Error") 
   check_every_input("sdf", [](const std::string& text) { return fuzz::sdf_input(text); });
 }
 
+TEST_CASE("every mesh-file fuzz reproducer is read into a hull within its bounds or refused with batchdyn::Error") {
+  check_every_input("mesh", [](const std::string& bytes) { return fuzz::mesh_input(bytes); });
+}
+
 TEST_CASE("every constraint-JSON fuzz reproducer loads or is refused with batchdyn::Error") {
   check_every_input("constraints", [](const std::string& text) { return fuzz::constraints_input(text, BATCHDYN_MODELS_DIR); });
 }

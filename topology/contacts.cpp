@@ -505,11 +505,28 @@ DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget) {
   }
   std::vector<size_t> full_support(kDirections);
   std::vector<double> full(kDirections), kept(kDirections, -std::numeric_limits<double>::infinity());
-  for (int d = 0; d < kDirections; ++d) {
-    size_t best = 0;
-    for (size_t k = 1; k < vertices.size(); ++k)
-      if (dot(vertices[k], directions[d]) > dot(vertices[best], directions[d])) best = k;
-    full_support[static_cast<size_t>(d)] = best, full[static_cast<size_t>(d)] = dot(vertices[best], directions[d]);
+  // B directions per pass over the vertices, their updates as selects: the compiler keeps them
+  // in one vector register (a raw mesh file has thousands of vertices). The first vertex of
+  // the largest value wins, as in a scan by direction.
+  constexpr int B = 8;
+  static_assert(kDirections % B == 0);
+  for (int d0 = 0; d0 < kDirections; d0 += B) {
+    double dx[B], dy[B], dz[B], best[B];
+    size_t index[B];
+    for (int b = 0; b < B; ++b) {
+      const Vec3d& d = directions[static_cast<size_t>(d0 + b)];
+      dx[b] = d.x, dy[b] = d.y, dz[b] = d.z, best[b] = dot(vertices[0], d), index[b] = 0;
+    }
+    for (size_t k = 1; k < vertices.size(); ++k) {
+      const Vec3d& p = vertices[k];
+      for (int b = 0; b < B; ++b) {
+        const double value = p.x * dx[b] + p.y * dy[b] + p.z * dz[b];  // dot(p, d), in its order
+        const bool better = value > best[b];
+        best[b] = better ? value : best[b];
+        index[b] = better ? k : index[b];
+      }
+    }
+    for (int b = 0; b < B; ++b) full_support[static_cast<size_t>(d0 + b)] = index[b], full[static_cast<size_t>(d0 + b)] = best[b];
   }
   // Greedy: keep the full hull's support vertex along the direction where the kept hull falls
   // furthest inside, until the budget is spent or nothing falls inside.

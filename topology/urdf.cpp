@@ -4,10 +4,13 @@
 #include <tinyxml.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -15,11 +18,13 @@
 #include <sstream>
 
 #include "topology/contacts.hpp"
+#include "topology/mesh_file.hpp"
 
 namespace batchdyn {
 
 struct UrdfDocument {
-  std::string source;  // file path or "<urdf string>"
+  std::string source;     // file path or "<urdf string>"
+  std::string directory;  // the file's folder (relative mesh paths start there); "" for a string: the working directory
   urdf::ModelInterfaceSharedPtr urdf;
   std::vector<ConstraintSpec> loop_joints;
   std::vector<std::string> link_names, joint_names;  // as written, plus "root_joint" (loop joints are constraints)
@@ -332,7 +337,9 @@ std::shared_ptr<const UrdfDocument> parse_urdf_file(const std::string& path) {
   if (!in) throw Error(path + ": cannot open URDF file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_document(buffer.str(), path);
+  std::shared_ptr<const UrdfDocument> doc = parse_document(buffer.str(), path);
+  const_cast<UrdfDocument&>(*doc).directory = std::filesystem::path(path).parent_path().string();
+  return doc;
 }
 
 const std::string& urdf_robot_name(const UrdfDocument& doc) { return doc.urdf->name_; }
@@ -364,6 +371,90 @@ std::vector<ConstraintSpec> append_urdf(ModelBuilder& builder, const UrdfDocumen
   return loops;
 }
 
+namespace {
+// The files a <mesh filename="..."> may name, in the order they are tried:
+//   "package://<package>/<path>": <dir>/<package>/<path> for each folder <dir> of
+//     ROS_PACKAGE_PATH, then for the URDF's folder and each of its ancestors (where a ROS
+//     package's urdf/ sits next to its meshes/), and <dir>/<path> for such a folder named <package>;
+//   "file://<path>" and any other path: as given, relative to the URDF's folder.
+std::vector<std::filesystem::path> mesh_candidates(const std::string& filename, const std::string& directory) {
+  namespace fs = std::filesystem;
+  const fs::path base = directory.empty() ? fs::path(".") : fs::path(directory);
+  const std::string package_scheme = "package://", file_scheme = "file://";
+  if (filename.rfind(package_scheme, 0) != 0) {
+    const fs::path path = filename.rfind(file_scheme, 0) == 0 ? fs::path(filename.substr(file_scheme.size())) : fs::path(filename);
+    return {path.is_absolute() ? path : base / path};
+  }
+  const std::string rest = filename.substr(package_scheme.size());
+  const size_t slash = rest.find('/');
+  const std::string package = rest.substr(0, slash);
+  const fs::path inside = slash == std::string::npos ? fs::path() : fs::path(rest.substr(slash + 1));
+  std::vector<fs::path> candidates;
+  if (const char* ros = std::getenv("ROS_PACKAGE_PATH")) {
+    std::stringstream dirs(ros);
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty()) candidates.push_back(fs::path(dir) / package / inside);
+  }
+  std::error_code ignored;
+  fs::path dir = fs::absolute(base, ignored).lexically_normal();
+  for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
+    candidates.push_back(dir / package / inside);
+    if (dir.filename() == package) candidates.push_back(dir / inside);
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return candidates;
+}
+
+// A URDF <mesh> as the convex hull of its file's vertices, scaled (MuJoCo collides a mesh
+// through its hull; decimate_hull keeps at most kHullVertexBudget of them, noted when it drops
+// some). False, with the reason in model.contacts.skipped, where the file is not found or not
+// STL or OBJ: the model loads without that geometry. A file that is found and malformed is an
+// Error naming it.
+bool mesh_hull(Model& model, const urdf::Mesh& mesh, const UrdfDocument& doc, CollisionGeometry& g) {
+  namespace fs = std::filesystem;
+  const std::vector<fs::path> candidates = mesh_candidates(mesh.filename, doc.directory);
+  const auto found = std::find_if(candidates.begin(), candidates.end(), [](const fs::path& p) {
+    std::error_code ignored;
+    return fs::is_regular_file(p, ignored);
+  });
+  if (found == candidates.end()) {
+    const std::string folder = doc.directory.empty() ? std::string("the working directory") : "'" + doc.directory + "'";
+    const std::string where = mesh.filename.rfind("package://", 0) == 0
+                                  ? "looked for it in ROS_PACKAGE_PATH, and in " + folder + " and its parent folders"
+                                  : "no file " + candidates.front().string();
+    model.contacts.skipped.push_back(g.name + ": mesh " + mesh.filename + " skipped: not found (" + where + ")");
+    return false;
+  }
+  try {
+    (void)mesh_format_of(found->string());
+  } catch (const Error& e) {  // a format not read (COLLADA)
+    model.contacts.skipped.push_back(g.name + ": mesh skipped: " + e.what());
+    return false;
+  }
+  std::vector<Vec3d> vertices;
+  try {
+    vertices = read_mesh_vertices(found->string());
+  } catch (const Error& e) {
+    throw Error(doc.source + ": collision geometry '" + g.name + "': " + e.what());
+  }
+  const Vec3d scale{mesh.scale.x, mesh.scale.y, mesh.scale.z};
+  if (!(std::isfinite(scale.x) && std::isfinite(scale.y) && std::isfinite(scale.z)))
+    throw Error(doc.source + ": collision geometry '" + g.name + "': mesh " + mesh.filename + ": its scale is not finite");
+  for (Vec3d& p : vertices) p = {p.x * scale.x, p.y * scale.y, p.z * scale.z};
+  const DecimatedHull kept = decimate_hull(vertices);
+  g.shape = CollisionShape::ConvexHull;
+  g.vertices = kept.vertices;
+  if (kept.vertices.size() < vertices.size()) {
+    std::ostringstream note;
+    note << g.name << ": mesh " << found->filename().string() << " (" << vertices.size() << " vertices) collides through a convex hull of "
+         << kept.vertices.size() << " vertices (inside the full hull by at most " << kept.support_error * 1000 << " mm)";
+    model.load_notes.push_back(note.str());
+  }
+  return true;
+}
+}  // namespace
+
 void append_urdf_collisions(Model& model, const UrdfDocument& doc, const std::string& prefix) {
   for (const std::string& link_name : doc.link_names) {
     const urdf::LinkConstSharedPtr link = doc.urdf->getLink(link_name);
@@ -394,9 +485,10 @@ void append_urdf_collisions(Model& model, const UrdfDocument& doc, const std::st
           g.radius = cylinder.radius, g.length = cylinder.length;
           break;
         }
-        default:  // meshes: not supported, listed by `info`
-          model.contacts.skipped.push_back(g.name + ": mesh (" + static_cast<const urdf::Mesh&>(*collision->geometry).filename +
-                                           ") skipped: give primitives in a contact file");
+        case urdf::Geometry::MESH:
+          if (!mesh_hull(model, static_cast<const urdf::Mesh&>(*collision->geometry), doc, g)) continue;
+          break;
+        default:
           continue;
       }
       add_collision_geometry(model, std::move(g), doc.source);
