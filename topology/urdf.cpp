@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "topology/contacts.hpp"
+#include "topology/json_parse.hpp"
 #include "topology/mesh_file.hpp"
 
 namespace batchdyn {
@@ -294,7 +295,7 @@ void append_subtree(ModelBuilder& builder, const UrdfDocument& doc, const std::s
   }
 }
 
-std::shared_ptr<const UrdfDocument> parse_document(const std::string& xml, const std::string& source) {
+std::shared_ptr<const UrdfDocument> parse_document(const std::string& xml, const std::string& source, const std::string& directory) {
   TiXmlDocument xml_doc;
   xml_doc.Parse(xml.c_str());
   if (xml_doc.Error())
@@ -305,7 +306,7 @@ std::shared_ptr<const UrdfDocument> parse_document(const std::string& xml, const
   check_structure(robot, source);
 
   auto doc = std::make_shared<UrdfDocument>();
-  doc->source = source;
+  doc->source = source, doc->directory = directory;
   for (const TiXmlElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link"))
     doc->link_names.push_back(l->Attribute("name"));
   for (const TiXmlElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint"))
@@ -329,7 +330,7 @@ std::shared_ptr<const UrdfDocument> parse_document(const std::string& xml, const
 }  // namespace
 
 std::shared_ptr<const UrdfDocument> parse_urdf_string(const std::string& xml, const std::string& source) {
-  return parse_document(xml, source);
+  return parse_document(xml, source, "");
 }
 
 std::shared_ptr<const UrdfDocument> parse_urdf_file(const std::string& path) {
@@ -337,9 +338,7 @@ std::shared_ptr<const UrdfDocument> parse_urdf_file(const std::string& path) {
   if (!in) throw Error(path + ": cannot open URDF file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  std::shared_ptr<const UrdfDocument> doc = parse_document(buffer.str(), path);
-  const_cast<UrdfDocument&>(*doc).directory = std::filesystem::path(path).parent_path().string();
-  return doc;
+  return parse_document(buffer.str(), path, std::filesystem::path(path).parent_path().string());
 }
 
 const std::string& urdf_robot_name(const UrdfDocument& doc) { return doc.urdf->name_; }
@@ -426,21 +425,23 @@ bool mesh_hull(Model& model, const urdf::Mesh& mesh, const UrdfDocument& doc, Co
     model.contacts.skipped.push_back(g.name + ": mesh " + mesh.filename + " skipped: not found (" + where + ")");
     return false;
   }
+  MeshFormat format;
   try {
-    (void)mesh_format_of(found->string());
+    format = mesh_format_of(found->string());
   } catch (const Error& e) {  // a format not read (COLLADA)
     model.contacts.skipped.push_back(g.name + ": mesh skipped: " + e.what());
     return false;
   }
+  const std::string where = doc.source + ": collision geometry '" + g.name + "': ";
   std::vector<Vec3d> vertices;
   try {
-    vertices = read_mesh_vertices(found->string());
+    vertices = parse_mesh_vertices(detail::read_text_file(found->string(), "mesh file"), format, found->string());
   } catch (const Error& e) {
-    throw Error(doc.source + ": collision geometry '" + g.name + "': " + e.what());
+    throw Error(where + e.what());
   }
   const Vec3d scale{mesh.scale.x, mesh.scale.y, mesh.scale.z};
   if (!(std::isfinite(scale.x) && std::isfinite(scale.y) && std::isfinite(scale.z)))
-    throw Error(doc.source + ": collision geometry '" + g.name + "': mesh " + mesh.filename + ": its scale is not finite");
+    throw Error(where + "mesh " + mesh.filename + ": its scale is not finite");
   for (Vec3d& p : vertices) p = {p.x * scale.x, p.y * scale.y, p.z * scale.z};
   const DecimatedHull kept = decimate_hull(vertices);
   g.shape = CollisionShape::ConvexHull;
