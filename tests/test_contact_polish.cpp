@@ -86,7 +86,7 @@ struct OpposedLimits {
 
 }  // namespace
 
-TEST_CASE("ADMM polishing: a stalled limit problem of the collapsed humanoid is solved exactly at the 10th iteration, where plain ADMM ends at its cap 0.12 off") {
+TEST_CASE("ADMM polishing: a stalled limit problem of the collapsed humanoid, cold-started, is solved exactly by the warm start's polish, where plain ADMM ends at its cap 0.12 off") {
   const Eigen::MatrixXd G = Eigen::Map<const Eigen::Matrix<double, 13, 13, Eigen::RowMajor>>(stalled_G);
   const Eigen::VectorXd g = Eigen::Map<const Eigen::VectorXd>(stalled_g, 13);
   const Eigen::VectorXd exact = lcp_by_enumeration(G, g);
@@ -100,14 +100,51 @@ TEST_CASE("ADMM polishing: a stalled limit problem of the collapsed humanoid is 
     const ContactSolverReport<double> report = contact_admm(0, 13, 0, settings, ws, lambda.data());
     double error = 0.0;
     for (int i = 0; i < 13; ++i) error = std::max(error, std::abs(lambda[static_cast<size_t>(i)] - exact[i]));
-    if (polish) {
+    if (polish) {  // the natural map at lambda = 0 and its active-set passes: reported as 1 iteration
       CHECK(report.converged == 1.0);
-      CHECK(report.iterations == 10.0);
+      CHECK(report.iterations == 1.0);
       CHECK(error < 1e-11);
     } else {  // what the step did before: the residual falls ~1 % per iteration
       CHECK(report.converged == 0.0);
       CHECK(report.iterations == 500.0);
       CHECK(error > 0.1);
+    }
+  }
+}
+
+TEST_CASE("ADMM polishing: where the warm start slides (no linear guess), the stalled limit problem is solved exactly by the iterate's polish at the 10th iteration") {
+  // A contact beside the stalled rows, uncoupled (G = I on its rows), that sticks at the solution
+  // (lambda_c = -g_c, inside the cone of mu = 0.8) but is warm-started on the cone's rim, where
+  // the natural map slides: the warm start's polish has no guess, ADMM iterates, and the
+  // limits stall it until the polish after 10 iterations.
+  const Eigen::MatrixXd limits_G = Eigen::Map<const Eigen::Matrix<double, 13, 13, Eigen::RowMajor>>(stalled_G);
+  const Eigen::VectorXd limits_g = Eigen::Map<const Eigen::VectorXd>(stalled_g, 13);
+  const Eigen::VectorXd limits_exact = lcp_by_enumeration(limits_G, limits_g);
+  const int m = 16;
+  ContactSettings settings;
+  settings.tolerance = 1e-6, settings.max_iterations = 500;
+  for (const bool polish : {true, false}) {
+    CAPTURE(polish);
+    settings.polish = polish;
+    ContactSolverWorkspace<double> ws(1, 13);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j) ws.G[static_cast<size_t>(i * m + j)] = (i < 3 || j < 3) ? (i == j ? 1.0 : 0.0) : limits_G(i - 3, j - 3);
+    ws.g[0] = -1.0, ws.g[1] = 0.5, ws.g[2] = 0.0;
+    for (int i = 0; i < 13; ++i) ws.g[static_cast<size_t>(3 + i)] = limits_g[i];
+    ws.mu[0] = 0.8;
+    for (int c = 0; c < 14; ++c) ws.in_contact[static_cast<size_t>(c)] = 1.0;
+    std::vector<double> lambda(m, 0.0);
+    lambda[0] = 1.0, lambda[1] = 0.8;  // on the rim: |lambda_t| = mu lambda_n
+    const ContactSolverReport<double> report = contact_admm(1, 13, 0, settings, ws, lambda.data());
+    double error = std::max({std::abs(lambda[0] - 1.0), std::abs(lambda[1] + 0.5), std::abs(lambda[2])});
+    for (int i = 0; i < 13; ++i) error = std::max(error, std::abs(lambda[static_cast<size_t>(3 + i)] - limits_exact[i]));
+    if (polish) {
+      CHECK(report.converged == 1.0);
+      CHECK(report.iterations == 10.0);
+      CHECK(error < 1e-11);
+    } else {
+      CHECK(report.converged == 0.0);
+      CHECK(report.iterations == 500.0);
     }
   }
 }
@@ -181,4 +218,95 @@ TEST_CASE("ADMM polishing: a sticking contact beside a limit is solved exactly (
   CHECK(polish_contact_solution(1, 1, 0, 1.0, 1e-12, g.cwiseAbs().maxCoeff(), ws, residual) == 1.0);
   CHECK(residual <= 1e-12);
   for (int i = 0; i < 4; ++i) CHECK(ws.z[static_cast<size_t>(i)] == doctest::Approx(exact[i]).epsilon(1e-12).scale(1.0));
+}
+
+namespace {
+
+// A contact pressed onto the plane (mu = 0.8) beside a limit row, both acting, with lambda =
+// -G^-1 g inside the cone: the problem of the test above, as contact_admm's workspace.
+struct StickingBesideLimit {
+  Eigen::Matrix4d G;
+  Eigen::Vector4d g{-1.0, 0.05, -0.02, -0.3};
+  StickingBesideLimit() {
+    G << 1.0, 0.2, 0.0, 0.1,  //
+        0.2, 1.0, 0.1, 0.0,   //
+        0.0, 0.1, 1.0, 0.0,   //
+        0.1, 0.0, 0.0, 1.0;
+  }
+  Eigen::Vector4d solution() const { return G.ldlt().solve(-g); }
+  ContactSolverWorkspace<double> workspace() const {
+    ContactSolverWorkspace<double> ws(1, 1);
+    for (int i = 0; i < 4; ++i) {
+      ws.g[static_cast<size_t>(i)] = g[i];
+      for (int j = 0; j < 4; ++j) ws.G[static_cast<size_t>(i * 4 + j)] = G(i, j);
+    }
+    ws.mu[0] = 0.8, ws.in_contact[0] = ws.in_contact[1] = 1.0;
+    return ws;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ADMM polishing: warm-started with its active set still holding, a step is solved exactly by the warm start's polish, with no ADMM iteration") {
+  const StickingBesideLimit p;
+  ContactSettings settings;
+  settings.tolerance = 1e-6, settings.max_iterations = 500;
+  // The previous step's impulses: the solution of a problem 5 % weaker (the same rows act).
+  const Eigen::Vector4d previous = 0.95 * p.solution();
+  for (const bool polish : {true, false}) {
+    CAPTURE(polish);
+    settings.polish = polish;
+    ContactSolverWorkspace<double> ws = p.workspace();
+    std::vector<double> lambda(previous.data(), previous.data() + 4);
+    const ContactSolverReport<double> report = contact_admm(1, 1, 0, settings, ws, lambda.data());
+    CHECK(report.converged == 1.0);
+    if (polish) {
+      CHECK(report.iterations == 1.0);  // the polish, no ADMM iteration
+      CHECK(report.residual <= 1e-12);
+      for (int i = 0; i < 4; ++i) CHECK(lambda[static_cast<size_t>(i)] == doctest::Approx(p.solution()[i]).epsilon(1e-12).scale(1.0));
+    } else {  // ADMM iterates its way there, to the tolerance
+      CHECK(report.iterations > 1.0);
+      for (int i = 0; i < 4; ++i) CHECK(lambda[static_cast<size_t>(i)] == doctest::Approx(p.solution()[i]).epsilon(1e-5).scale(1.0));
+    }
+  }
+}
+
+TEST_CASE("ADMM polishing: where the contact of the warm start has lifted off, the warm start's polish drops it, exactly and with no ADMM iteration") {
+  // The same rows, but the ground has moved away: the contact's normal velocity is now
+  // separating (g_n > 0), so only the limit acts, lambda = (0, 0, 0, -g_l / G_ll). The previous
+  // step's impulses still press; at them, the natural map finds the contact open.
+  StickingBesideLimit p;
+  p.g[0] = 0.5;
+  const Eigen::Vector4d exact(0.0, 0.0, 0.0, -p.g[3] / p.G(3, 3));
+  ContactSettings settings;
+  settings.tolerance = 1e-6, settings.max_iterations = 500;
+  ContactSolverWorkspace<double> ws = p.workspace();
+  const Eigen::Vector4d previous = StickingBesideLimit().solution();
+  std::vector<double> lambda(previous.data(), previous.data() + 4);
+  const ContactSolverReport<double> report = contact_admm(1, 1, 0, settings, ws, lambda.data());
+  CHECK(report.converged == 1.0);
+  CHECK(report.iterations == 1.0);
+  for (int i = 0; i < 4; ++i) CHECK(lambda[static_cast<size_t>(i)] == doctest::Approx(exact[i]).epsilon(1e-12).scale(1.0));
+}
+
+TEST_CASE("ADMM polishing: on redundant rows the warm start's polish keeps its split of the load, the solution nearest to it") {
+  // Two limit rows that repeat each other (two corners of one face: G singular), g consistent:
+  // every lambda >= 0 with lambda_1 + lambda_2 = 1 solves the problem. The previous step's
+  // impulses (0.6, 0.3) carry 0.9; the polish, a proximal point anchored at them, adds the
+  // missing 0.1 equally and keeps their difference: (0.65, 0.35). An undamped solve would be free
+  // to return any split, and the contact forces would jump from step to step.
+  Eigen::Matrix2d G;
+  G << 1.0, 1.0, 1.0, 1.0;
+  const Eigen::Vector2d g(-1.0, -1.0);
+  ContactSettings settings;
+  settings.tolerance = 1e-6, settings.max_iterations = 500;
+  ContactSolverWorkspace<double> ws = rows_problem(G, g);
+  std::vector<double> lambda = {0.6, 0.3};
+  const ContactSolverReport<double> report = contact_admm(0, 2, 0, settings, ws, lambda.data());
+  CHECK(report.converged == 1.0);
+  CHECK(report.iterations == 1.0);  // the warm start's polish, no ADMM iteration
+  CHECK(lambda[0] + lambda[1] == doctest::Approx(1.0).epsilon(1e-12).scale(1.0));
+  // The split to eps / delta (2e-8): along the null direction the factor's pivot is rounding.
+  CHECK(lambda[0] == doctest::Approx(0.65).epsilon(1e-8).scale(1.0));
+  CHECK(lambda[1] == doctest::Approx(0.35).epsilon(1e-8).scale(1.0));
 }

@@ -52,9 +52,10 @@ TEST_CASE("terrain: a height field that is a tilted plane holds and slides a box
     REQUIRE(terrain.status()[static_cast<size_t>(e)] == EnvStatus::Ok);
     CHECK((row(terrain.q(), e, box.nq) - row(plane.q(), e, box.nq)).cwiseAbs().maxCoeff() < 1e-9);
     CHECK((row(terrain.v(), e, box.nv) - row(plane.v(), e, box.nv)).cwiseAbs().maxCoeff() < 1e-9);
-    for (int k = 0; k < 3 * terrain.contact_candidates(); ++k)
-      CHECK(terrain.contact_forces()[e * 3 * terrain.contact_candidates() + k] ==
-            doctest::Approx(plane.contact_forces()[e * 3 * plane.contact_candidates() + k]).epsilon(1e-6).scale(1.0));
+    // The net force: how it is shared among the four corners on the ground is not determined (any
+    // split with the same net force and moment holds the box; the solver's polish takes one).
+    for (int k = 0; k < 3; ++k)
+      CHECK(total_contact_force(terrain, e)[k] == doctest::Approx(total_contact_force(plane, e)[k]).epsilon(1e-6).scale(1.0));
   }
   CHECK(total_contact_force(terrain, 0).z == doctest::Approx(kG).epsilon(1e-3));  // the stuck box: the support carries m g
   CHECK(std::abs(total_contact_force(terrain, 0).x) < 1e-3);

@@ -12,9 +12,9 @@
 //
 // Every lane has its own rho. Lanes iterate together until every lane has converged or the cap
 // is hit; a converged lane is frozen, so a lane's result never depends on its block mates.
-// On the formed G, the iterate is polished after 10, 20, 40, ... iterations
-// (kernels/contact/contact_polish.hpp, ContactSettings::polish): the rows it shows acting are solved
-// exactly, and a lane where that meets the tolerance is done.
+// On the formed G, the warm start is polished before the first iteration and the iterate after
+// 10, 20, 40, ... iterations (kernels/contact/contact_polish.hpp, ContactSettings::polish): the
+// rows it shows acting are solved exactly, and a lane where that meets the tolerance is done.
 // No allocation, no data-dependent branch but the loop's exit (when all lanes are done) and the
 // refactorisation when some lane's rho changed (which recomputes the same factor in the others).
 #pragma once
@@ -56,6 +56,42 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
 
   precondition_contact_problem(k, l, b, ws, std::remove_reference_t<Delassus>::formed);  // as the reference
 
+  // Warm start: z = lambda' (projected, absent contacts zero), x = z, y = -(G' z + g' + s).
+  warm_start_contact_problem(k, l, b, ws, lambda);
+  delassus.times(ws.z.data(), g, ws.sigma.data());
+  for (int i = 0; i < m; ++i) ws.x[static_cast<size_t>(i)] = ws.z[static_cast<size_t>(i)];
+  for (int c = 0; c < k; ++c) {
+    const S* sigma = ws.sigma.data() + 3 * c;
+    S* y = ws.y.data() + 3 * c;
+    const S shift = ws.mu[static_cast<size_t>(c)] * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
+    y[0] = -(sigma[0] + shift), y[1] = -sigma[1], y[2] = -sigma[2];
+  }
+  for (int r = 0; r < l; ++r) ws.y[static_cast<size_t>(3 * k + r)] = select(present(k + r), -ws.sigma[static_cast<size_t>(3 * k + r)], S(0));
+  for (int i = bilateral_row; i < m; ++i) ws.y[static_cast<size_t>(i)] = S(0);  // a free row's dual is zero at every iterate
+  const S g_norm = contact_velocity_scale(m, ws);
+
+  const S tolerance(static_cast<lane_scalar<S>>(settings.tolerance));
+  S running = lanes_with_rows(k, l, b, ws);  // 1 in lanes still iterating
+  report.converged = S(1) - running;        // a lane without rows is solved
+
+  // Polishing the warm start (kernels/contact/contact_polish.hpp): the rows the previous step's
+  // impulses show acting, solved exactly, with a short active-set chain. Where the active set
+  // holds from step to step (a robot standing, a grasp held) that is the solution, and the lane
+  // needs no ADMM iteration, nor rho's power iteration or a factor: on redundant contacts (a
+  // foot's sole) ADMM alone creeps, and it would polish only after 10 iterations. A lane takes a
+  // solution only where its natural residual meets the tolerance, whatever its block mates do; it
+  // reports 1 iteration (0 stays the report of a lane with nothing to solve).
+  if (std::remove_reference_t<Delassus>::formed && settings.polish) {
+    const S polished = polish_contact_solution(k, l, b, running, tolerance, g_norm, ws, report.residual, contact_warm_polish_passes);
+    report.iterations = select(polished != S(0), S(1), report.iterations);
+    report.converged = select(polished != S(0), S(1), report.converged);
+    running = select(polished != S(0), S(0), running);
+    if (!any_lane(running != S(0))) {
+      unscale_contact_impulses(k, m, ws, lambda);
+      return report;
+    }
+  }
+
   // rho: the largest eigenvalue L of G' by power iteration (G' is PSD with a unit mean diagonal,
   // so L <= m), then rho = 1e-2 L, between the paper's spectral choice sqrt(L m_min) for a
   // well-conditioned and for a singular G (redundant contacts); residual balancing adapts it.
@@ -81,23 +117,6 @@ ContactSolverReport<S> contact_admm(int k, int l, int b, const ContactSettings& 
   const auto refactor = [&] { delassus.factor(rho + eta); };
   refactor();
 
-  // Warm start: z = lambda' (projected, absent contacts zero), x = z, y = -(G' z + g' + s).
-  warm_start_contact_problem(k, l, b, ws, lambda);
-  delassus.times(ws.z.data(), g, ws.sigma.data());
-  for (int i = 0; i < m; ++i) ws.x[static_cast<size_t>(i)] = ws.z[static_cast<size_t>(i)];
-  for (int c = 0; c < k; ++c) {
-    const S* sigma = ws.sigma.data() + 3 * c;
-    S* y = ws.y.data() + 3 * c;
-    const S shift = ws.mu[static_cast<size_t>(c)] * sqrt(sigma[1] * sigma[1] + sigma[2] * sigma[2]);
-    y[0] = -(sigma[0] + shift), y[1] = -sigma[1], y[2] = -sigma[2];
-  }
-  for (int r = 0; r < l; ++r) ws.y[static_cast<size_t>(3 * k + r)] = select(present(k + r), -ws.sigma[static_cast<size_t>(3 * k + r)], S(0));
-  for (int i = bilateral_row; i < m; ++i) ws.y[static_cast<size_t>(i)] = S(0);  // a free row's dual is zero at every iterate
-  const S g_norm = contact_velocity_scale(m, ws);
-
-  const S tolerance(static_cast<lane_scalar<S>>(settings.tolerance));
-  S running = lanes_with_rows(k, l, b, ws);  // 1 in lanes still iterating
-  report.converged = S(1) - running;        // a lane without rows is solved
   for (int it = 0; it < settings.max_iterations && any_lane(running != S(0)); ++it) {
     const auto live = running != S(0);
     // x-step: (G' + (rho + eta) I) x = rho z + eta x - y - g' - s, s the De Saxce shift from y

@@ -48,8 +48,7 @@ struct ContactSolverWorkspace {
   ContactSolverWorkspace(int max_contacts, int max_rows)
       : G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
         g(size(3 * max_contacts + max_rows)), mu(size(max_contacts)), in_contact(size(max_contacts + max_rows)),
-        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), inverse_pivot(g.size()), active(g.size()),
-        correction(g.size()) {}
+        scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), inverse_pivot(g.size()), active(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
   // Inputs, filled by the caller for k contacts, l limit rows and b bilateral rows (m = 3k + l +
   // b): G (m x m row-major), g (m), mu (k) and in_contact (k + l + b)
@@ -59,19 +58,19 @@ struct ContactSolverWorkspace {
   // (`factor`, with its reciprocal pivots `inverse_pivot`; the polishing's in between), its x
   // (the linear solve's iterate), scaled dual y and right-hand side.
   std::vector<S> scale, x, z, y, rhs, sigma, inverse_pivot;
-  // ADMM's polishing (kernels/contact/contact_polish.hpp): the rows it takes as acting (1 or 0) and its
-  // refinement's correction.
-  std::vector<S> active, correction;
+  // ADMM's polishing (kernels/contact/contact_polish.hpp): the rows it takes as acting (1 or 0).
+  std::vector<S> active;
   size_t bytes() const {
     return (G.size() + factor.size() + g.size() + mu.size() + in_contact.size() + scale.size() + x.size() + z.size() + y.size() + rhs.size() + sigma.size() + inverse_pivot.size() +
-            active.size() + correction.size()) *
+            active.size()) *
            sizeof(S);
   }
 };
 
 template <class S>
 struct ContactSolverReport {
-  S iterations;  // per lane, the iterations it ran before it converged (or the cap)
+  S iterations;  // per lane, the iterations it ran before it converged (or the cap); 1 where ADMM's polish of
+                 // the warm start solved it, 0 where the lane had no row
   S residual;    // per lane, the relative residual in the scaled problem: <= tolerance when converged
   S converged;   // per lane, 1 or 0
 };

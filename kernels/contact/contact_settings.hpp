@@ -47,10 +47,10 @@ struct ContactSettings {
   double limit_margin = 0.01;  // rad or m: a limit within this distance enters the problem
   double max_penetration = 0.02;  // m: a contact deeper than this at a substep's start marks its environment
                                  // EnvStatus::DeepPenetration (a report; infinity: never)
-  bool polish = true;          // ADMM on the formed G (Cholesky) polishes its iterate: solves the rows it
-                               // finds acting exactly, after 10, 20, 40, ... iterations
-                               // (kernels/contact/contact_polish.hpp); a polish is taken only where it meets
-                               // the tolerance. The dense reference does not polish.
+  bool polish = true;          // ADMM on the formed G (Cholesky) polishes its warm start and its iterate:
+                               // solves the rows it finds acting exactly, before the first iteration and
+                               // after 10, 20, 40, ... (kernels/contact/contact_polish.hpp); a polish is
+                               // taken only where it meets the tolerance. The dense reference does not polish.
 };
 
 // Throws Error naming `who` unless the solver is ADMM or PGS, ADMM's linear solve Cholesky or PV-soft, max_iterations in [1, 1e6],
