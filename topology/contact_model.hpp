@@ -106,6 +106,7 @@ struct CollisionGeometry {
   // Resolved against the model:
   int body = 0;                  // the body the link belongs to (0: the world, never in contact)
   Transform<double> in_body = Transform<double>::identity();
+  std::vector<Vec3<double>> body_vertices;  // convex hull: its vertices in the body frame (in_body applied)
 };
 
 // A point of a geometry that can meet the ground, in its body's frame; or (kind != Ground) a

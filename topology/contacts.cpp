@@ -194,6 +194,8 @@ void resolve(const Model& model, CollisionGeometry& g) {
   const Frame& link = model.frames[static_cast<size_t>(model.frame_index(g.link, FrameKind::Link))];
   g.body = link.body;
   g.in_body = link.placement * g.in_link;
+  g.body_vertices.clear();
+  for (const Vec3d& v : g.vertices) g.body_vertices.push_back(g.in_body.act_point(v));
 }
 
 }  // namespace
