@@ -155,9 +155,4 @@ std::vector<Vec3d> parse_mesh_vertices(const std::string& bytes, MeshFormat form
   return vertices;
 }
 
-std::vector<Vec3d> read_mesh_vertices(const std::string& path) {
-  const MeshFormat format = mesh_format_of(path);
-  return parse_mesh_vertices(detail::read_text_file(path, "mesh file"), format, path);
-}
-
 }  // namespace batchdyn

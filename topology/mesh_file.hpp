@@ -28,7 +28,4 @@ MeshFormat mesh_format_of(const std::string& path);
 // not finite, no vertex, or more than kMaxMeshVertices.
 std::vector<Vec3d> parse_mesh_vertices(const std::string& bytes, MeshFormat format, const std::string& source);
 
-// The same for the file at `path`, its format from its name. Throws Error when it cannot be read.
-std::vector<Vec3d> read_mesh_vertices(const std::string& path);
-
 }  // namespace batchdyn
