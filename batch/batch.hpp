@@ -256,7 +256,8 @@ class BatchEngine {
   int sensordata_size() const { return sensors_.size(); }
   // Fills sensordata() at the current q, v, the last qdd() and actuator_torques() (MJCF sensors:
   // jointpos, jointvel, framepos, framequat, framelinvel, frameangvel, gyro, velocimeter,
-  // accelerometer, jointactuatorfrc). A bad state gives NaN rows and its status. Throws Error for
+  // accelerometer, jointactuatorfrc; touch: the last step's contact forces, 0 before a step, after
+  // a reset and with contacts off). A bad state gives NaN rows and its status. Throws Error for
   // a model without sensors.
   void sense() {
     if (sensors_.size() == 0) throw Error("Batch::sense: model '" + model_.name + "' has no sensors the engine computes (MJCF <sensor>)");
@@ -265,6 +266,7 @@ class BatchEngine {
     run([&](int block, BlockWorkspace<L>& ws, bool* valid) {
       sensors_.sense(parameters_.block_constants(block, ws.constants, ws.inertia_tables), ws);
       io_.scatter(block, valid, ws.sensor_out.data(), sensors_.size(), sensors_.output());
+      if (sensors_.has_touch()) sensors_.write_touch(block, valid, contacts_.touch());  // the last step's contacts
     }, {q_, v_, qdd_, sensors_.plan().joint_torques ? actuation_.actuator_torques() : nullptr});
   }
   const T* sensordata() const { return sensors_.output(); }

@@ -55,6 +55,7 @@
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
 #include "kernels/contact/frictional_contact.hpp"
+#include "kernels/contact/touch_sensors.hpp"
 #include "kernels/loops/independent_loop_rows.hpp"
 #include "topology/contacts.hpp"
 
@@ -74,7 +75,9 @@ class ContactSolving {
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), std::numeric_limits<T>::infinity()),
         in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
         iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
+        touch_plan_(plan_touch(model)), touch_(static_cast<size_t>(num_envs) * touch_plan_.size(), T(0)),
         zero_row_(static_cast<size_t>(std::max({3 * candidates_, plan_.num_limited_joints(), 3})), T(0)) {
+    for (const TouchPlan::Entry& s : touch_plan_.sensors) touch_placement_.push_back(cast_transform<L>(s.placement));
     settings_.max_iterations = 500;
     settings_.tolerance = default_tolerance();
     for (int e = 0; e < n_; ++e) {
@@ -98,7 +101,10 @@ class ContactSolving {
   LoopRows loop_rows(bool constraints_on) const { return !constraints_on ? LoopRows::None : active() ? LoopRows::Solve : LoopRows::Hold; }
   // Candidates, and a ground or a contact pair for them to meet.
   bool available() const { return can_collide_; }
-  void set_enabled(bool on) { enabled_ = on; }
+  void set_enabled(bool on) {
+    enabled_ = on;
+    if (!on) std::fill(touch_.begin(), touch_.end(), T(0));  // no contact force while off
+  }
   bool enabled() const { return enabled_; }
   // The contact settings of the stage: ADMM, at most 500 iterations per substep (a landing takes
   // 3-30, a robot collapsing onto splayed sliding feet up to ~300), tolerance 1e-6
@@ -200,6 +206,10 @@ class ContactSolving {
   const T* forces() const { return forces_.data(); }       // N x C x 3: world frame, N (impulse / h); on a pair's A (B: the opposite)
   const T* gaps() const { return gaps_.data(); }           // N x C: to the ground (plane or terrain) or the pair's B at the last substep's start, m (+inf before a step)
   const T* in_contact() const { return in_contact_.data(); }  // N x C: 1 when that gap was below the margin
+  // N x (touch sensors): each touch sensor's reading at the last substep (N; 0 before a step and
+  // while the stage is off), in Model::sensors' order of the touch sensors.
+  const T* touch() const { return touch_.data(); }
+  const TouchPlan& touch_plan() const { return touch_plan_; }
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
   const ContactPlan& plan() const { return plan_; }
@@ -211,6 +221,7 @@ class ContactSolving {
     std::fill_n(gaps_.begin() + static_cast<long>(e) * candidates_, candidates_, std::numeric_limits<T>::infinity());
     std::fill_n(in_contact_.begin() + static_cast<long>(e) * candidates_, candidates_, T(0));
     std::fill_n(limit_impulses_.begin() + static_cast<long>(e) * plan_.num_limited_joints(), plan_.num_limited_joints(), T(0));
+    std::fill_n(touch_.begin() + static_cast<long>(e) * touch_plan_.size(), touch_plan_.size(), T(0));
   }
   // Environment e's warm start, what Batch's get_state / set_state save and restore: its
   // contact impulses (3 C) and joint-limit impulses (one per limited joint), N s.
@@ -265,6 +276,8 @@ class ContactSolving {
     cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.occupied, cl.state,
                                           ws.q.data(), ws.v.data(), h, ws.qdd.data(), loops != LoopRows::None ? ws.lambda.data() : nullptr,
                                           aba_factorised ? &aba : nullptr);
+    if (candidates > 0) touch_kernel(touch_plan_, touch_placement_.data(), cl.state, h, cl.touch.data());
+    else std::fill(cl.touch.begin(), cl.touch.end(), L(T(0)));
     const L deepest(static_cast<T>(-settings_.max_penetration));
     for (int k = 0; k < candidates; ++k)
       cl.penetrated = select((cl.state.gap[static_cast<size_t>(k)] < deepest) && (cl.state.in_contact[static_cast<size_t>(k)] != L(T(0))), L(T(1)),
@@ -301,6 +314,7 @@ class ContactSolving {
     io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
     io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
     io.write_rows(block, valid, s.world_force.data(), 3 * candidates_, forces_.data());
+    io.write_rows(block, valid, cl.touch.data(), touch_plan_.size(), touch_.data());
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
   // `count` values per environment of the env-major `rows` into `out` lanes, zero in lanes
@@ -331,6 +345,9 @@ class ContactSolving {
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;
+  TouchPlan touch_plan_;
+  std::vector<Transform<L>> touch_placement_;  // the touch sites' placements as lanes
+  std::vector<T> touch_;                       // N x (touch sensors)
   // What lanes without an environment load (load_rows): as long as the widest rows loaded (3 C
   // impulses, the limits' impulses, the normal); read-only, shared by every block and thread.
   std::vector<T> zero_row_;

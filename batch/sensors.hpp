@@ -5,6 +5,7 @@
 // (Batch::actuator_torques: the actuation stage's output).
 #pragma once
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -20,7 +21,10 @@ class Sensors {
   using T = lane_scalar<L>;
 
   Sensors(const Model& model, int num_envs) : plan_(plan_sensors(model)), n_(num_envs) {
-    for (const SensorPlan::Entry& s : plan_.sensors) placement_.push_back(cast_transform<L>(s.placement));
+    for (const SensorPlan::Entry& s : plan_.sensors) {
+      placement_.push_back(cast_transform<L>(s.placement));
+      if (s.kind == SensorKind::Touch) touch_.push_back(s);
+    }
     owned_output_.assign(static_cast<size_t>(n_) * size(), T(0));
     output_ = owned_output_.data();
   }
@@ -40,10 +44,29 @@ class Sensors {
                   ws.sensor_out.data());
   }
 
+  // The touch sensors' readings (`touch`: N x touch sensors, the contact stage's, in the model's
+  // order) into the block's valid environments' rows of the output, each clamped by its cutoff.
+  void write_touch(int block, const bool* valid, const T* touch) const {
+    constexpr int W = lane_width<L>;
+    const int touches = static_cast<int>(touch_.size());
+    for (int l = 0; l < W && block * W + l < n_; ++l) {
+      if (!valid[l]) continue;
+      const size_t e = static_cast<size_t>(block * W + l);
+      for (int t = 0; t < touches; ++t) {
+        const SensorPlan::Entry& s = touch_[static_cast<size_t>(t)];
+        const T value = touch[e * static_cast<size_t>(touches) + static_cast<size_t>(t)];
+        output_[e * static_cast<size_t>(size()) + static_cast<size_t>(s.address)] =
+            s.cutoff > 0 ? std::min(value, static_cast<T>(s.cutoff)) : value;  // a touch is >= 0
+      }
+    }
+  }
+  bool has_touch() const { return !touch_.empty(); }
+
  private:
   SensorPlan plan_;
   int n_;
   std::vector<Transform<L>> placement_;  // the plan's frame placements as lanes
+  std::vector<SensorPlan::Entry> touch_;  // the touch sensors, in the model's order
   std::vector<T> owned_output_;
   T* output_ = nullptr;
 };

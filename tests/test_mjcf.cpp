@@ -4,13 +4,12 @@
 // The robots are Unitree's Go2, H1 and G1 (tests/robots/mjcf: the unitree_mujoco files, each
 // collision mesh cut down to its convex hull). BATCHDYN_MJCF_ROBOTS set to another folder of the
 // same layout (../shared/mjcf: the full files) runs the same checks on it.
-#include <mujoco/mujoco.h>
-
 #include <cstdlib>
 #include <fstream>
 
 #include "batch/batched_eval.hpp"
 #include "helpers.hpp"
+#include "mujoco_model.hpp"
 
 namespace batchdyn::test {
 namespace {
@@ -19,30 +18,6 @@ std::string mjcf_robot(const std::string& file) {
   const char* dir = std::getenv("BATCHDYN_MJCF_ROBOTS");
   return std::string(dir && *dir ? dir : BATCHDYN_MJCF_ROBOTS_DIR) + "/" + file;
 }
-
-// MuJoCo's own model of a file, compiled as batchdyn compiles it (visual geoms discarded).
-struct MujocoModel {
-  mjSpec* spec = nullptr;
-  mjModel* model = nullptr;
-  mjData* data = nullptr;
-  explicit MujocoModel(const std::string& path_or_xml, bool is_xml = false) {
-    char error[1024] = "";
-    spec = is_xml ? mj_parseXMLString(path_or_xml.c_str(), nullptr, error, sizeof error)
-                  : mj_parseXML(path_or_xml.c_str(), nullptr, error, sizeof error);
-    REQUIRE_MESSAGE(spec, error);
-    spec->compiler.discardvisual = 1;
-    model = mj_compile(spec, nullptr);
-    REQUIRE_MESSAGE(model, mjs_getError(spec));
-    data = mj_makeData(model);
-  }
-  MujocoModel(const MujocoModel&) = delete;
-  MujocoModel& operator=(const MujocoModel&) = delete;
-  ~MujocoModel() {
-    mj_deleteData(data);
-    mj_deleteModel(model);
-    mj_deleteSpec(spec);
-  }
-};
 
 // A random state in MuJoCo's coordinates: hinge and slide positions within their range (or
 // within +-1), unit quaternions, velocities and applied forces of order 1.

@@ -390,7 +390,6 @@ class Converter {
   // MuJoCo's element name of a sensor type the engine does not compute.
   static std::string other_sensor_name(int type) {
     switch (type) {
-      case mjSENS_TOUCH: return "touch";
       case mjSENS_ACTUATORFRC: return "actuatorfrc";
       case mjSENS_ACTUATORPOS: return "actuatorpos";
       case mjSENS_ACTUATORVEL: return "actuatorvel";
@@ -398,6 +397,18 @@ class Converter {
       case mjSENS_TORQUE: return "torque";
       case mjSENS_SUBTREECOM: return "subtreecom";
       default: return "sensor type " + std::to_string(type);
+    }
+  }
+
+  // A site's solid as a touch sensor's zone (MuJoCo's site types; a site is never a plane or mesh).
+  static std::optional<ZoneShape> zone_shape(int type) {
+    switch (type) {
+      case mjGEOM_SPHERE: return ZoneShape::Sphere;
+      case mjGEOM_CAPSULE: return ZoneShape::Capsule;
+      case mjGEOM_ELLIPSOID: return ZoneShape::Ellipsoid;
+      case mjGEOM_CYLINDER: return ZoneShape::Cylinder;
+      case mjGEOM_BOX: return ZoneShape::Box;
+      default: return std::nullopt;
     }
   }
 
@@ -418,6 +429,7 @@ class Converter {
         case mjSENS_VELOCIMETER: kind = SensorKind::Velocimeter; break;
         case mjSENS_ACCELEROMETER: kind = SensorKind::Accelerometer; break;
         case mjSENS_JOINTACTFRC: kind = SensorKind::JointActuatorForce; break;
+        case mjSENS_TOUCH: kind = SensorKind::Touch; break;
         default: break;
       }
       const int type = m_->sensor_objtype[s], id = m_->sensor_objid[s];
@@ -433,6 +445,13 @@ class Converter {
         std::string site = name_of(m_->name_siteadr, id);
         sensor.object = site.empty() ? body_name(m_->site_bodyid[id]) + "/site" + std::to_string(id) : site;
         sensor.frame = model.frame_index(sensor.object, FrameKind::Site);
+        if (*kind == SensorKind::Touch) {
+          sensor.link = body_name(m_->site_bodyid[id]);
+          const std::optional<ZoneShape> shape = zone_shape(m_->site_type[id]);
+          if (!shape) why = "a site of type " + std::to_string(m_->site_type[id]) + " as its zone";
+          else sensor.zone.shape = *shape;
+          for (int k = 0; k < 3; ++k) sensor.zone.size[k] = m_->site_size[3 * id + k];
+        }
       } else if (type == mjOBJ_XBODY && id > 0) {
         sensor.object = body_name(id);
         sensor.frame = model.frame_index(sensor.object, FrameKind::Link);

@@ -11,7 +11,8 @@ constexpr NameTable<SensorKind> kSensorKinds[] = {
     {SensorKind::FramePos, "framepos"},       {SensorKind::FrameQuat, "framequat"},
     {SensorKind::FrameLinVel, "framelinvel"}, {SensorKind::FrameAngVel, "frameangvel"},
     {SensorKind::Gyro, "gyro"},               {SensorKind::Velocimeter, "velocimeter"},
-    {SensorKind::Accelerometer, "accelerometer"}, {SensorKind::JointActuatorForce, "jointactuatorfrc"}};
+    {SensorKind::Accelerometer, "accelerometer"}, {SensorKind::JointActuatorForce, "jointactuatorfrc"},
+    {SensorKind::Touch, "touch"}};
 }  // namespace
 
 const char* sensor_kind_name(SensorKind kind) { return name_of(kSensorKinds, kind); }
@@ -20,7 +21,8 @@ int sensor_dimension(SensorKind kind) {
   switch (kind) {
     case SensorKind::JointPos:
     case SensorKind::JointVel:
-    case SensorKind::JointActuatorForce: return 1;
+    case SensorKind::JointActuatorForce:
+    case SensorKind::Touch: return 1;
     case SensorKind::FrameQuat: return 4;
     default: return 3;
   }

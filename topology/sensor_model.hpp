@@ -19,6 +19,20 @@ enum class SensorKind {
   Velocimeter,    // the velocity of the frame's origin in the frame (3)
   Accelerometer,  // the acceleration of the frame's origin minus gravity, in the frame (3)
   JointActuatorForce,  // the actuation stage's torque on a 1-dof joint (Batch::actuator_torques) (1)
+  Touch,          // the normal contact force on the site's link within the site's zone, N (1)
+};
+
+// A touch sensor's zone: the site's solid, in the site's frame (MuJoCo's site type and size).
+enum class ZoneShape {
+  Sphere,     // size.x: radius
+  Capsule,    // size.x: radius, size.y: half-length along z
+  Ellipsoid,  // size: the three radii
+  Cylinder,   // size.x: radius, size.y: half-length along z
+  Box,        // size: the half extents
+};
+struct SensorZone {
+  ZoneShape shape = ZoneShape::Sphere;
+  double size[3] = {0.0, 0.0, 0.0};
 };
 
 struct Sensor {
@@ -29,6 +43,9 @@ struct Sensor {
   int frame = -1;      // the frame's index in Model::frames (frame sensors), else -1
   int address = 0;     // its first value in sensordata
   double cutoff = 0;   // > 0: each value is clamped to [-cutoff, cutoff] (not a quaternion's), as MuJoCo does
+  // Touch: the link whose collision geometries it feels (MJCF: the site's body) and its zone.
+  std::string link;
+  SensorZone zone;
 };
 
 // MuJoCo's name of a kind ("jointpos", "gyro", ...).

@@ -11,6 +11,8 @@
 //     jointactuatorfrc  the joint's torque from the actuation stage: MuJoCo's qfrc_actuator there
 //                       (batchdyn's tau joins it as a feed-forward, which MuJoCo keeps apart in
 //                       qfrc_applied)
+//     touch          written 0 here: the contact stage computes it where the contacts are
+//                    (kernels/contact/touch_sensors.hpp), and the engine copies it in
 // with (v, w) = v_i and (a, alpha) = a_i in body i's frame. A cutoff clamps a sensor's values
 // (not a quaternion's), as MuJoCo's does. Lane-generic, no allocation, no branches on values.
 #pragma once
@@ -49,6 +51,7 @@ inline SensorPlan plan_sensors(const Model& model) {
     SensorPlan::Entry entry{s.kind, s.body, Transformd::identity(), 0, s.address, s.cutoff};
     const Body& body = model.bodies[static_cast<size_t>(s.body)];
     if (s.kind == SensorKind::JointPos) entry.index = body.idx_q;
+    else if (s.kind == SensorKind::Touch) entry.index = 0;
     else if (s.kind == SensorKind::JointVel || s.kind == SensorKind::JointActuatorForce) entry.index = body.idx_v;
     else {
       entry.placement = model.frames[static_cast<size_t>(s.frame)].placement;
@@ -96,6 +99,10 @@ void sensor_kernel(const ModelConstants<S>& c, const SensorPlan& plan, const Tra
   for (int k = 0; k < count; ++k) {
     const SensorPlan::Entry& s = plan.sensors[static_cast<size_t>(k)];
     S* o = out + s.address;
+    if (s.kind == SensorKind::Touch) {
+      o[0] = S(0);
+      continue;
+    }
     if (s.kind == SensorKind::JointPos || s.kind == SensorKind::JointVel || s.kind == SensorKind::JointActuatorForce) {
       o[0] = (s.kind == SensorKind::JointPos ? q : s.kind == SensorKind::JointVel ? v : joint_torque)[s.index];
     } else {

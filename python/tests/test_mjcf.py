@@ -143,12 +143,26 @@ def test_sense_reads_the_files_imu_joint_and_motor_sensors_as_mujoco_does(file):
 def test_sensors_the_engine_does_not_compute_are_listed_in_the_load_notes(tmp_path):
     xml = tmp_path / "sensors.xml"
     xml.write_text('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/><site name="s"/></body>'
-                   '</worldbody><sensor><jointpos joint="j"/><touch site="s"/><touch site="s"/>'
+                   '</worldbody><sensor><jointpos joint="j"/><force site="s"/><force site="s"/><touch site="s"/>'
                    '<framepos objtype="body" objname="b"/></sensor></mujoco>')
     model = batchdyn.load(str(xml))
-    assert [s["kind"] for s in model.sensors] == ["jointpos"]
-    assert "2 sensor(s) not computed: touch (not computed by batchdyn)" in model.load_notes
+    assert [s["kind"] for s in model.sensors] == ["jointpos", "touch"]
+    assert "2 sensor(s) not computed: force (not computed by batchdyn)" in model.load_notes
     assert any("framepos (on a body's inertial frame" in note for note in model.load_notes)
+
+
+def test_a_touch_sensor_reads_the_weight_of_a_ball_resting_on_the_floor(tmp_path):
+    xml = tmp_path / "ball.xml"
+    xml.write_text('<mujoco><worldbody><geom type="plane" size="1 1 0.1"/><body pos="0 0 0.1"><freejoint/>'
+                   '<geom size="0.1" mass="2"/><site name="s" size="0.12"/></body></worldbody>'
+                   '<sensor><touch name="t" site="s"/></sensor></mujoco>')
+    model = batchdyn.load(str(xml))
+    batch = batchdyn.Batch(model, 3)
+    batch.q[:] = model.reference_configuration
+    assert np.all(batch.sense() == 0.0)  # no step yet: no contact force
+    for _ in range(500):
+        batch.step(0.002)
+    np.testing.assert_allclose(batch.sense()[:, 0], 2 * 9.81, rtol=1e-6)
 
 
 def test_go2s_sensors_load_in_the_files_order_all_computed():
