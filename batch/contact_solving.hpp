@@ -209,7 +209,6 @@ class ContactSolving {
   // N x (touch sensors): each touch sensor's reading at the last substep (N; 0 before a step and
   // while the stage is off), in Model::sensors' order of the touch sensors.
   const T* touch() const { return touch_.data(); }
-  const TouchPlan& touch_plan() const { return touch_plan_; }
   const std::vector<int>& iterations() const { return iterations_; }
   const std::vector<T>& residual() const { return residual_; }
   const ContactPlan& plan() const { return plan_; }

@@ -29,7 +29,6 @@ struct TouchPlan {
     bool ground = false;  // against the ground
   };
   struct Entry {
-    int sensor = 0;  // index in Model::sensors
     int body = 0;
     Transformd placement;  // the site in its body's frame
     SensorZone zone;
@@ -43,11 +42,10 @@ struct TouchPlan {
 inline TouchPlan plan_touch(const Model& model) {
   TouchPlan plan;
   const ContactModel& contacts = model.contacts;
-  for (size_t s = 0; s < model.sensors.size(); ++s) {
-    const Sensor& sensor = model.sensors[s];
+  for (const Sensor& sensor : model.sensors) {
     if (sensor.kind != SensorKind::Touch) continue;
     const Frame& site = model.frames[static_cast<size_t>(sensor.frame)];
-    TouchPlan::Entry entry{static_cast<int>(s), site.body, site.placement, sensor.zone, static_cast<int>(plan.contacts.size()), 0};
+    TouchPlan::Entry entry{site.body, site.placement, sensor.zone, static_cast<int>(plan.contacts.size()), 0};
     for (size_t k = 0; k < contacts.candidates.size(); ++k) {
       const ContactCandidate& cand = contacts.candidates[k];
       const bool on_a = contacts.geometries[static_cast<size_t>(cand.geometry)].link == sensor.link;
