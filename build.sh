@@ -16,7 +16,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # The C++ side comes from Debian; the Python side (NumPy, pybind11, torch, Gymnasium, ...) from
 # PyPI, into .venv. python3-venv and python3-dev serve Debian's python3 when it is the one on PATH.
 packages=(build-essential cmake libeigen3-dev libtbb-dev libxsimd-dev liburdfdom-dev libsdformat-dev doctest-dev
-          libbenchmark-dev nlohmann-json3-dev python3-venv python3-dev
+          libbenchmark-dev nlohmann-json3-dev libassimp-dev python3-venv python3-dev
           libegl1 libegl-mesa0 libgl1-mesa-dri  # Mesa's EGL: MuJoCo's offscreen renderer for batchdyn.viewer, no screen
           libjs-three)                          # three.js, which batchdyn.viewer.write_html inlines in its page
 # Debian's CMake (3.25), on purpose: the CMake files of Debian's packages are written for it (pip's

@@ -1,8 +1,9 @@
-// URDF <collision><mesh>: the mesh file's vertices (STL binary or ASCII, OBJ; topology/mesh_file.hpp),
-// scaled, become a convex hull on the link (topology/urdf.cpp), found through package:// paths;
-// a missing or COLLADA file is skipped and listed, a malformed one refused with its file and line.
-// The oracle for the hull is the mesh file read here byte by byte, and a mesh cube dropped on
-// the ground comes to rest on its face.
+// URDF <collision><mesh>: the mesh file's vertices (STL binary or ASCII, OBJ, COLLADA;
+// topology/mesh_file.hpp), scaled, become a convex hull on the link (topology/urdf.cpp), found
+// through package:// paths; a missing file or another format is skipped and listed, a malformed
+// one refused with its file and line. The oracles for the hull are the mesh file read here byte
+// by byte and COLLADA scenes whose vertices are worked out by hand; a mesh cube dropped on the
+// ground comes to rest on its face.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -82,6 +83,29 @@ std::string cube_obj(double side) {
   return text;
 }
 
+// A COLLADA document in `unit` metres with `up_axis`, one geometry "box" (the 8 corners of the
+// box [0, size.x] x [0, size.y] x [0, size.z], 12 triangles), and the visual scene's `nodes`.
+std::string collada_document(double unit, const std::string& up_axis, const Vec3d& size, const std::string& nodes) {
+  std::string positions;
+  for (int k = 0; k < 8; ++k)
+    positions += std::to_string(k & 1 ? size.x : 0.0) + " " + std::to_string(k & 2 ? size.y : 0.0) + " " + std::to_string(k & 4 ? size.z : 0.0) + " ";
+  return R"(<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="unit" meter=")" + std::to_string(unit) + R"("/><up_axis>)" + up_axis + R"(</up_axis></asset>
+  <library_geometries><geometry id="box"><mesh>
+    <source id="box-positions"><float_array id="box-array" count="24">)" + positions + R"(</float_array>
+      <technique_common><accessor source="#box-array" count="8" stride="3">
+        <param name="X" type="float"/><param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
+    <vertices id="box-vertices"><input semantic="POSITION" source="#box-positions"/></vertices>
+    <triangles count="12"><input semantic="VERTEX" source="#box-vertices" offset="0"/>
+      <p>0 1 3 0 3 2 4 5 7 4 7 6 0 1 5 0 5 4 2 3 7 2 7 6 0 2 6 0 6 4 1 3 7 1 7 5</p></triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="scene">)" + nodes + R"(</visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#scene"/></scene>
+</COLLADA>
+)";
+}
+
 const CollisionGeometry& only_geometry(const Model& model) {
   REQUIRE(model.contacts.geometries.size() == 1);
   return model.contacts.geometries[0];
@@ -121,7 +145,7 @@ TEST_CASE("a URDF mesh collides through the convex hull of its binary STL file's
   CHECK(noted);
 }
 
-TEST_CASE("an ASCII STL and an OBJ mesh of the same cube give the same hull: its 8 corners") {
+TEST_CASE("an ASCII STL, an OBJ and a COLLADA mesh of the same cube give the same hull: its 8 corners") {
   ScratchFolder folder("cube");
   std::string stl = "solid cube\n";
   const int faces[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 5, 7}, {4, 7, 6}, {0, 1, 5}, {0, 5, 4}, {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 3, 7}, {1, 7, 5}};
@@ -133,15 +157,55 @@ TEST_CASE("an ASCII STL and an OBJ mesh of the same cube give the same hull: its
   stl += "endsolid cube\n";
   folder.write("cube.stl", stl);
   folder.write("cube.obj", cube_obj(0.2));
-  for (const char* file : {"cube.stl", "cube.obj"}) {
+  // The COLLADA cube: [0, 0.2]^3 moved to the centre by its node; Y_UP, which is not applied.
+  folder.write("cube.dae", collada_document(1.0, "Y_UP", {0.2, 0.2, 0.2},
+                                            R"(<node id="cube"><translate>-0.1 -0.1 -0.1</translate><instance_geometry url="#box"/></node>)"));
+  for (const std::string file : {"cube.stl", "cube.obj", "cube.dae"}) {
     CAPTURE(file);
-    const fs::path urdf = folder.write("robot.urdf", one_link_urdf(std::string("<mesh filename=\"") + file + "\"/>"));  // relative to the URDF
+    const fs::path urdf = folder.write("robot.urdf", one_link_urdf("<mesh filename=\"" + file + "\"/>"));  // relative to the URDF
     const Model model = load_urdf_file(urdf.string(), RootJoint::FreeFlyer);
     const CollisionGeometry& hull = only_geometry(model);
     REQUIRE(hull.vertices.size() == 8);  // 36 corners in the STL, merged
+    const double tolerance = file == "cube.dae" ? 1e-7 : 1e-12;  // assimp keeps coordinates in float
     for (const Vec3d& v : hull.vertices)
-      for (int k = 0; k < 3; ++k) CHECK(std::abs(v[k]) == doctest::Approx(0.1).epsilon(1e-12));
+      for (int k = 0; k < 3; ++k) CHECK(std::abs(v[k]) == doctest::Approx(0.1).epsilon(tolerance));
   }
+}
+
+TEST_CASE("a COLLADA mesh is placed by its scene's nodes and scaled by its unit, and its up_axis is not applied") {
+  // The box [0, 10] x [0, 20] x [0, 30] mm instanced three times, in a Z_UP file:
+  //   under a translation of 100 mm along x, then a scale of 2 along x: x in [100, 120] mm;
+  //   rotated by 90 degrees about z, (x, y, z) -> (-y, x, z): x in [-20, 0], y in [0, 10];
+  //   under a <matrix> that moves it 50 mm up: z in [50, 80].
+  const std::string nodes = R"(<node id="moved"><translate>100 0 0</translate><node id="stretched"><scale>2 1 1</scale><instance_geometry url="#box"/></node></node>
+    <node id="turned"><rotate>0 0 1 90</rotate><instance_geometry url="#box"/></node>
+    <node id="raised"><matrix>1 0 0 0 0 1 0 0 0 0 1 50 0 0 0 1</matrix><instance_geometry url="#box"/></node>)";
+  std::vector<Vec3d> expected;
+  for (int k = 0; k < 8; ++k) {
+    const double x = k & 1 ? 10 : 0, y = k & 2 ? 20 : 0, z = k & 4 ? 30 : 0;
+    for (const Vec3d& p : {Vec3d{100 + 2 * x, y, z}, Vec3d{-y, x, z}, Vec3d{x, y, z + 50}}) expected.push_back(p * 1e-3);
+  }
+  const std::vector<Vec3d> read = parse_mesh_vertices(collada_document(1e-3, "Z_UP", {10, 20, 30}, nodes), MeshFormat::Collada, "boxes.dae");
+  REQUIRE(read.size() == expected.size());  // 24 distinct corners (the triangles' repeated ones merged)
+  const auto same_point = [](const Vec3d& a, const Vec3d& b) { return std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z) < 1e-7; };  // float coordinates
+  for (const Vec3d& p : expected) {
+    CAPTURE(p.x);
+    CAPTURE(p.y);
+    CAPTURE(p.z);
+    CHECK(std::count_if(read.begin(), read.end(), [&](const Vec3d& q) { return same_point(p, q); }) == 1);
+  }
+  // Through a URDF, with its scale: each hull vertex is one of the corners, scaled.
+  ScratchFolder folder("collada");
+  folder.write("boxes.dae", collada_document(1e-3, "Z_UP", {10, 20, 30}, nodes));
+  const Model model = load_urdf_file(folder.write("robot.urdf", one_link_urdf("<mesh filename=\"boxes.dae\" scale=\"1 1 2\"/>")).string(),
+                                     RootJoint::FreeFlyer);
+  const CollisionGeometry& hull = only_geometry(model);
+  CHECK(hull.shape == CollisionShape::ConvexHull);
+  CHECK(hull.vertices.size() >= 8);
+  for (const Vec3d& v : hull.vertices)
+    CHECK(std::any_of(expected.begin(), expected.end(), [&](const Vec3d& p) { return same_point(Vec3d{p.x, p.y, 2 * p.z}, v); }));
+  // The highest corner, (0, 0, 80) mm, is the hull's support along +z.
+  CHECK(support(hull.vertices, Vec3d{0, 0, 1}) == doctest::Approx(0.160).epsilon(1e-6));
 }
 
 TEST_CASE("a package:// mesh is found in the URDF's parent folders and in ROS_PACKAGE_PATH") {
@@ -166,7 +230,7 @@ TEST_CASE("a package:// mesh is found in the URDF's parent folders and in ROS_PA
   CHECK(only_geometry(found).vertices[0].x == doctest::Approx(-0.2));
 }
 
-TEST_CASE("a mesh file that is missing or COLLADA is skipped and listed, a malformed one is refused naming the file and line") {
+TEST_CASE("a mesh file that is missing or of another format is skipped and listed, a malformed one is refused naming the file and line") {
   ScratchFolder folder("bad");
   const auto load = [&](const std::string& mesh) {
     return load_urdf_file(folder.write("robot.urdf", one_link_urdf(mesh)).string(), RootJoint::FreeFlyer);
@@ -176,10 +240,15 @@ TEST_CASE("a mesh file that is missing or COLLADA is skipped and listed, a malfo
   CHECK(missing.contacts.skipped[0].find("body/collision0: mesh meshes/gone.stl skipped: not found (no file " +
                                          (folder.path / "meshes/gone.stl").string() + ")") != std::string::npos);
   CHECK(contact_warning(missing).find("no collision candidate") != std::string::npos);  // it would fall through the ground
+  folder.write("shell.ply", "ply\nformat ascii 1.0\nend_header\n");
+  const Model ply = load("<mesh filename=\"shell.ply\"/>");
+  REQUIRE(ply.contacts.skipped.size() == 1);
+  CHECK(ply.contacts.skipped[0].find("shell.ply: a mesh file must be STL, OBJ or COLLADA") != std::string::npos);
   folder.write("shell.dae", "<COLLADA/>");
-  const Model collada = load("<mesh filename=\"shell.dae\"/>");
-  REQUIRE(collada.contacts.skipped.size() == 1);
-  CHECK(collada.contacts.skipped[0].find("COLLADA (.dae) meshes are not read: convert it to STL or OBJ") != std::string::npos);
+  CHECK_ERROR_MENTIONS(load("<mesh filename=\"shell.dae\"/>"), "robot.urdf: collision geometry 'body/collision0'",
+                       "shell.dae: not a COLLADA file that assimp reads");
+  folder.write("nothing.dae", collada_document(1.0, "Z_UP", {1, 1, 1}, ""));  // a box no node instances
+  CHECK_ERROR_MENTIONS(load("<mesh filename=\"nothing.dae\"/>"), "nothing.dae: the mesh has no vertex");
   folder.write("bad.obj", "# two good vertices, then a bad one\nv 0 0 0\nv 1 0 0\nv 0 x 1\n");
   CHECK_ERROR_MENTIONS(load("<mesh filename=\"bad.obj\"/>"), "robot.urdf: collision geometry 'body/collision0'", "bad.obj:4: 'x' is not a number");
   folder.write("infinite.obj", "v 0 0 1e999\n");

@@ -8,6 +8,10 @@
 #include <cstring>
 #include <string_view>
 
+#include <assimp/Importer.hpp>
+#include <assimp/config.h>
+#include <assimp/scene.h>
+
 #include "topology/json_parse.hpp"
 
 namespace batchdyn {
@@ -123,6 +127,54 @@ std::vector<Vec3d> obj(const std::string& bytes, const std::string& source) {
   return vertices;
 }
 
+// COLLADA, through assimp: the vertices of every mesh that a node of the visual scene instances,
+// by the product of the node transforms from the scene's root down (<matrix>, <translate>,
+// <rotate>, <scale>; the root holds the <unit meter="..."> scale), in double. Assimp keeps
+// coordinates in float, as a binary STL does. Its conversion of the <up_axis> to Y up is turned
+// off (see mesh_file.hpp).
+std::vector<Vec3d> collada(const std::string& bytes, const std::string& source) {
+  Assimp::Importer importer;
+  importer.SetPropertyBool(AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, true);
+  importer.SetPropertyBool(AI_CONFIG_IMPORT_NO_SKELETON_MESHES, true);  // no stand-in mesh for a scene without one
+  const aiScene* scene = importer.ReadFileFromMemory(bytes.data(), bytes.size(), 0, "dae");
+  if (scene == nullptr || scene->mRootNode == nullptr)
+    throw Error(source + ": not a COLLADA file that assimp reads: " + importer.GetErrorString());
+  struct Visit {
+    const aiNode* node;
+    double parent[3][4];  // the parent's transform to the file's root, rows of a 3 x 4 affine map
+  };
+  std::vector<Visit> stack(1, Visit{scene->mRootNode, {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}}});
+  std::vector<Vec3d> vertices;
+  while (!stack.empty()) {
+    const Visit visit = stack.back();
+    stack.pop_back();
+    const aiMatrix4x4& local = visit.node->mTransformation;
+    const double L[3][4] = {{local.a1, local.a2, local.a3, local.a4}, {local.b1, local.b2, local.b3, local.b4}, {local.c1, local.c2, local.c3, local.c4}};
+    Visit child{nullptr, {}};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c)
+        child.parent[r][c] = visit.parent[r][0] * L[0][c] + visit.parent[r][1] * L[1][c] + visit.parent[r][2] * L[2][c] + (c == 3 ? visit.parent[r][3] : 0.0);
+    for (unsigned k = 0; k < visit.node->mNumMeshes; ++k) {
+      const unsigned index = visit.node->mMeshes[k];
+      if (index >= scene->mNumMeshes) throw Error(source + ": a node instances mesh " + std::to_string(index) + " of " + std::to_string(scene->mNumMeshes));
+      const aiMesh* mesh = scene->mMeshes[index];
+      for (unsigned v = 0; v < mesh->mNumVertices; ++v) {
+        const aiVector3D& p = mesh->mVertices[v];
+        Vec3d q;
+        for (int r = 0; r < 3; ++r) q[r] = child.parent[r][0] * p.x + child.parent[r][1] * p.y + child.parent[r][2] * p.z + child.parent[r][3];
+        if (!(std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z)))
+          throw Error(source + ": mesh '" + std::string(mesh->mName.C_Str()) + "' has a vertex that is not finite where its nodes place it");
+        add_vertex(vertices, q, source);
+      }
+    }
+    for (unsigned k = 0; k < visit.node->mNumChildren; ++k) {
+      child.node = visit.node->mChildren[k];
+      stack.push_back(child);
+    }
+  }
+  return vertices;
+}
+
 }  // namespace
 
 MeshFormat mesh_format_of(const std::string& path) {
@@ -130,14 +182,16 @@ MeshFormat mesh_format_of(const std::string& path) {
   const std::string extension = dot == std::string::npos ? "" : lowercase(path.substr(dot));
   if (extension == ".stl") return MeshFormat::Stl;
   if (extension == ".obj") return MeshFormat::Obj;
-  if (extension == ".dae") throw Error(path + ": COLLADA (.dae) meshes are not read: convert it to STL or OBJ");
-  throw Error(path + ": a mesh file must be STL or OBJ (its name ends in .stl or .obj)");
+  if (extension == ".dae") return MeshFormat::Collada;
+  throw Error(path + ": a mesh file must be STL, OBJ or COLLADA (its name ends in .stl, .obj or .dae)");
 }
 
 std::vector<Vec3d> parse_mesh_vertices(const std::string& bytes, MeshFormat format, const std::string& source) {
   std::vector<Vec3d> vertices;
   if (format == MeshFormat::Obj) {
     vertices = obj(bytes, source);
+  } else if (format == MeshFormat::Collada) {
+    vertices = collada(bytes, source);
   } else {
     std::uint32_t triangles = 0;
     if (bytes.size() >= 84) std::memcpy(&triangles, bytes.data() + 80, 4);

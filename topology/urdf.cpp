@@ -408,8 +408,8 @@ std::vector<std::filesystem::path> mesh_candidates(const std::string& filename, 
 // A URDF <mesh> as the convex hull of its file's vertices, scaled (MuJoCo collides a mesh
 // through its hull; decimate_hull keeps at most kHullVertexBudget of them, noted when it drops
 // some). False, with the reason in model.contacts.skipped, where the file is not found or not
-// STL or OBJ: the model loads without that geometry. A file that is found and malformed is an
-// Error naming it.
+// STL, OBJ or COLLADA: the model loads without that geometry. A file that is found and
+// malformed is an Error naming it.
 bool mesh_hull(Model& model, const urdf::Mesh& mesh, const UrdfDocument& doc, CollisionGeometry& g) {
   namespace fs = std::filesystem;
   const std::vector<fs::path> candidates = mesh_candidates(mesh.filename, doc.directory);
@@ -428,7 +428,7 @@ bool mesh_hull(Model& model, const urdf::Mesh& mesh, const UrdfDocument& doc, Co
   MeshFormat format;
   try {
     format = mesh_format_of(found->string());
-  } catch (const Error& e) {  // a format not read (COLLADA)
+  } catch (const Error& e) {  // a format not read
     model.contacts.skipped.push_back(g.name + ": mesh skipped: " + e.what());
     return false;
   }

@@ -89,8 +89,8 @@ def load(path, root="fixed", constraints=None, closure="duplicate", balance_iner
     Pinocchio) and is listed in model.inertia_warnings; balance_inertia=True repairs it,
     strict_inertia=True refuses it (MuJoCo's rule).
 
-    Contacts: a URDF's <collision> spheres, boxes, cylinders and meshes (STL or OBJ, through their
-    convex hull; a mesh file not found or COLLADA is skipped, listed in
+    Contacts: a URDF's <collision> spheres, boxes, cylinders and meshes (STL, OBJ or COLLADA,
+    through their convex hull; a mesh file not found is skipped, listed in
     model.info()["contacts"]["skipped"]) load as collision geometry, and a model with a free-flyer
     root gets a ground plane at z = 0 (a warning says so when such a model has no candidate left:
     it would fall through the ground); contacts="file.json" sets the ground, friction, margins
