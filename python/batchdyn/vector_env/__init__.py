@@ -9,8 +9,10 @@ adapters for Stable-Baselines3 and rsl_rl.
 * base.py: VectorEnv, the public base class (autoreset modes, info keys, seeds, reset_mask) and
   how a task subclasses it; AutoresetMode.
 * registry.py: make, register, registered: the tasks by name (examples/train_ppo.py reads it).
-* cartpole.py, arm_reach.py, quadruped.py: the shipped tasks (CartPole, ArmReach, Quadruped,
-  QuadrupedHills = Quadruped on rolling hills, Go2Walk = the same task on Unitree Go2's MJCF).
+* cartpole.py, arm_reach.py, quadruped.py, humanoid.py: the shipped tasks (CartPole, ArmReach,
+  Quadruped, QuadrupedHills = Quadruped on rolling hills, Go2Walk = the same task on Unitree
+  Go2's MJCF, H1Walk = Unitree H1 walking, from its MJCF).
+* legged.py: the legged tasks' randomisation and action delay.
 * observations.py: joint positions and velocities without the free flyer, base velocities in
   the base frame, projected gravity.
 * sb3.py (SB3VecEnv) and rsl_rl_env.py (RslRlVecEnv): Stable-Baselines3's VecEnv and rsl_rl's
@@ -21,17 +23,19 @@ from . import observations  # noqa: F401
 from .arm_reach import ArmReach
 from .base import AutoresetMode, VectorEnv
 from .cartpole import CartPole
+from .humanoid import H1Walk
 from .quadruped import Go2Walk, Quadruped
 from .registry import make, register, registered
 
 __all__ = ["AutoresetMode", "VectorEnv", "make", "register", "registered", "CartPole", "ArmReach",
-           "Quadruped", "Go2Walk", "SB3VecEnv", "RslRlVecEnv", "observations"]
+           "Quadruped", "Go2Walk", "H1Walk", "SB3VecEnv", "RslRlVecEnv", "observations"]
 
 register("CartPole", CartPole)
 register("ArmReach", ArmReach)
 register("Quadruped", Quadruped)
 register("QuadrupedHills", Quadruped, terrain_roughness=0.05)
 register("Go2Walk", Go2Walk)
+register("H1Walk", H1Walk)
 
 
 def __getattr__(name):  # the adapters import SB3 and torch: only when asked for

@@ -4,11 +4,12 @@ import numpy as np
 
 from .. import load
 from .base import AutoresetMode, VectorEnv
+from .legged import LeggedOptions
 from .observations import gravity_in_base
 from ..models import model_path
 
 
-class Quadruped(VectorEnv):
+class Quadruped(LeggedOptions, VectorEnv):
     """Walk forward at a commanded speed: Unitree A1 (models/a1.urdf, 12 joints, 13.7 kg) on
     flat ground with frictional contact (models/a1_contacts.json: four 2 cm sphere feet and
     the trunk box, mu = 1), in the spirit of legged_gym's A1 flat task (Rudin et al. 2022).
@@ -33,13 +34,8 @@ class Quadruped(VectorEnv):
       within +-terrain_roughness m, kernels/contact/terrain.hpp) instead of the flat ground; each episode
       starts at a random place on them. The observation does not include the terrain.
 
-    * Randomisation per episode (off by default): friction_range=(lo, hi) draws each
-      environment's friction coefficient, added_mass_range=(lo, hi) kg a payload on the base
-      (the trunk's mass; its centre of mass and inertia unchanged), motor_strength_range=(lo, hi)
-      each motor's strength (the factor on its PD torque before the torque limit,
-      Batch.set_motor_strength), independently per motor.
-    * action_delay=k applies each action k steps late (the policy acts on what it observed
-      k x dt earlier, as a real robot's control loop does); 0 by default.
+    * Randomisation per episode (off by default) and action_delay (0 by default): see
+      LeggedOptions (vector_env/legged.py).
 
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,)."""
@@ -70,18 +66,7 @@ class Quadruped(VectorEnv):
         self.batch.set_reference_configuration(self.reference)
         self.batch.set_pd_gains([0.0] * 6 + [self.kp] * 12, [0.0] * 6 + [self.kd] * 12)
         self.batch.control_mode = "pd"
-        self.friction_range = None if friction_range is None else tuple(float(x) for x in friction_range)
-        self.added_mass_range = None if added_mass_range is None else tuple(float(x) for x in added_mass_range)
-        if self.added_mass_range is not None:
-            self._base_inertia = model.body_inertia(1)  # (mass, com, rotational inertia) of the trunk
-        self.motor_strength_range = None if motor_strength_range is None else tuple(float(x) for x in motor_strength_range)
-        if self.motor_strength_range is not None and not 0.0 <= self.motor_strength_range[0] <= self.motor_strength_range[1]:
-            raise ValueError(f"motor_strength_range must be (lo, hi) with 0 <= lo <= hi, got {motor_strength_range}")
-        self.action_delay = int(action_delay)
-        if self.action_delay < 0:
-            raise ValueError(f"action_delay must be >= 0 steps, got {action_delay}")
-        self._delayed = np.zeros((self.action_delay + 1, self.num_envs, 12), dtype=np.float32)  # a ring of actions
-        self._delay_at = 0
+        self._set_up_options(friction_range, added_mass_range, motor_strength_range, action_delay, np.arange(6, 18))
         self.command = np.zeros(self.num_envs, dtype=np.float32)
         self.last_action = np.zeros((self.num_envs, 12), dtype=np.float32)
         self.air_time = np.zeros((self.num_envs, 4))
@@ -133,30 +118,12 @@ class Quadruped(VectorEnv):
         self.command[envs] = low + (high - low) * self.uniform(keys, 2, 1)[:, 0]
         self.last_action[envs] = 0.0
         self.air_time[envs] = 0.0
-        self._delayed[:, envs] = 0.0
-        if self.friction_range is not None:
-            low, high = self.friction_range
-            for env, mu in zip(envs, low + (high - low) * self.uniform(keys, 3, 1)[:, 0]):
-                self.batch.set_friction([int(env)], float(mu))
-        if self.added_mass_range is not None:
-            low, high = self.added_mass_range
-            mass, com, inertia = self._base_inertia
-            added = low + (high - low) * self.uniform(keys, 4, 1)[:, 0]
-            self.batch.set_body_inertia(envs, 1, mass + added, np.tile(com, (len(envs), 1)), np.tile(inertia, (len(envs), 1, 1)))
-        if self.motor_strength_range is not None:  # the 12 motors; the free flyer's 6 dofs have none
-            low, high = self.motor_strength_range
-            strength = np.ones((len(envs), self.model.nv))
-            strength[:, 6:] = low + (high - low) * self.uniform(keys, 5, 12)
-            self.batch.set_motor_strength(envs, strength)
+        self._randomise(envs, keys)
 
     def apply_actions(self, actions):
         self._previous_action[:] = self.last_action
         self.last_action[:] = actions
-        if self.action_delay > 0:  # a ring: the newest stored at _delay_at, the oldest (the next slot) applied
-            self._delayed[self._delay_at] = actions
-            self._delay_at = (self._delay_at + 1) % len(self._delayed)
-            actions = self._delayed[self._delay_at]
-        self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * actions
+        self.batch.target[:, 6:] = self.default_joint_positions + self.action_scale * self._delay(actions)
 
     def observe(self, out, envs=None):
         rows = slice(None) if envs is None else envs

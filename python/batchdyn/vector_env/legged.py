@@ -1,0 +1,56 @@
+"""What the legged tasks share (Quadruped, Go2Walk, H1Walk): per-episode randomisation of friction,
+payload and motor strength, and an action delay."""
+import numpy as np
+
+
+class LeggedOptions:
+    """A mixin for a VectorEnv whose robot has a free-flyer root on body 1 (the trunk or pelvis).
+
+    * friction_range=(lo, hi) draws each environment's friction coefficient per episode,
+      added_mass_range=(lo, hi) kg a payload on body 1 (its mass; its centre of mass and inertia
+      unchanged), motor_strength_range=(lo, hi) each actuated joint's strength (the factor on its
+      PD torque before the torque limit, Batch.set_motor_strength), independently per motor.
+    * action_delay=k applies each action k steps late (the policy acts on what it observed
+      k x dt earlier, as a real robot's control loop does)."""
+
+    def _set_up_options(self, friction_range, added_mass_range, motor_strength_range, action_delay, actuated):
+        """The options above; `actuated`: the v indices of the motors the strength draws cover."""
+        self.friction_range = None if friction_range is None else tuple(float(x) for x in friction_range)
+        self.added_mass_range = None if added_mass_range is None else tuple(float(x) for x in added_mass_range)
+        if self.added_mass_range is not None:
+            self._base_inertia = self.model.body_inertia(1)  # (mass, com, rotational inertia) of the trunk
+        self.motor_strength_range = None if motor_strength_range is None else tuple(float(x) for x in motor_strength_range)
+        if self.motor_strength_range is not None and not 0.0 <= self.motor_strength_range[0] <= self.motor_strength_range[1]:
+            raise ValueError(f"motor_strength_range must be (lo, hi) with 0 <= lo <= hi, got {motor_strength_range}")
+        self._actuated = np.asarray(actuated)
+        self.action_delay = int(action_delay)
+        if self.action_delay < 0:
+            raise ValueError(f"action_delay must be >= 0 steps, got {action_delay}")
+        self._delayed = np.zeros((self.action_delay + 1, self.num_envs, self.act_dim), dtype=np.float32)  # a ring of actions
+        self._delay_at = 0
+
+    def _randomise(self, envs, keys):
+        """The new episodes' draws (streams 3, 4, 5 of their keys) and an empty delay ring."""
+        self._delayed[:, envs] = 0.0
+        if self.friction_range is not None:
+            low, high = self.friction_range
+            for env, mu in zip(envs, low + (high - low) * self.uniform(keys, 3, 1)[:, 0]):
+                self.batch.set_friction([int(env)], float(mu))
+        if self.added_mass_range is not None:
+            low, high = self.added_mass_range
+            mass, com, inertia = self._base_inertia
+            added = low + (high - low) * self.uniform(keys, 4, 1)[:, 0]
+            self.batch.set_body_inertia(envs, 1, mass + added, np.tile(com, (len(envs), 1)), np.tile(inertia, (len(envs), 1, 1)))
+        if self.motor_strength_range is not None:  # the motors; the free flyer's 6 dofs have none
+            low, high = self.motor_strength_range
+            strength = np.ones((len(envs), self.model.nv))
+            strength[:, self._actuated] = low + (high - low) * self.uniform(keys, 5, len(self._actuated))
+            self.batch.set_motor_strength(envs, strength)
+
+    def _delay(self, actions):
+        """The actions to apply now: `actions` itself, or the ones given action_delay steps ago."""
+        if self.action_delay == 0:
+            return actions
+        self._delayed[self._delay_at] = actions  # a ring: the newest stored at _delay_at, the oldest (the next slot) applied
+        self._delay_at = (self._delay_at + 1) % len(self._delayed)
+        return self._delayed[self._delay_at]
