@@ -546,4 +546,15 @@ DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget) {
   return out;
 }
 
+std::string set_convex_hull(CollisionGeometry& geometry, const std::vector<Vec3d>& points) {
+  DecimatedHull kept = decimate_hull(points);
+  geometry.shape = CollisionShape::ConvexHull;
+  geometry.vertices = std::move(kept.vertices);
+  if (geometry.vertices.size() == points.size()) return "";
+  std::ostringstream note;
+  note << "convex hull of " << points.size() << " vertices kept at " << geometry.vertices.size() << " (lies inside the full hull by at most "
+       << kept.support_error * 1000 << " mm)";
+  return note.str();
+}
+
 }  // namespace batchdyn

@@ -36,6 +36,12 @@ struct DecimatedHull {
 };
 DecimatedHull decimate_hull(const std::vector<Vec3d>& vertices, int budget = kHullVertexBudget);
 
+// Makes `geometry` the convex hull of `points` (a hull's vertices, or a superset of them), cut
+// down by decimate_hull. Returns "" when every point was kept, else what the cut did, for the
+// loader's note: "convex hull of <n> vertices kept at <budget> (lies inside the full hull by at
+// most <e> mm)".
+std::string set_convex_hull(CollisionGeometry& geometry, const std::vector<Vec3d>& points);
+
 // Recomputes every geometry's body and placement from its link frame, and the candidates
 // (after the bodies changed, e.g. by lock_joints). O(geometries + candidates).
 void resolve_contacts(Model& model);

@@ -618,15 +618,8 @@ class Converter {
     } else {
       for (int k = 0; k < m_->mesh_vertnum[mesh]; ++k) hull.push_back(vertex(k));  // a superset of the hull's vertices
     }
-    const DecimatedHull kept = decimate_hull(hull);
-    geometry.shape = CollisionShape::ConvexHull;
-    geometry.vertices = kept.vertices;
-    if (kept.vertices.size() < hull.size()) {
-      std::ostringstream note;
-      note << geom_label(g) << ": convex hull of " << hull.size() << " vertices kept at " << kept.vertices.size()
-           << " (lies inside the full hull by at most " << kept.support_error * 1000 << " mm)";
-      model.load_notes.push_back(note.str());
-    }
+    const std::string cut = set_convex_hull(geometry, hull);
+    if (!cut.empty()) model.load_notes.push_back(geom_label(g) + ": " + cut);
   }
 
   void add_height_field(Model& model, int g, const Transformd& X, const std::string& what) const {

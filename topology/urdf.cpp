@@ -443,15 +443,8 @@ bool mesh_hull(Model& model, const urdf::Mesh& mesh, const UrdfDocument& doc, Co
   if (!(std::isfinite(scale.x) && std::isfinite(scale.y) && std::isfinite(scale.z)))
     throw Error(where + "mesh " + mesh.filename + ": its scale is not finite");
   for (Vec3d& p : vertices) p = {p.x * scale.x, p.y * scale.y, p.z * scale.z};
-  const DecimatedHull kept = decimate_hull(vertices);
-  g.shape = CollisionShape::ConvexHull;
-  g.vertices = kept.vertices;
-  if (kept.vertices.size() < vertices.size()) {
-    std::ostringstream note;
-    note << g.name << ": mesh " << found->filename().string() << " (" << vertices.size() << " vertices) collides through a convex hull of "
-         << kept.vertices.size() << " vertices (inside the full hull by at most " << kept.support_error * 1000 << " mm)";
-    model.load_notes.push_back(note.str());
-  }
+  const std::string cut = set_convex_hull(g, vertices);
+  if (!cut.empty()) model.load_notes.push_back(g.name + ": mesh " + found->filename().string() + ": " + cut);
   return true;
 }
 }  // namespace
