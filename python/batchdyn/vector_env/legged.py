@@ -8,8 +8,9 @@ class LeggedOptions:
 
     * friction_range=(lo, hi) draws each environment's friction coefficient per episode,
       added_mass_range=(lo, hi) kg a payload on body 1 (its mass; its centre of mass and inertia
-      unchanged), motor_strength_range=(lo, hi) each actuated joint's strength (the factor on its
-      PD torque before the torque limit, Batch.set_motor_strength), independently per motor.
+      unchanged), motor_strength_range=(lo, hi) the strength of each motor the policy drives (the
+      factor on its PD torque before the torque limit, Batch.set_motor_strength), independently
+      per motor; the others keep 1.
     * action_delay=k applies each action k steps late (the policy acts on what it observed
       k x dt earlier, as a real robot's control loop does)."""
 
