@@ -12,7 +12,7 @@ adapters for Stable-Baselines3 and rsl_rl.
 * cartpole.py, arm_reach.py, quadruped.py, humanoid.py: the shipped tasks (CartPole, ArmReach,
   Quadruped, QuadrupedHills = Quadruped on rolling hills, Go2Walk = the same task on Unitree
   Go2's MJCF, H1Walk = Unitree H1 walking, from its MJCF).
-* legged.py: the legged tasks' randomisation and action delay.
+* legged.py: what the walking tasks share (randomisation, action delay, base observation, tracking reward).
 * observations.py: joint positions and velocities without the free flyer, base velocities in
   the base frame, projected gravity.
 * sb3.py (SB3VecEnv) and rsl_rl_env.py (RslRlVecEnv): Stable-Baselines3's VecEnv and rsl_rl's

@@ -3,8 +3,7 @@ import numpy as np
 
 from .. import load
 from .base import AutoresetMode, VectorEnv
-from .legged import LeggedOptions
-from .observations import gravity_in_base
+from .legged import LeggedTask
 from ..models import model_path
 
 # unitree_rl_gym's H1 gains (legged_gym/envs/h1/h1_config.py), by the joint name's part:
@@ -15,7 +14,7 @@ _LEGS = [f"{side}_{joint}_joint" for side in ("left", "right") for joint in ("hi
 _FEET = ("left_ankle_link", "right_ankle_link")
 
 
-class H1Walk(LeggedOptions, VectorEnv):
+class H1Walk(LeggedTask, VectorEnv):
     """Walk forward at a commanded speed: Unitree H1 from its MJCF (models/unitree_h1, as
     unitree_mujoco ships it, each collision mesh cut down to its convex hull: 19 joints, 51 kg),
     after unitree_rl_gym's H1 task (its gains, gait phase and reward terms).
@@ -47,7 +46,7 @@ class H1Walk(LeggedOptions, VectorEnv):
     * Resets: the keyframe perturbed by +-noise (positions, orientation, joints) and
       +-velocity_noise.
     * Randomisation per episode (off by default) and action_delay (0 by default): see
-      LeggedOptions (vector_env/legged.py).
+      LeggedTask (vector_env/legged.py).
 
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,).
@@ -136,10 +135,7 @@ class H1Walk(LeggedOptions, VectorEnv):
         rows = slice(None) if envs is None else envs
         q, v = self.batch.q[rows], self.batch.v[rows]
         o = out if envs is None else np.empty((len(q), self.obs_dim), dtype=out.dtype)
-        np.multiply(v[:, 0:3], 2.0, out=o[:, 0:3])     # base linear velocity, in the base frame (Pinocchio's v)
-        np.multiply(v[:, 3:6], 0.25, out=o[:, 3:6])    # base angular velocity
-        gravity_in_base(q[:, 3:7], out=o[:, 6:9])
-        np.multiply(self.command[rows], 2.0, out=o[:, 9])
+        self._observe_base(o, q, v, rows)
         np.subtract(q[:, 1 + self.legs], self.default_joint_positions, out=o[:, 10:20])
         np.multiply(v[:, self.legs], 0.05, out=o[:, 20:30])
         o[:, 30:40] = self.last_action[rows]
@@ -152,19 +148,13 @@ class H1Walk(LeggedOptions, VectorEnv):
     def rewards_and_terminations(self, actions):
         q, v = self.batch.q.astype(np.float64), self.batch.v.astype(np.float64)
         gravity = self._obs[:, 6:9].astype(np.float64)
-        command = self.command.astype(np.float64)
         contact = self._obs[:, 42:44] > 0.5
         stance = self.phase() < self.stance_share
         feet = self.batch.observe()  # (N, 2, 13): world position, quaternion, linear and angular velocity
         foot_speed2 = np.sum(feet[:, :, 7:10].astype(np.float64) ** 2, axis=2)
         gaps = self.batch.contact_gaps
         clearance = np.stack([gaps[:, slots].min(axis=1) for slots in self.foot_slots], axis=1).astype(np.float64)
-        velocity_error = (v[:, 0] - command) ** 2 + v[:, 1] ** 2
-        reward = (np.exp(-velocity_error / 0.25)
-                  + 0.5 * np.exp(-v[:, 5] ** 2 / 0.25)
-                  - 2.0 * v[:, 2] ** 2
-                  - 0.05 * np.sum(v[:, 3:5] ** 2, axis=1)
-                  - np.sum(gravity[:, 0:2] ** 2, axis=1)
+        reward = (self._tracking_terms(v, gravity)
                   - 10.0 * (q[:, 2] - self.base_height_target) ** 2
                   - 2.5e-7 * np.sum(self.batch.qdd[:, self.legs].astype(np.float64) ** 2, axis=1)
                   - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
@@ -175,7 +165,3 @@ class H1Walk(LeggedOptions, VectorEnv):
                   + 0.18 * np.sum(contact == stance, axis=1)) * self.dt
         terminated = np.any(self.batch.contact_flags[:, self.not_feet] > 0, axis=1) | (q[:, 2] < 0.6)
         return reward, terminated
-
-    def step_info(self):
-        return {"forward_velocity": self.batch.v[:, 0].astype(np.float64), "command": self.command.copy(),
-                "contact_iterations": np.array(self.batch.contact_iterations)}

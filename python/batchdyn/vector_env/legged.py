@@ -1,10 +1,14 @@
-"""What the legged tasks share (Quadruped, Go2Walk, H1Walk): per-episode randomisation of friction,
-payload and motor strength, and an action delay."""
+"""What the walking tasks share (Quadruped, Go2Walk, H1Walk): per-episode randomisation of friction,
+payload and motor strength, an action delay, the base part of the observation, the velocity
+tracking terms of the reward and the step info."""
 import numpy as np
 
+from .observations import gravity_in_base
 
-class LeggedOptions:
-    """A mixin for a VectorEnv whose robot has a free-flyer root on body 1 (the trunk or pelvis).
+
+class LeggedTask:
+    """A mixin for a VectorEnv whose robot has a free-flyer root on body 1 (the trunk or pelvis)
+    and walks at a commanded forward speed (self.command, m/s).
 
     * friction_range=(lo, hi) draws each environment's friction coefficient per episode,
       added_mass_range=(lo, hi) kg a payload on body 1 (its mass; its centre of mass and inertia
@@ -55,3 +59,27 @@ class LeggedOptions:
         self._delayed[self._delay_at] = actions  # a ring: the newest stored at _delay_at, the oldest (the next slot) applied
         self._delay_at = (self._delay_at + 1) % len(self._delayed)
         return self._delayed[self._delay_at]
+
+    def _observe_base(self, o, q, v, rows):
+        """Columns 0-9 of the observation o from the rows' q and v: the base's linear velocity x 2
+        and angular velocity x 0.25 (base frame, Pinocchio's v), gravity in the base frame, and
+        the command x 2."""
+        np.multiply(v[:, 0:3], 2.0, out=o[:, 0:3])
+        np.multiply(v[:, 3:6], 0.25, out=o[:, 3:6])
+        gravity_in_base(q[:, 3:7], out=o[:, 6:9])
+        np.multiply(self.command[rows], 2.0, out=o[:, 9])
+
+    def _tracking_terms(self, v, gravity):
+        """legged_gym's first reward terms (per step, before x dt) from v (float64) and the
+        observed gravity: exp(-|v_xy - (v_cmd, 0)|^2 / 0.25) + 0.5 exp(-w_z^2 / 0.25) - 2 v_z^2
+        - 0.05 |w_xy|^2 - |g_xy|^2."""
+        velocity_error = (v[:, 0] - self.command.astype(np.float64)) ** 2 + v[:, 1] ** 2
+        return (np.exp(-velocity_error / 0.25)
+                + 0.5 * np.exp(-v[:, 5] ** 2 / 0.25)
+                - 2.0 * v[:, 2] ** 2
+                - 0.05 * np.sum(v[:, 3:5] ** 2, axis=1)
+                - np.sum(gravity[:, 0:2] ** 2, axis=1))
+
+    def step_info(self):
+        return {"forward_velocity": self.batch.v[:, 0].astype(np.float64), "command": self.command.copy(),
+                "contact_iterations": np.array(self.batch.contact_iterations)}

@@ -4,12 +4,11 @@ import numpy as np
 
 from .. import load
 from .base import AutoresetMode, VectorEnv
-from .legged import LeggedOptions
-from .observations import gravity_in_base
+from .legged import LeggedTask
 from ..models import model_path
 
 
-class Quadruped(LeggedOptions, VectorEnv):
+class Quadruped(LeggedTask, VectorEnv):
     """Walk forward at a commanded speed: Unitree A1 (models/a1.urdf, 12 joints, 13.7 kg) on
     flat ground with frictional contact (models/a1_contacts.json: four 2 cm sphere feet and
     the trunk box, mu = 1), in the spirit of legged_gym's A1 flat task (Rudin et al. 2022).
@@ -35,7 +34,7 @@ class Quadruped(LeggedOptions, VectorEnv):
       starts at a random place on them. The observation does not include the terrain.
 
     * Randomisation per episode (off by default) and action_delay (0 by default): see
-      LeggedOptions (vector_env/legged.py).
+      LeggedTask (vector_env/legged.py).
 
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,)."""
@@ -129,10 +128,7 @@ class Quadruped(LeggedOptions, VectorEnv):
         rows = slice(None) if envs is None else envs
         q, v = self.batch.q[rows], self.batch.v[rows]
         o = out if envs is None else np.empty((len(envs), self.obs_dim), dtype=out.dtype)
-        np.multiply(v[:, 0:3], 2.0, out=o[:, 0:3])     # base linear velocity, in the base frame (Pinocchio's v)
-        np.multiply(v[:, 3:6], 0.25, out=o[:, 3:6])    # base angular velocity
-        gravity_in_base(q[:, 3:7], out=o[:, 6:9])
-        np.multiply(self.command[rows], 2.0, out=o[:, 9])
+        self._observe_base(o, q, v, rows)
         np.subtract(q[:, 7:], self.default_joint_positions, out=o[:, 10:22])
         np.multiply(v[:, 6:], 0.05, out=o[:, 22:34])
         o[:, 34:46] = self.last_action[rows]
@@ -149,22 +145,13 @@ class Quadruped(LeggedOptions, VectorEnv):
         self.air_time += self.dt
         air_reward = np.sum((self.air_time - 0.5) * first_contact, axis=1) * (command > 0.1)
         self.air_time[contact] = 0.0
-        velocity_error = (v[:, 0] - command) ** 2 + v[:, 1] ** 2
-        reward = (np.exp(-velocity_error / 0.25)
-                  + 0.5 * np.exp(-v[:, 5] ** 2 / 0.25)
-                  - 2.0 * v[:, 2] ** 2
-                  - 0.05 * np.sum(v[:, 3:5] ** 2, axis=1)
-                  - np.sum(gravity[:, 0:2] ** 2, axis=1)
+        reward = (self._tracking_terms(v, gravity)
                   - 2e-4 * np.sum(self.batch.actuator_torques[:, 6:].astype(np.float64) ** 2, axis=1)  # the engine's PD, last substep
                   - 2.5e-7 * np.sum(self.batch.qdd[:, 6:].astype(np.float64) ** 2, axis=1)
                   - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
                   + air_reward) * self.dt
         terminated = np.any(self.batch.contact_flags[:, self.trunk] > 0, axis=1)
         return reward, terminated
-
-    def step_info(self):
-        return {"forward_velocity": self.batch.v[:, 0].astype(np.float64), "command": self.command.copy(),
-                "contact_iterations": np.array(self.batch.contact_iterations)}
 
 
 class Go2Walk(Quadruped):
