@@ -6,15 +6,17 @@
     .venv/bin/python examples/train_ppo.py --task Quadruped --minutes 10
     .venv/bin/python examples/train_ppo.py --task QuadrupedHills
     .venv/bin/python examples/train_ppo.py --task Go2Walk --minutes 10
+    .venv/bin/python examples/train_ppo.py --task H1Walk --minutes 30
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
 the simulation alone and of the whole loop, the mean return and length of the episodes that
 finished. Stops when the mean episode length reaches --target of the limit (cart-pole: 95 % of
 500 steps = balanced), after --iterations or after --minutes, and writes the learning curve
-(--plot). The quadruped (A1 walking at a commanded forward speed) then walks with the mean
-action at --eval-speed for 5 s in 64 fresh environments: distance, speed and falls are printed
-and --picture draws the base's path and the feet's contacts over time. A task with a scripted
+(--plot). A walking task (Quadruped, Go2Walk, H1Walk: a robot walking at a commanded forward
+speed) then walks with the mean action at --eval-speed for 5 s in 64 fresh environments:
+distance, speed and falls are printed and --picture draws the base's path and the feet's
+contacts over time. A task with a scripted
 baseline (ArmReach) is then played by the trained policy's mean action and by the baseline on
 the same 256 fresh episodes, and the mean returns compared. --task takes any registered task
 (batchdyn.vector_env.registered()), PPO's settings come from the task's `training` dict.
@@ -48,7 +50,13 @@ def task_settings(name):
 
 
 def walks(name):
-    """Whether the registered task is a quadruped walking task (Quadruped, QuadrupedHills, Go2Walk)."""
+    """Whether the registered task is a walking task (Quadruped, QuadrupedHills, Go2Walk, H1Walk)."""
+    entry_point, _ = vector_env.registry.entry_point(name)
+    return isinstance(entry_point, type) and issubclass(entry_point, vector_env.LeggedTask)
+
+
+def on_terrain(name):
+    """Whether the registered task takes terrain_roughness (the quadruped tasks)."""
     entry_point, _ = vector_env.registry.entry_point(name)
     return isinstance(entry_point, type) and issubclass(entry_point, vector_env.Quadruped)
 
@@ -122,13 +130,13 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lr", type=float, help="initial learning rate (default: the task's)")
     parser.add_argument("--plot", default="ppo_learning_curve.png")
-    parser.add_argument("--picture", default="quadruped_walk.png", help="quadruped: the evaluation's picture")
+    parser.add_argument("--picture", default="quadruped_walk.png", help="a walking task: the evaluation's picture")
     parser.add_argument("--video", default="",
-                        help="a quadruped from an MJCF (Go2Walk): a GIF of the evaluation's environment 0, drawn by MuJoCo")
+                        help="a walking robot from an MJCF (Go2Walk, H1Walk): a GIF of the evaluation's environment 0, drawn by MuJoCo")
     parser.add_argument("--page", default="",
-                        help="a quadruped from an MJCF (Go2Walk): the evaluation's first 16 environments as a web page "
+                        help="a walking robot from an MJCF (Go2Walk, H1Walk): the evaluation's first 16 environments as a web page "
                              "(batchdyn.viewer.write_html: time slider, contact forces)")
-    parser.add_argument("--eval-speed", type=float, default=0.8, help="quadruped: commanded speed of the evaluation")
+    parser.add_argument("--eval-speed", type=float, default=0.8, help="a walking task: commanded speed of the evaluation")
     parser.add_argument("--roughness", type=float, default=0.0,
                         help="quadruped: rolling hills of +-this many m instead of flat ground (a height field)")
     parser.add_argument("--distributed", action="store_true",
@@ -162,7 +170,7 @@ def main():
     update_threads = args.update_threads or max(1, (os.cpu_count() or 1) // group.local_world)
     options = {}
     if args.roughness:
-        if not walks(args.task):
+        if not on_terrain(args.task):
             parser.error("--roughness is for the quadruped tasks")
         options["terrain_roughness"] = args.roughness
     # copy=False: the observations are the env's own buffer, read before the next step
@@ -279,7 +287,7 @@ def main():
 
         wall = time.perf_counter() - start
         speed_error = admm_iterations = 0.0
-        if tracking:  # mean |v_x - v_cmd| and ADMM iterations over the rollout (quadruped)
+        if tracking:  # mean |v_x - v_cmd| and ADMM iterations over the rollout (a walking task)
             speed_error = float(np.mean([np.abs(v - c).mean() for v, c, _ in tracking]))
             admm_iterations = float(np.mean([k for _, _, k in tracking]))
         # one all-reduce: the episodes of every rank, the rates, and rank 0's clock for --minutes
@@ -387,7 +395,7 @@ def compare_with_scripted(model, norm, args, summary, envs=256):
 
 
 def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
-    """The trained quadruped walks with its mean action at args.eval_speed in fresh environments:
+    """The trained robot walks with its mean action at args.eval_speed in fresh environments:
     prints the distance, the speed and the falls; draws environment 0's base path and its feet's
     contacts over time (args.picture); returns those results as a dict."""
     options = {"terrain_roughness": args.roughness} if args.roughness else {}
@@ -404,17 +412,17 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
             if args.page:
                 recorded.append(env.batch.q[:16].copy()), forces.append(env.batch.contact_forces[:16].copy())
             obs, _, terminated, _, info = env.step(action)
-            feet.append(obs[0, 46:50].copy())
+            feet.append(obs[0, env.feet_observed].copy())
             iterations.append(info["contact_iterations"])
             fallen |= terminated
     # environments that fell were reset: measure those that did not
     final, upright = env.batch.q[:, 0:3].astype(np.float64), ~fallen
     distance = final[upright, 0] - start[upright, 0]
-    print(f"evaluation: {envs} environments, commanded {args.eval_speed:.2f} m/s for {seconds:.0f} s: "
-          f"{int(fallen.sum())} fell; the others walked {distance.mean():.2f} m forward on average "
-          f"(min {distance.min() if upright.any() else float('nan'):.2f} m), "
-          f"mean speed {distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m; "
-          f"ADMM iterations per substep while walking: mean {np.mean(iterations):.1f}, max {np.max(iterations)}")
+    walked = (f"the others walked {distance.mean():.2f} m forward on average (min {distance.min():.2f} m), mean speed "
+              f"{distance.mean() / seconds:.2f} m/s, sideways drift {np.abs(final[upright, 1] - start[upright, 1]).mean():.2f} m"
+              if upright.any() else "none walked")
+    print(f"evaluation: {envs} environments, commanded {args.eval_speed:.2f} m/s for {seconds:.0f} s: {int(fallen.sum())} fell; "
+          f"{walked}; ADMM iterations per substep while walking: mean {np.mean(iterations):.1f}, max {np.max(iterations)}")
     path = np.array(path)  # environment 0's q before each step
     robot_file = getattr(env, "robot_file", None)
     if (args.video or args.page) and robot_file is None:
@@ -441,10 +449,10 @@ def evaluate_walk(model, norm, args, envs=64, seconds=5.0):
         top.set_ylabel("base position (m)")
         top.legend(loc="upper left", fontsize=8)
         top.set_title(f"{args.task} walking with the trained policy (environment 0)")
-        for k, name in enumerate(["FL", "FR", "RL", "RR"]):
+        for k, name in enumerate(env.foot_names):
             down = feet[:, k] > 0.5
             bottom.fill_between(t, k - 0.4, k + 0.4, where=down, step="post", color="black", linewidth=0)
-        bottom.set_yticks(range(4), ["FL", "FR", "RL", "RR"])
+        bottom.set_yticks(range(len(env.foot_names)), env.foot_names)
         bottom.set_ylabel("foot on ground")
         bottom.set_xlabel("time (s)")
         fig.tight_layout()

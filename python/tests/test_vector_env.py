@@ -161,8 +161,8 @@ def test_the_ppo_example_runs_two_iterations_and_reports_their_env_steps_and_rat
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["Quadruped", "Go2Walk"])
-def test_the_ppo_example_trains_a_quadruped_and_evaluates_its_walk(examples_dir, tmp_path, task):
+@pytest.mark.parametrize("task", ["Quadruped", "Go2Walk", "H1Walk"])
+def test_the_ppo_example_trains_a_walking_robot_and_evaluates_its_walk(examples_dir, tmp_path, task):
     pytest.importorskip("torch")
     script = os.path.join(examples_dir, "train_ppo.py")
     summary = tmp_path / "summary.json"
@@ -171,7 +171,7 @@ def test_the_ppo_example_trains_a_quadruped_and_evaluates_its_walk(examples_dir,
                           "--plot", "", "--picture", "", "--summary", str(summary), "--video", str(video)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert video.exists() == (task == "Go2Walk")  # drawn by MuJoCo from the task's MJCF
+    assert video.exists() == (task in ("Go2Walk", "H1Walk"))  # drawn by MuJoCo from the task's MJCF
     run = json.loads(summary.read_text())
     assert run["env_steps"] == 128 * 8 * 2
     assert all(np.isfinite(i["speed_error"]) and i["admm_iterations"] > 0 for i in run["iterations"])

@@ -24,11 +24,12 @@ from .arm_reach import ArmReach
 from .base import AutoresetMode, VectorEnv
 from .cartpole import CartPole
 from .humanoid import H1Walk
+from .legged import LeggedTask
 from .quadruped import Go2Walk, Quadruped
 from .registry import make, register, registered
 
 __all__ = ["AutoresetMode", "VectorEnv", "make", "register", "registered", "CartPole", "ArmReach",
-           "Quadruped", "Go2Walk", "H1Walk", "SB3VecEnv", "RslRlVecEnv", "observations"]
+           "Quadruped", "Go2Walk", "H1Walk", "LeggedTask", "SB3VecEnv", "RslRlVecEnv", "observations"]
 
 register("CartPole", CartPole)
 register("ArmReach", ArmReach)

@@ -59,6 +59,7 @@ class H1Walk(LeggedTask, VectorEnv):
     gait_period, stance_share = 0.8, 0.55
     base_height_target = 0.98  # the keyframe's
     swing_height_target = 0.08
+    foot_names, feet_observed = ("left", "right"), slice(42, 44)
 
     training = dict(envs=4096, steps=24, iterations=1500, hidden=(256, 128), activation="elu", lr=1e-3, epochs=5,
                     minibatches=4, reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01)

@@ -8,7 +8,9 @@ from .observations import gravity_in_base
 
 class LeggedTask:
     """A mixin for a VectorEnv whose robot has a free-flyer root on body 1 (the trunk or pelvis)
-    and walks at a commanded forward speed (self.command, m/s).
+    and walks at a commanded forward speed (self.command, m/s). A task names its feet
+    (`foot_names`) and where its observation holds their contacts as 0/1 (`feet_observed`, a
+    slice): what an evaluation draws.
 
     * friction_range=(lo, hi) draws each environment's friction coefficient per episode,
       added_mass_range=(lo, hi) kg a payload on body 1 (its mass; its centre of mass and inertia
@@ -17,6 +19,9 @@ class LeggedTask:
       per motor; the others keep 1.
     * action_delay=k applies each action k steps late (the policy acts on what it observed
       k x dt earlier, as a real robot's control loop does)."""
+
+    foot_names = ()
+    feet_observed = slice(0, 0)
 
     def _set_up_options(self, friction_range, added_mass_range, motor_strength_range, action_delay, actuated):
         """The options above; `actuated`: the v indices of the motors the strength draws cover."""

@@ -47,6 +47,7 @@ class Quadruped(LeggedTask, VectorEnv):
     kp, kd = 20.0, 0.5
     feet = slice(0, 4)    # contact candidates of the feet (models/a1_contacts.json order)
     trunk = slice(4, 12)  # the trunk box's 8 corners
+    foot_names, feet_observed = ("FL", "FR", "RL", "RR"), slice(46, 50)
 
     training = dict(envs=4096, steps=24, iterations=1000, hidden=(128, 128), activation="elu", lr=1e-3, epochs=5,
                     minibatches=4, reward_scale=1.0, log_std=-0.7, entropy=0.01, desired_kl=0.01)
