@@ -97,3 +97,18 @@ def test_h1walk_draws_motor_strength_for_the_legs_only():
     assert ((strength[:, env.legs] >= 0.8) & (strength[:, env.legs] <= 1.2)).all() and np.ptp(strength[:, env.legs]) > 0.2
     others = np.setdiff1d(np.arange(env.model.nv), env.legs)
     np.testing.assert_array_equal(strength[:, others], 1.0)
+
+
+def test_h1walk_solves_contacts_by_pgs_which_follows_admm_s_trajectory():
+    # The task picks PGS for speed; both solve each substep to the same tolerance, so over 0.5 s
+    # of the keyframe's sag the two trajectories agree to 1e-5 (3e-7 measured).
+    runs = {}
+    for solver in ("pgs", "admm"):
+        env = vector_env.make("H1Walk", num_envs=8, threads=1, noise=0.0, velocity_noise=0.0, dtype=np.float64)
+        assert env.batch.contact_solver == "pgs"
+        env.batch.contact_solver = solver
+        env.reset(seed=0)
+        for _ in range(25):
+            env.step(np.full((8, 10), 0.2))
+        runs[solver] = env.batch.q.copy()
+    np.testing.assert_allclose(runs["pgs"], runs["admm"], atol=1e-5)

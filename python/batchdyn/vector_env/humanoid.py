@@ -40,6 +40,11 @@ class H1Walk(LeggedTask, VectorEnv):
       - 2.5e-7 |qdd_legs|^2 - 0.01 |a - a_prev|^2 + 0.15 (alive) - |hip yaw and roll - keyframe|^2
       - 0.2 sum over feet in contact of |foot velocity|^2 - 20 sum over feet in the air of
       (sole clearance - 0.08)^2 + 0.18 x (feet whose contact matches the gait's stance).
+    * Contact: the engine's solver set to projected Gauss-Seidel ("pgs"), which solves to the
+      same tolerance with the same stopping test as its default ADMM. On 512 environments
+      under random leg targets (one thread, float32, AVX2), PGS took 16 sweeps per substep where
+      ADMM took 38 iterations, and the physics ran at 34k env-steps/s instead of 12.7k, with the
+      same episodes ending.
     * Termination: a contact of any geometry other than the feet (the pelvis, torso, arms, hips
       or knees on the ground: a fall), the pelvis below 0.6 m, or a failed environment; episodes
       last at most 1000 steps (20 s).
@@ -50,7 +55,8 @@ class H1Walk(LeggedTask, VectorEnv):
 
     Extra info after each step: info["forward_velocity"], info["command"] and
     info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,).
-    That a policy learns to walk on it is not measured yet."""
+    A policy that walks on it is not shown yet: 10 minutes of examples/train_ppo.py on two cores
+    (5.3 M env-steps, ADMM then) took its episodes from 1.3 s to 2 s."""
 
     obs_dim = 44
     act_dim = 10
@@ -83,6 +89,10 @@ class H1Walk(LeggedTask, VectorEnv):
         self.batch.set_pd_gains(kp.tolist(), kd.tolist())
         self.batch.control_mode = "pd"
         self.batch.effort_limits = list(model.motor_torque_limits)
+        # Projected Gauss-Seidel, with the same tolerance and stopping test as ADMM: on the soles'
+        # 4 slots each, with contacts that come and go, it converged in 16 sweeps where ADMM
+        # took 38 iterations, and stepped 2.7x faster (the docstring's numbers).
+        self.batch.contact_solver = "pgs"
         self.default_joint_positions = self.reference[1 + self.legs]  # q index = v index + 1 (the quaternion)
         candidates = model.info()["contacts"]["candidates"]
         on = np.array([c["geometry"].split("/")[0] for c in candidates])
