@@ -56,7 +56,8 @@ class H1Walk(LeggedTask, VectorEnv):
       LeggedTask (vector_env/legged.py).
 
     Extra info after each step: info["forward_velocity"], info["command"] and
-    info["contact_iterations"] (the ADMM's iterations in the step's last substep), each (N,).
+    info["contact_iterations"] (the contact solver's iterations, PGS sweeps here, in the step's last
+    substep), each (N,).
     A policy that walks on it is not shown yet: 10 minutes of examples/train_ppo.py on two cores
     (5.3 M env-steps, ADMM then) took its episodes from 1.3 s to 2 s."""
 
