@@ -3,8 +3,8 @@
 # the executable). Then, from another directory: configures, builds and runs examples/consumer
 # against the moved prefix with find_package(batchdyn), what a user's project does; runs the
 # installed `batchdyn bench` on its default (installed) model; imports the installed Python
-# package with the Python it was built for (PYTHON; empty without the module) and steps a
-# shipped model found through it.
+# package with the Python it was built for (PYTHON; empty without the module), steps a shipped
+# model found through it and every registered task.
 cmake_minimum_required(VERSION 3.22)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/elsewhere)
@@ -41,9 +41,10 @@ assert os.path.realpath(models_dir()).startswith(prefix), models_dir()
 assert os.path.exists(os.path.join(models_dir(), 'unitree_go2', 'scene.xml')), 'the MJCF models (Go2Walk) are not installed'
 batch = batchdyn.Batch(batchdyn.load(os.path.join(models_dir(), 'humanoid.urdf'), root='free'), 8)
 batch.step(1e-3)
-env = vector_env.make('CartPole', num_envs=4, threads=1)
-env.reset(seed=0)
-env.step(env.action_space.sample())
-print('installed package at', batchdyn.__file__, 'stepped', batch.num_envs, 'humanoids and', env.num_envs, 'cart-poles')
+for task in vector_env.registered():  # every shipped task builds from the installed models (and their meshes)
+    env = vector_env.make(task, num_envs=4, threads=1)
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+print('installed package at', batchdyn.__file__, 'stepped', batch.num_envs, 'humanoids and the tasks', vector_env.registered())
 ")
 endif()
