@@ -71,8 +71,42 @@ const char* collision_shape_name(CollisionShape shape);
 //                   16 candidates; an edge crossing an edge with no corner inside is missed) and
 //                   a capsule's two end spheres against a box (capsule - box; a capsule lying
 //                   across a box's edge with both ends off the box is missed).
-// Cylinders and convex hulls are not paired (their slots are chosen against the ground only).
-enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, PointBox };
+//   Convex          a convex hull or a cylinder against any geometry: the deepest point, by GJK
+//                   and proximal depth steps on the two cores' support functions
+//                   (kernels/contact/convex_contact.hpp; its tolerance is stated there). Between
+//                   a hull and a box, a hull or a capsule, kConvexContactsPerPair slots (slot):
+//                   the deepest point and three chosen among the vertices (a capsule's ends) of
+//                   each against the other's solid, as the hull's ground slots choose, so a box
+//                   rests on a hull's face as MuJoCo 4's convex collision rests it, on several
+//                   contacts. A cylinder's pairs have the deepest point only.
+// A pair candidate is measured only within reach: while the bounding spheres of its two
+// geometries are more than its margin plus kPairReach apart (in a lane), its gap is +inf there
+// and its narrow phase is skipped when that holds in every lane of a block. The bound costs a
+// distance per step, where a hull's GJK costs a few thousand flops; what it misses is a body that
+// closes more than kPairReach within one step (40 m/s at 5 ms).
+enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, PointBox, Convex };
+inline constexpr double kPairReach = 0.2;  // m
+inline constexpr int kConvexContactsPerPair = 4;
+
+// One side of a Convex candidate: its geometry's core, which the kernel knows through its
+// support function, and the radius around it.
+enum class ConvexCoreShape { Point, Segment, Box, Cylinder, Hull };
+// A face plane of a hull: n . x <= offset inside (n outward, unit).
+struct HullPlane {
+  Vec3<double> normal = Vec3<double>::zero();
+  double offset = 0.0;
+};
+struct ConvexCore {
+  ConvexCoreShape shape = ConvexCoreShape::Point;
+  Transform<double> in_body = Transform<double>::identity();  // the core's frame in its body's frame
+  double radius = 0.0;                      // sphere, capsule: the gap is measured from the core minus this
+  double half_length = 0.0;                 // segment, cylinder: along the core's z
+  double disc_radius = 0.0;                 // cylinder
+  Vec3<double> half_extents = Vec3<double>::zero();  // box
+  std::vector<Vec3<double>> vertices;       // hull, in the core's frame
+  std::vector<HullPlane> planes;            // hull: its faces' planes (none for a flat hull), core frame
+  Vec3<double> centre = Vec3<double>::zero();  // a point inside the core (hull: its vertices' mean), core frame
+};
 
 const char* candidate_kind_name(CandidateKind kind);
 
@@ -126,7 +160,12 @@ struct ContactCandidate {
   double radius2 = 0.0;          // B's radius (sphere, capsule; 0 for a box)
   double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
   Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
-  int slot = -1;                 // a convex hull's or a cylinder's slot (0 .. 3): its point is chosen among the
+  ConvexCore convex_a, convex_b;  // Convex: A's and B's cores
+  // A pair's bounding spheres (kPairReach): A's geometry's in body's frame, B's in body2's.
+  Vec3<double> bound_centre = Vec3<double>::zero(), bound_centre2 = Vec3<double>::zero();
+  double bound_radius = 0.0, bound_radius2 = 0.0;
+  int slot = -1;                 // a Convex pair's slot (0: the deepest point; 1 .. 3 chosen among vertices), or
+                                 // a convex hull's or a cylinder's ground slot (0 .. 3): its point is chosen among the
                                  // hull's vertices or placed on the cylinder's rims per step (`point`
                                  // unused); -1 otherwise
   bool against_ground() const { return kind == CandidateKind::Ground; }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "topology/json_parse.hpp"
 
@@ -30,6 +32,7 @@ const char* candidate_kind_name(CandidateKind kind) {
     case CandidateKind::PointSegment: return "point-segment";
     case CandidateKind::SegmentSegment: return "segment-segment";
     case CandidateKind::PointBox: return "point-box";
+    case CandidateKind::Convex: return "convex";
   }
   return "?";
 }
@@ -144,6 +147,86 @@ int core_rank(CollisionShape shape) {
   return 3;
 }
 
+// The face planes of the hull of `vertices` (up to kHullVertexBudget): every plane through three
+// of them with all on its inner side (within 1e-9 of the hull's size), once. O(n^4), at load.
+// None when the points are flat (no solid to measure against).
+std::vector<HullPlane> hull_planes(const std::vector<Vec3d>& vertices) {
+  double size = 0.0;
+  for (const Vec3d& v : vertices) size = std::max(size, std::sqrt(dot(v - vertices[0], v - vertices[0])));
+  const double tolerance = 1e-9 * std::max(size, 1e-9);
+  std::vector<HullPlane> planes;
+  const size_t n = vertices.size();
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j)
+      for (size_t k = j + 1; k < n; ++k) {
+        Vec3d normal = cross(vertices[j] - vertices[i], vertices[k] - vertices[i]);
+        const double length = std::sqrt(dot(normal, normal));
+        if (length <= 1e-12 * size * size) continue;  // collinear
+        normal = normal * (1.0 / length);
+        const double offset = dot(normal, vertices[i]);
+        bool below = true, above = true;
+        for (const Vec3d& v : vertices) {
+          const double d = dot(normal, v) - offset;
+          below = below && d <= tolerance;
+          above = above && d >= -tolerance;
+        }
+        if (below && above) return {};  // every point on this plane: flat
+        if (!below && !above) continue;
+        const HullPlane plane = below ? HullPlane{normal, offset} : HullPlane{normal * -1.0, -offset};
+        bool known = false;
+        for (const HullPlane& p : planes) known = known || (dot(p.normal, plane.normal) > 1.0 - 1e-12 && std::abs(p.offset - plane.offset) <= tolerance);
+        if (!known) planes.push_back(plane);
+      }
+  return planes;
+}
+
+// A geometry's core as a Convex candidate's side (ConvexCore), in its body's frame.
+ConvexCore convex_core(const CollisionGeometry& g) {
+  ConvexCore core;
+  core.in_body = g.in_body;
+  switch (g.shape) {
+    case CollisionShape::Sphere: core.shape = ConvexCoreShape::Point, core.radius = g.radius; break;
+    case CollisionShape::Point: core.shape = ConvexCoreShape::Point; break;
+    case CollisionShape::Capsule: core.shape = ConvexCoreShape::Segment, core.radius = g.radius, core.half_length = 0.5 * g.length; break;
+    case CollisionShape::Box: core.shape = ConvexCoreShape::Box, core.half_extents = g.half_extents; break;
+    case CollisionShape::Cylinder:
+      core.shape = ConvexCoreShape::Cylinder, core.disc_radius = g.radius, core.half_length = 0.5 * g.length;
+      break;
+    case CollisionShape::ConvexHull:
+      core.shape = ConvexCoreShape::Hull, core.vertices = g.vertices, core.planes = hull_planes(g.vertices);
+      for (const Vec3d& v : g.vertices) core.centre = core.centre + v * (1.0 / static_cast<double>(g.vertices.size()));
+      break;
+  }
+  return core;
+}
+
+// A geometry's bounding sphere: its centre in its body's frame and its radius.
+std::pair<Vec3d, double> bounding_sphere(const CollisionGeometry& g) {
+  switch (g.shape) {
+    case CollisionShape::Sphere: return {g.in_body.translation, g.radius};
+    case CollisionShape::Point: return {g.in_body.translation, 0.0};
+    case CollisionShape::Capsule: return {g.in_body.translation, 0.5 * g.length + g.radius};
+    case CollisionShape::Box: return {g.in_body.translation, std::sqrt(dot(g.half_extents, g.half_extents))};
+    case CollisionShape::Cylinder: return {g.in_body.translation, std::hypot(g.radius, 0.5 * g.length)};
+    case CollisionShape::ConvexHull: {
+      const Vec3d centre = convex_core(g).centre;
+      double radius = 0.0;
+      for (const Vec3d& v : g.vertices) radius = std::max(radius, std::sqrt(dot(v - centre, v - centre)));
+      return {g.in_body.act_point(centre), radius};
+    }
+  }
+  return {g.in_body.translation, 0.0};
+}
+
+// The bounding spheres of the pair candidates from `first` on (kPairReach).
+void set_bounds(const ContactModel& cm, size_t first, std::vector<ContactCandidate>& out) {
+  for (size_t k = first; k < out.size(); ++k) {
+    ContactCandidate& c = out[k];
+    std::tie(c.bound_centre, c.bound_radius) = bounding_sphere(cm.geometries[static_cast<size_t>(c.geometry)]);
+    std::tie(c.bound_centre2, c.bound_radius2) = bounding_sphere(cm.geometries[static_cast<size_t>(c.geometry2)]);
+  }
+}
+
 // The candidates of pair `index` (geometries resolved), appended: A's features against B's core.
 void append_pair_candidates(const ContactModel& cm, int index, std::vector<ContactCandidate>& out) {
   const ContactPair& pair = cm.pairs[static_cast<size_t>(index)];
@@ -152,6 +235,23 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
   const CollisionGeometry& a = cm.geometries[static_cast<size_t>(ia)];
   const CollisionGeometry& b = cm.geometries[static_cast<size_t>(ib)];
   if (a.body == b.body) return;  // they never move relative to each other
+  const size_t first = out.size();
+  if (b.shape == CollisionShape::Cylinder || b.shape == CollisionShape::ConvexHull) {  // core_rank puts them on B
+    ContactCandidate c;
+    c.kind = CandidateKind::Convex, c.pair = index;
+    c.geometry = ia, c.body = a.body, c.convex_a = convex_core(a);
+    c.geometry2 = ib, c.body2 = b.body, c.convex_b = convex_core(b);
+    // Slots beyond the deepest point: vertices (a capsule's ends) against a hull's solid.
+    const bool vertices_a = c.convex_a.shape == ConvexCoreShape::Segment || c.convex_a.shape == ConvexCoreShape::Box ||
+                            c.convex_a.shape == ConvexCoreShape::Hull;
+    const int slots = c.convex_b.shape == ConvexCoreShape::Hull && !c.convex_b.planes.empty() && vertices_a ? kConvexContactsPerPair : 1;
+    for (int slot = 0; slot < slots; ++slot) {
+      out.push_back(c);
+      out.back().slot = slot;
+    }
+    set_bounds(cm, first, out);
+    return;
+  }
   // One feature of `from` (its own frame: point p, or segment p .. p_end) against `to`'s core.
   const auto add = [&](int from, int to, CandidateKind kind, const Vec3d& p, const Vec3d& p_end, double radius) {
     const CollisionGeometry& f = cm.geometries[static_cast<size_t>(from)];
@@ -186,8 +286,9 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
       }
       break;
     case CollisionShape::Cylinder:
-    case CollisionShape::ConvexHull: break;  // refused when the pair is added
+    case CollisionShape::ConvexHull: break;  // Convex, above
   }
+  set_bounds(cm, first, out);
 }
 
 void resolve(const Model& model, CollisionGeometry& g) {
@@ -228,10 +329,6 @@ void add_contact_pair(Model& model, ContactPair pair, const std::string& source)
   if (pair.name.empty()) pair.name = a.name + "-" + b.name;
   const std::string where = source + ": contact pair '" + pair.name + "'";
   if (pair.geometry1 == pair.geometry2) throw Error(where + ": a geometry cannot touch itself");
-  for (const CollisionGeometry* g : {&a, &b})
-    if (g->shape == CollisionShape::Cylinder || g->shape == CollisionShape::ConvexHull)
-      throw Error(where + ": '" + g->name + "' is a " + collision_shape_name(g->shape) +
-                  "; pairs take sphere, capsule, box or point (use a capsule or a box)");
   if (a.shape == CollisionShape::Point && b.shape == CollisionShape::Point) throw Error(where + ": two points never touch");
   if (a.body == 0 && b.body == 0) throw Error(where + ": both geometries are on the world and never move");
   check_contact_parameters(pair.friction, pair.margin, pair.stiffness, pair.damping, where);

@@ -524,62 +524,148 @@ class Converter {
     }
   }
 
-  // Geoms that collide: primitives on the robot's bodies; a plane or a height field on the world
-  // is the ground. What cannot be mapped yet is listed (Model::contacts.skipped).
+  // Geoms that collide: primitives and meshes (their convex hulls) on the robot's bodies; the
+  // first plane or height field on the world is the ground; the world's other geoms are
+  // obstacles, paired with each robot geom that MuJoCo would collide with them (contype /
+  // conaffinity, <exclude>); <contact><pair> elements are pairs. What cannot be mapped yet is
+  // listed (Model::contacts.skipped).
   void add_geoms(Model& model) const {
     model.contacts.ground.present = false;
-    int ground_contype = 0, ground_conaffinity = 0;
-    std::vector<int> robot_geoms;
+    int ground_geom = -1;
+    std::vector<char> in_pair(static_cast<size_t>(m_->ngeom), 0);
+    for (int p = 0; p < m_->npair; ++p) in_pair[static_cast<size_t>(m_->pair_geom1[p])] = in_pair[static_cast<size_t>(m_->pair_geom2[p])] = 1;
+    std::vector<int> robot_geoms, world_geoms;
     for (int g = 0; g < m_->ngeom; ++g) {
-      if (m_->geom_contype[g] == 0 && m_->geom_conaffinity[g] == 0) continue;  // visual
+      const bool collides = m_->geom_contype[g] != 0 || m_->geom_conaffinity[g] != 0;
+      if (!collides && !in_pair[static_cast<size_t>(g)]) continue;  // visual
       const int b = m_->geom_bodyid[g];
-      const std::string what = geom_label(g);
       if (ours_[static_cast<size_t>(b)] != 0) {
         robot_geoms.push_back(g);
         continue;
       }
       const int type = m_->geom_type[g];
-      if ((type == mjGEOM_PLANE || type == mjGEOM_HFIELD) && !model.contacts.ground.present) {
+      if ((type == mjGEOM_PLANE || type == mjGEOM_HFIELD) && collides && !model.contacts.ground.present) {
         const Transformd X = frame_in_ours_[static_cast<size_t>(b)] * transform_of(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
         model.contacts.ground.present = true;
         model.contacts.ground.normal = X.rotation * Vec3d{0, 0, 1};
         model.contacts.ground.height = dot(model.contacts.ground.normal, X.translation);
-        ground_contype = m_->geom_contype[g], ground_conaffinity = m_->geom_conaffinity[g];
-        if (type == mjGEOM_HFIELD) add_height_field(model, g, X, what);
+        ground_geom = g;
+        if (type == mjGEOM_HFIELD) add_height_field(model, g, X, geom_label(g));
         continue;
       }
-      model.contacts.skipped.push_back(what + " on the world: static obstacles other than the ground are not collided yet");
+      world_geoms.push_back(g);
     }
-    for (const int g : robot_geoms) {
-      const std::string what = geom_label(g);
-      CollisionGeometry geometry;
-      geometry.name = name_of(m_->name_geomadr, g);
-      if (geometry.name.empty()) geometry.name = body_name(m_->geom_bodyid[g]) + "/geom" + std::to_string(g - m_->body_geomadr[m_->geom_bodyid[g]]);
-      geometry.link = body_name(m_->geom_bodyid[g]);
-      geometry.in_link = transform_of(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
-      const mjtNum* size = m_->geom_size + 3 * g;
-      switch (m_->geom_type[g]) {
-        case mjGEOM_SPHERE: geometry.shape = CollisionShape::Sphere, geometry.radius = size[0]; break;
-        case mjGEOM_CAPSULE: geometry.shape = CollisionShape::Capsule, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
-        case mjGEOM_CYLINDER: geometry.shape = CollisionShape::Cylinder, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
-        case mjGEOM_BOX: geometry.shape = CollisionShape::Box, geometry.half_extents = vec3(size); break;
-        case mjGEOM_MESH: add_hull(model, g, geometry); break;
-        default:
-          model.contacts.skipped.push_back(what + ": " + geom_type_name(m_->geom_type[g]) + " geoms do not collide yet");
-          continue;
-      }
-      // condim 1 is frictionless; 3, 4 and 6 take the sliding friction (torsional and rolling
-      // friction are not modelled).
-      geometry.friction = m_->geom_condim[g] == 1 ? 0.0 : m_->geom_friction[3 * g];
-      // MuJoCo's margin is a detection distance, as ours; ours stays at least the default, so
-      // that a fast foot is detected a step before it reaches the ground.
-      geometry.margin = std::max(m_->geom_margin[g], kDefaultContactMargin);
-      geometry.touches_ground = model.contacts.ground.present &&
-                                ((m_->geom_contype[g] & ground_conaffinity) || (ground_contype & m_->geom_conaffinity[g]));
-      geometry.source = source_;
-      add_collision_geometry(model, geometry, source_);
-    }
+    std::vector<int> geometry_of(static_cast<size_t>(m_->ngeom), -1);  // MuJoCo geom -> ours
+    for (const int g : robot_geoms) geometry_of[static_cast<size_t>(g)] = add_geometry(model, g, ground_geom);
+    for (const int g : world_geoms) geometry_of[static_cast<size_t>(g)] = add_geometry(model, g, -1);
+    add_explicit_pairs(model, geometry_of, ground_geom);
+    add_obstacle_pairs(model, geometry_of, robot_geoms, world_geoms);
     note_self_collisions(model, robot_geoms);
+  }
+
+  // Geom g as a collision geometry (on the world's link when on the world); its index, or -1
+  // when its type does not collide yet (listed).
+  int add_geometry(Model& model, int g, int ground_geom) const {
+    const std::string what = geom_label(g);
+    const int b = m_->geom_bodyid[g];
+    CollisionGeometry geometry;
+    geometry.name = name_of(m_->name_geomadr, g);
+    if (geometry.name.empty()) geometry.name = body_name(b) + "/geom" + std::to_string(g - m_->body_geomadr[b]);
+    geometry.link = b == 0 ? std::string("world") : body_name(b);
+    geometry.in_link = transform_of(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
+    const mjtNum* size = m_->geom_size + 3 * g;
+    switch (m_->geom_type[g]) {
+      case mjGEOM_SPHERE: geometry.shape = CollisionShape::Sphere, geometry.radius = size[0]; break;
+      case mjGEOM_CAPSULE: geometry.shape = CollisionShape::Capsule, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
+      case mjGEOM_CYLINDER: geometry.shape = CollisionShape::Cylinder, geometry.radius = size[0], geometry.length = 2 * size[1]; break;
+      case mjGEOM_BOX: geometry.shape = CollisionShape::Box, geometry.half_extents = vec3(size); break;
+      case mjGEOM_MESH: add_hull(model, g, geometry); break;
+      default:
+        model.contacts.skipped.push_back(what + ": " + geom_type_name(m_->geom_type[g]) +
+                                         (b == 0 || ours_[static_cast<size_t>(b)] == 0 ? " geoms on the world other than the ground" : " geoms") +
+                                         " do not collide yet");
+        return -1;
+    }
+    // condim 1 is frictionless; 3, 4 and 6 take the sliding friction (torsional and rolling
+    // friction are not modelled).
+    geometry.friction = m_->geom_condim[g] == 1 ? 0.0 : m_->geom_friction[3 * g];
+    // MuJoCo's margin is a detection distance, as ours; ours stays at least the default, so
+    // that a fast foot is detected a step before it reaches the ground.
+    geometry.margin = std::max(m_->geom_margin[g], kDefaultContactMargin);
+    geometry.touches_ground = ground_geom >= 0 && collide(g, ground_geom);
+    geometry.source = source_;
+    add_collision_geometry(model, geometry, source_);
+    return static_cast<int>(model.contacts.geometries.size()) - 1;
+  }
+
+  // Whether MuJoCo's contype / conaffinity filter lets geoms g1 and g2 collide.
+  bool collide(int g1, int g2) const {
+    return (m_->geom_contype[g1] & m_->geom_conaffinity[g2]) || (m_->geom_contype[g2] & m_->geom_conaffinity[g1]);
+  }
+
+  // Whether an <exclude> names the bodies of geoms g1 and g2.
+  bool excluded(int g1, int g2) const {
+    const int b1 = m_->geom_bodyid[g1], b2 = m_->geom_bodyid[g2];
+    for (int k = 0; k < m_->nexclude; ++k)
+      if (m_->exclude_signature[k] == (b1 << 16) + b2 || m_->exclude_signature[k] == (b2 << 16) + b1) return true;
+    return false;
+  }
+
+  // <contact><pair>: its own friction (condim 1: none) and margin. A pair with the ground plane
+  // is the geom's ground contact (with the geom's friction).
+  void add_explicit_pairs(Model& model, const std::vector<int>& geometry_of, int ground_geom) const {
+    const std::vector<std::string> pairs = describe_all(spec_, mjOBJ_PAIR, "pair");
+    for (int p = 0; p < m_->npair; ++p) {
+      const int g1 = m_->pair_geom1[p], g2 = m_->pair_geom2[p];
+      const std::string what = nth(pairs, p, "pair");
+      if (g1 == ground_geom || g2 == ground_geom) {
+        const int other = geometry_of[static_cast<size_t>(g1 == ground_geom ? g2 : g1)];
+        if (other < 0) continue;  // listed with its geom
+        CollisionGeometry& geometry = model.contacts.geometries[static_cast<size_t>(other)];
+        if (!geometry.touches_ground) {
+          geometry.touches_ground = true;
+          resolve_contacts(model);
+        }
+        model.load_notes.push_back(what + ": with the ground, taken as the geom's ground contact (its own friction and margin)");
+        continue;
+      }
+      const int a = geometry_of[static_cast<size_t>(g1)], b = geometry_of[static_cast<size_t>(g2)];
+      if (a < 0 || b < 0) {
+        model.contacts.skipped.push_back(what + ": a geom of it does not collide yet");
+        continue;
+      }
+      if (model.contacts.geometries[static_cast<size_t>(a)].body == 0 && model.contacts.geometries[static_cast<size_t>(b)].body == 0) continue;
+      ContactPair pair;
+      pair.name = name_of(m_->name_pairadr, p);
+      pair.geometry1 = a, pair.geometry2 = b;
+      pair.friction = m_->pair_dim[p] == 1 ? 0.0 : m_->pair_friction[5 * p];
+      pair.margin = std::max(m_->pair_margin[p], kDefaultContactMargin);
+      add_contact_pair(model, pair, source_ + ": " + what);
+    }
+  }
+
+  // Each obstacle (a world geom other than the ground) with each robot geom MuJoCo collides it
+  // with, unless a <pair> names the two: MuJoCo's mixing, the higher geom priority's condim and
+  // friction, else the larger of each; the larger margin.
+  void add_obstacle_pairs(Model& model, const std::vector<int>& geometry_of, const std::vector<int>& robot_geoms,
+                          const std::vector<int>& world_geoms) const {
+    for (const int w : world_geoms)
+      for (const int r : robot_geoms) {
+        const int a = geometry_of[static_cast<size_t>(r)], b = geometry_of[static_cast<size_t>(w)];
+        if (a < 0 || b < 0 || !collide(r, w) || excluded(r, w)) continue;
+        bool paired = false;
+        for (const ContactPair& pair : model.contacts.pairs)
+          paired = paired || (pair.geometry1 == a && pair.geometry2 == b) || (pair.geometry1 == b && pair.geometry2 == a);
+        if (paired) continue;
+        const int pr = m_->geom_priority[r], pw = m_->geom_priority[w];
+        const int condim = pr != pw ? m_->geom_condim[pr > pw ? r : w] : std::max(m_->geom_condim[r], m_->geom_condim[w]);
+        const double friction = pr != pw ? m_->geom_friction[3 * (pr > pw ? r : w)] : std::max(m_->geom_friction[3 * r], m_->geom_friction[3 * w]);
+        ContactPair pair;
+        pair.geometry1 = a, pair.geometry2 = b;
+        pair.friction = condim == 1 ? 0.0 : friction;
+        pair.margin = std::max({m_->geom_margin[r], m_->geom_margin[w], kDefaultContactMargin});
+        add_contact_pair(model, pair, source_);
+      }
   }
 
   // MuJoCo collides robot geoms with each other (filtered by contype / conaffinity, excluding a
@@ -593,15 +679,13 @@ class Converter {
         if (m_->body_weldid[m_->body_parentid[m_->body_weldid[b1]]] == m_->body_weldid[b2] ||
             m_->body_weldid[m_->body_parentid[m_->body_weldid[b2]]] == m_->body_weldid[b1])
           continue;  // filterparent
-        if (!((m_->geom_contype[g1] & m_->geom_conaffinity[g2]) || (m_->geom_contype[g2] & m_->geom_conaffinity[g1]))) continue;
+        if (!collide(g1, g2) || excluded(g1, g2)) continue;
         ++pairs;
       }
     if (pairs > 0)
       model.contacts.skipped.push_back(std::to_string(pairs) +
                                        " pairs of robot geoms that MuJoCo would collide with each other (self-collision) are not "
                                        "collided yet");
-    if (m_->npair > 0)
-      model.contacts.skipped.push_back(std::to_string(m_->npair) + " <contact><pair> element(s) are not collided yet");
   }
 
   // A mesh collides through its convex hull (MuJoCo's mesh_graph: the hull's vertex ids), cut

@@ -93,6 +93,9 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
   int listed = 0;
   GroundSlots<S> slots;  // the slots of the hull or cylinder whose candidates the loop is at
+  int reach_pair = -1;   // the pair whose candidates the loop is at, and where it is within reach
+  auto near = S(0) != S(0);
+  PairSlots<S> pair_slots;  // the slots of the Convex pair whose candidates the loop is at
   for (int k = 0; k < candidates; ++k) {
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
     const Transform<S>& X = ws.world_from_body[static_cast<size_t>(cand.body)];
@@ -100,7 +103,12 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
     Vec3<S>& normal = ws.normal[static_cast<size_t>(k)];
     Vec3<S>& point = ws.contact_point[static_cast<size_t>(k)];
     const S margin(static_cast<lane_scalar<S>>(model.contacts.margin(k)));
-    if (cand.slot >= 0) {
+    if (cand.kind == CandidateKind::Convex) {
+      const Transform<S>& X2 = ws.world_from_body[static_cast<size_t>(cand.body2)];
+      if (cand.pair != reach_pair) reach_pair = cand.pair, near = pair_within_reach(cand, X, X2, margin);
+      if (cand.slot == 0) pair_slots = convex_pair_slots(near, cand, X, X2, margin, convex_slots(list, k));
+      gap = pair_slots.gap[cand.slot], normal = pair_slots.normal[cand.slot], point = pair_slots.point[cand.slot];
+    } else if (cand.slot >= 0) {
       if (cand.slot == 0) slots = ground_slots(model.contacts.geometries[static_cast<size_t>(cand.geometry)], X, ground, margin, ws.hull);
       gap = slots.gap[cand.slot], normal = slots.normal[cand.slot], point = slots.point[cand.slot];
       if (!ground.present) gap = S(std::numeric_limits<lane_scalar<S>>::infinity());
@@ -111,9 +119,16 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
       point = centre - normal * radius;
       if (!ground.present) gap = S(std::numeric_limits<lane_scalar<S>>::infinity());
     } else {
-      pair_contact(cand, X, ws.world_from_body[static_cast<size_t>(cand.body2)], gap, normal, point);
+      const Transform<S>& X2 = ws.world_from_body[static_cast<size_t>(cand.body2)];
+      if (cand.pair != reach_pair) reach_pair = cand.pair, near = pair_within_reach(cand, X, X2, margin);
+      pair_contact_within_reach(near, cand, X, X2, gap, normal, point);
     }
     ws.gap[static_cast<size_t>(k)] = gap;
+    if (!cand.against_ground() && !any_lane(near)) {  // beyond reach in every lane: not in contact, no column needed
+      ws.in_contact[static_cast<size_t>(k)] = S(0);
+      for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);
+      continue;
+    }
     Force<S>& column = ws.columns[static_cast<size_t>(3 * k)];
     column = contact_column(X, normal, point);
     S& approach_velocity = ws.velocity[static_cast<size_t>(3 * k)];

@@ -81,8 +81,16 @@ inline std::vector<CandidateState> candidate_states(const Model& model, const Da
   std::vector<CandidateState> out(cm.candidates.size());
   HullScratch<double> scratch;
   GroundSlots<double> slots{};
+  PairSlots<double> pair_slots{};
   for (size_t k = 0; k < cm.candidates.size(); ++k) {
     const ContactCandidate& c = cm.candidates[k];
+    if (c.kind == CandidateKind::Convex) {  // a Convex pair's slot, as the lane kernels measure it
+      const Transformd &A = data.world_from_body[c.body], &B = data.world_from_body[c.body2];
+      const double margin = cm.margin(static_cast<int>(k));
+      if (c.slot == 0) pair_slots = convex_pair_slots(pair_within_reach(c, A, B, margin), c, A, B, margin, convex_slots(cm.candidates, static_cast<int>(k)));
+      out[k].gap = pair_slots.gap[c.slot], out[k].normal = pair_slots.normal[c.slot], out[k].lowest_point = pair_slots.point[c.slot];
+      continue;
+    }
     if (c.slot >= 0) {  // a convex hull's or a cylinder's slot: its point chosen as the lane kernels choose it
       if (c.slot == 0)
         slots = ground_slots(cm.geometries[static_cast<size_t>(c.geometry)], data.world_from_body[c.body], ground, cm.margin(static_cast<int>(k)), scratch);
@@ -92,7 +100,9 @@ inline std::vector<CandidateState> candidate_states(const Model& model, const Da
       continue;
     }
     if (!c.against_ground()) {
-      pair_contact(c, data.world_from_body[c.body], data.world_from_body[c.body2], out[k].gap, out[k].normal, out[k].lowest_point);
+      const Transformd &A = data.world_from_body[c.body], &B = data.world_from_body[c.body2];
+      pair_contact_within_reach(pair_within_reach(c, A, B, cm.margin(static_cast<int>(k))), c, A, B, out[k].gap, out[k].normal,
+                                out[k].lowest_point);
       continue;
     }
     const Vec3d p = data.world_from_body[c.body].act_point(c.point);

@@ -10,21 +10,20 @@
 // contact point (perpendicular_basis), as for the ground. Where the cores meet (s = 0 between
 // two points or segments) n falls back to world +z; a deeper penetration of cores is not
 // expected (the margin and the Baumgarte push keep them apart).
+// A convex hull or a cylinder against anything: kernels/contact/convex_contact.hpp.
 #pragma once
 
 #include <cmath>
+#include <vector>
+#include <limits>
 #include <type_traits>
 
+#include "kernels/contact/convex_contact.hpp"
 #include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/contact_model.hpp"
 
 namespace batchdyn {
-
-template <class S, class M>
-Vec3<S> select3(const M& mask, const Vec3<S>& a, const Vec3<S>& b) {
-  return {select(mask, a.x, b.x), select(mask, a.y, b.y), select(mask, a.z, b.z)};
-}
 
 // The contact of two points with radii (spheres), from their centres: exact.
 template <class S>
@@ -148,8 +147,186 @@ void pair_contact(const ContactCandidate& c, const Transform<S>& world_from_a, c
     case CandidateKind::PointBox:
       point_box_contact(pa, ra, world_from_core, cast3<S>(c.half_extents2), gap, normal, point);
       break;
+    case CandidateKind::Convex: convex_contact(c, world_from_a, world_from_b, gap, normal, point); break;
     case CandidateKind::Ground: break;
   }
+}
+
+// Where pair candidate c is within reach: its geometries' bounding spheres at most its margin
+// plus kPairReach apart (topology/contact_model.hpp). The same for every candidate of a pair.
+template <class S>
+auto pair_within_reach(const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b, const S& margin) {
+  using T = lane_scalar<S>;
+  const Vec3<S> apart = world_from_a.act_point(cast3<S>(c.bound_centre)) - world_from_b.act_point(cast3<S>(c.bound_centre2));
+  const S reach = S(static_cast<T>(c.bound_radius + c.bound_radius2 + kPairReach)) + margin;
+  return dot(apart, apart) <= reach * reach;
+}
+
+// pair_contact in the lanes `near` (pair_within_reach); beyond reach a gap of +inf, the normal +z
+// and A's bounding centre as the point. Skips pair_contact when no lane is near: the result is
+// the same bit for bit, whatever the block mates.
+template <class S, class M>
+void pair_contact_within_reach(const M& near, const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b,
+                               S& gap, Vec3<S>& normal, Vec3<S>& point) {
+  using T = lane_scalar<S>;
+  gap = S(std::numeric_limits<T>::infinity());
+  normal = Vec3<S>{S(T(0)), S(T(0)), S(T(1))};
+  point = world_from_a.act_point(cast3<S>(c.bound_centre));
+  if (!any_lane(near)) return;
+  S pair_gap;
+  Vec3<S> pair_normal, pair_point;
+  pair_contact(c, world_from_a, world_from_b, pair_gap, pair_normal, pair_point);
+  gap = select(near, pair_gap, gap);
+  normal = select3(near, pair_normal, normal);
+  point = select3(near, pair_point, point);
+}
+
+
+// A point with radius r against a hull's solid (its face planes, HullPlane): the largest of the
+// point's heights over the planes, d = max_f (n_f . p - offset_f), and that plane's normal. Inside
+// or over a face, d is the exact signed distance; outside beyond an edge or a vertex it is less than
+// the distance (the contact is taken slightly early) and never of the wrong sign.
+template <class S>
+void point_hull_contact(const PlacedCore<S>& hull, const Vec3<S>& p, const S& radius, S& gap, Vec3<S>& normal, Vec3<S>& point) {
+  using T = lane_scalar<S>;
+  const Vec3<S> local = hull.world_from_core.rotation.transpose_times(p - hull.world_from_core.translation);
+  S height(-std::numeric_limits<T>::infinity());
+  Vec3<S> face{S(T(0)), S(T(0)), S(T(1))};
+  for (const HullPlane& plane : hull.core->planes) {
+    const Vec3<S> n = cast3<S>(plane.normal);
+    const S h = dot(n, local) - S(static_cast<T>(plane.offset));
+    const auto higher = h > height;
+    height = select(higher, h, height);
+    face = select3(higher, n, face);
+  }
+  normal = hull.world_from_core.rotation * face;
+  gap = height - radius;
+  point = p - normal * (S(T(0.5)) * (radius + height));
+}
+
+// A point with radius r against side `solid` of a Convex pair: a box (exact) or a hull's planes.
+template <class S>
+void point_solid_contact(const PlacedCore<S>& solid, const Vec3<S>& p, const S& radius, S& gap, Vec3<S>& normal, Vec3<S>& point) {
+  if (solid.core->shape == ConvexCoreShape::Box)
+    point_box_contact(p, radius, solid.world_from_core, cast3<S>(solid.core->half_extents), gap, normal, point);
+  else
+    point_hull_contact(solid, p, radius, gap, normal, point);
+}
+
+// How many slots the Convex pair whose slot 0 is candidate k has (1 or kConvexContactsPerPair).
+inline int convex_slots(const std::vector<ContactCandidate>& candidates, int k) {
+  const size_t next = static_cast<size_t>(k) + 1;
+  return next < candidates.size() && candidates[next].pair == candidates[static_cast<size_t>(k)].pair && candidates[next].slot == 1
+             ? kConvexContactsPerPair
+             : 1;
+}
+
+// What the slots of a Convex pair measure at this step (kConvexContactsPerPair,
+// topology/contact_model.hpp): each slot's gap, normal (B to A) and contact point.
+template <class S>
+struct PairSlots {
+  S gap[kConvexContactsPerPair];
+  Vec3<S> normal[kConvexContactsPerPair], point[kConvexContactsPerPair];
+};
+
+// The slots of Convex pair candidate c (`slots` of them: 1, or kConvexContactsPerPair), in the
+// lanes `near` (pair_within_reach; beyond it every gap is +inf):
+//   0: the deepest point (convex_contact);
+//   1: of the vertices within the margin (A's against B's solid, B's against A's when A is a box or
+//      a hull; a capsule's two ends), the one farthest from slot 0's point;
+//   2: the one farthest from the line through slots 0 and 1 (about slot 0's normal);
+//   3: the one farthest on that line's other side,
+// as the hull's ground slots choose (kernels/contact/hull_contact.hpp), each an arg-max over the
+// vertices in lanes; a slot with no vertex (or one within 1 mm of those taken) gets an infinite
+// gap. Slots 1-3 are skipped when slot 0 is beyond the margin in every lane (bit for bit the same).
+template <class S, class M>
+PairSlots<S> convex_pair_slots(const M& near, const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b,
+                               const S& margin, int slots) {
+  using T = lane_scalar<S>;
+  const S infinity(std::numeric_limits<T>::infinity()), zero(T(0));
+  PairSlots<S> out;
+  pair_contact_within_reach(near, c, world_from_a, world_from_b, out.gap[0], out.normal[0], out.point[0]);
+  for (int s = 1; s < kConvexContactsPerPair; ++s) out.gap[s] = infinity, out.normal[s] = out.normal[0], out.point[s] = out.point[0];
+  if (slots == 1 || !any_lane(out.gap[0] < margin)) return out;
+  const PlacedCore<S> a = place_core(c.convex_a, world_from_a), b = place_core(c.convex_b, world_from_b);
+  // The vertices' gaps, normals and points.
+  constexpr int kMost = 2 * kHullVertexBudget;
+  S gap[kMost];
+  Vec3<S> normal[kMost], point[kMost];
+  int n = 0;
+  const S ra(static_cast<T>(c.convex_a.radius));
+  const auto vertex_of_a = [&](const Vec3d& v) {
+    point_solid_contact(b, a.world_from_core.act_point(cast3<S>(v)), ra, gap[n], normal[n], point[n]);
+    ++n;
+  };
+  const ConvexCore& ca = c.convex_a;
+  switch (ca.shape) {
+    case ConvexCoreShape::Segment:
+      for (const double end : {-1.0, 1.0}) vertex_of_a({0.0, 0.0, end * ca.half_length});
+      break;
+    case ConvexCoreShape::Box:
+      for (double sx : {-1.0, 1.0})
+        for (double sy : {-1.0, 1.0})
+          for (double sz : {-1.0, 1.0}) vertex_of_a({sx * ca.half_extents.x, sy * ca.half_extents.y, sz * ca.half_extents.z});
+      break;
+    case ConvexCoreShape::Hull:
+      for (const Vec3d& v : ca.vertices) vertex_of_a(v);
+      break;
+    default: break;
+  }
+  if (ca.shape == ConvexCoreShape::Box || (ca.shape == ConvexCoreShape::Hull && !ca.planes.empty()))
+    for (const Vec3d& v : c.convex_b.vertices) {  // B's against A's solid: that normal points from A to B
+      point_solid_contact(a, b.world_from_core.act_point(cast3<S>(v)), zero, gap[n], normal[n], point[n]);
+      normal[n] = normal[n] * S(T(-1));
+      ++n;
+    }
+  // The arg-max of `score` over the vertices `eligible`, per lane (-1: none).
+  const auto arg_max = [&](auto eligible, auto score) {
+    S best_index(T(-1)), best(-std::numeric_limits<T>::infinity());
+    for (int k = 0; k < n; ++k) {
+      const S value = score(k);
+      const auto better = eligible(k) && value > best;
+      best = select(better, value, best);
+      best_index = select(better, S(static_cast<T>(k)), best_index);
+    }
+    return best_index;
+  };
+  S chosen[kConvexContactsPerPair] = {S(T(-1)), S(T(-1)), S(T(-1)), S(T(-1))};
+  const auto take = [&](int s, const auto& valid) {  // slot s takes vertex chosen[s] where `valid`
+    for (int k = 0; k < n; ++k) {
+      const auto hit = valid && chosen[s] == S(static_cast<T>(k));
+      out.gap[s] = select(hit, gap[k], out.gap[s]);
+      out.normal[s] = select3(hit, normal[k], out.normal[s]);
+      out.point[s] = select3(hit, point[k], out.point[s]);
+    }
+  };
+  const S apart2(T(1e-6));  // (1 mm)^2: a slot closer than this to a taken one adds nothing
+  const auto within = [&](int upto) {
+    return [&, upto](int k) {
+      auto ok = gap[k] < margin && near;
+      for (int s = 1; s < upto; ++s) ok = ok && chosen[s] != S(static_cast<T>(k));
+      return ok;
+    };
+  };
+  const Vec3<S> p0 = out.point[0], n0 = out.normal[0];
+  const auto distance2 = [&](int k) { return dot(point[k] - p0, point[k] - p0); };
+  chosen[1] = arg_max(within(1), distance2);
+  Vec3<S> p1 = p0;
+  for (int k = 0; k < n; ++k) p1 = select3(chosen[1] == S(static_cast<T>(k)), point[k], p1);
+  const Vec3<S> edge = p1 - p0;
+  const S edge2 = dot(edge, edge);
+  take(1, edge2 > apart2);
+  const auto side = [&](int k) { return dot(cross(point[k] - p0, edge), n0); };  // signed, about the normal
+  chosen[2] = arg_max(within(2), [&](int k) { return side(k) * side(k); });
+  S side2 = zero;
+  for (int k = 0; k < n; ++k) side2 = select(chosen[2] == S(static_cast<T>(k)), side(k), side2);
+  take(2, edge2 > apart2 && side2 * side2 > apart2 * edge2);
+  const S flip = select(side2 > zero, S(T(-1)), S(T(1)));
+  chosen[3] = arg_max(within(3), [&](int k) { return flip * side(k); });
+  S side3 = zero;
+  for (int k = 0; k < n; ++k) side3 = select(chosen[3] == S(static_cast<T>(k)), flip * side(k), side3);
+  take(3, edge2 > apart2 && side2 * side2 > apart2 * edge2 && side3 * side3 > apart2 * edge2 && side3 > zero);
+  return out;
 }
 
 }  // namespace batchdyn
