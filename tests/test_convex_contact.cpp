@@ -97,6 +97,49 @@ double box_box_distance(const Transformd& A, const Vec3d& ha, const Transformd& 
   return norm(a - b);
 }
 
+// Two free boxes "slab" and "crate" (a scene), with geometry `slab` (a hull) and `crate` paired.
+Model hull_pair(const std::vector<Vec3d>& slab_points, CollisionGeometry crate) {
+  Scene scene("convex pair");
+  scene.add_box("slab", 10.0, {0.6, 0.6, 0.1}).add_box("crate", 1.0, {0.2, 0.16, 0.1});
+  Model m = scene.build();
+  CollisionGeometry slab;
+  slab.name = "slab", slab.link = "slab";
+  set_convex_hull(slab, slab_points);
+  add_collision_geometry(m, slab, "test");
+  crate.name = "crate", crate.link = "crate";
+  add_collision_geometry(m, crate, "test");
+  ContactPair pair;
+  pair.geometry1 = find_collision_geometry(m.contacts, "crate"), pair.geometry2 = find_collision_geometry(m.contacts, "slab");
+  add_contact_pair(m, pair, "test");
+  return m;
+}
+
+std::vector<Vec3d> corners(const Vec3d& h) {
+  std::vector<Vec3d> out;
+  for (double sx : {-1.0, 1.0})
+    for (double sy : {-1.0, 1.0})
+      for (double sz : {-1.0, 1.0}) out.push_back({sx * h.x, sy * h.y, sz * h.z});
+  return out;
+}
+
+CollisionGeometry box_geometry(const Vec3d& h) {
+  CollisionGeometry g;
+  g.shape = CollisionShape::Box, g.half_extents = h;
+  return g;
+}
+
+// The slots of the model's first Convex pair, the crate at `crate` and the slab at `slab`.
+PairSlots<double> slots_of(const Model& m, const Transformd& crate, const Transformd& slab) {
+  int first = 0;
+  while (m.contacts.candidates[static_cast<size_t>(first)].kind != CandidateKind::Convex) ++first;
+  const ContactCandidate& c = m.contacts.candidates[static_cast<size_t>(first)];
+  const bool crate_is_a = m.contacts.geometries[static_cast<size_t>(c.geometry)].name == "crate";
+  const Transformd& a = crate_is_a ? crate : slab;
+  const Transformd& b = crate_is_a ? slab : crate;
+  const double margin = m.contacts.margin(first);
+  return convex_pair_slots(pair_within_reach(c, a, b, margin), c, a, b, margin, convex_slots(m.contacts.candidates, first));
+}
+
 }  // namespace
 
 TEST_CASE("convex contact: a sphere against a box's hull has the closed form's gap, normal and point, apart and sunk in") {
@@ -262,6 +305,106 @@ TEST_CASE("convex contact: every lane equals its W = 1 run bit for bit, whatever
           }
         }
       }
+  };
+  check_lanes(double{});
+  check_lanes(float{});
+}
+
+TEST_CASE("convex slots: a box or a hull against a hull gets four slots; a cylinder's pair one") {
+  const Model box_on_hull = hull_pair(corners({0.3, 0.3, 0.05}), box_geometry({0.1, 0.08, 0.05}));
+  int convex = 0;
+  for (const ContactCandidate& c : box_on_hull.contacts.candidates) convex += c.kind == CandidateKind::Convex;
+  CHECK(convex == kConvexContactsPerPair);
+  CHECK(box_on_hull.contacts.candidates.back().slot == kConvexContactsPerPair - 1);
+  CollisionGeometry cylinder;
+  cylinder.shape = CollisionShape::Cylinder, cylinder.radius = 0.05, cylinder.length = 0.1;
+  const Model cylinder_on_hull = hull_pair(corners({0.3, 0.3, 0.05}), cylinder);
+  convex = 0;
+  for (const ContactCandidate& c : cylinder_on_hull.contacts.candidates) convex += c.kind == CandidateKind::Convex;
+  CHECK(convex == 1);
+}
+
+TEST_CASE("convex slots: a box resting face-down on a hull's face is held at four points at the depth, three of them its corners") {
+  const Vec3d h{0.1, 0.08, 0.05};
+  const Model m = hull_pair(corners({0.3, 0.3, 0.05}), box_geometry(h));
+  const double depth = 0.002, yaw = 0.3;
+  const Transformd crate = placed({0.05, -0.02, 0.05 + h.z - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ())));
+  const PairSlots<double> slots = slots_of(m, crate, placed({0, 0, 0}));
+  for (int s = 0; s < kConvexContactsPerPair; ++s) {
+    CAPTURE(s);
+    CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
+    CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);
+    CHECK(slots.point[s].z == doctest::Approx(0.05 - 0.5 * depth).epsilon(1e-9));
+  }
+  for (int s = 1; s < kConvexContactsPerPair; ++s) {  // a bottom corner of the crate, seen from above
+    bool corner = false;
+    for (const Vec3d& v : corners(h)) {
+      const Vec3d p = crate.act_point(v);
+      corner = corner || (v.z < 0 && std::hypot(p.x - slots.point[s].x, p.y - slots.point[s].y) < 1e-9);
+    }
+    CHECK(corner);
+    for (int t = 0; t < s; ++t) CHECK(norm(slots.point[s] - slots.point[t]) > 0.01);
+  }
+}
+
+TEST_CASE("convex slots: a hull sole half over a box's edge touches only where it is over the box") {
+  // The sole (a hull) is the crate's geometry here: 0.2 x 0.1 x 0.04, its centre 5 cm past the
+  // slab's edge at x = 0.3.
+  CollisionGeometry sole;
+  sole.shape = CollisionShape::ConvexHull;
+  set_convex_hull(sole, corners({0.1, 0.05, 0.02}));
+  const Model m = hull_pair(corners({0.3, 0.3, 0.05}), sole);
+  const PairSlots<double> slots = slots_of(m, placed({0.35, 0.0, 0.05 + 0.02 - 0.001}), placed({0, 0, 0}));
+  int touching = 0;
+  for (int s = 0; s < kConvexContactsPerPair; ++s) {
+    CAPTURE(s);
+    if (!std::isfinite(slots.gap[s])) continue;
+    ++touching;
+    CHECK(slots.gap[s] == doctest::Approx(-0.001).epsilon(1e-9));
+    CHECK(slots.point[s].x <= 0.3 + 1e-9);
+  }
+  CHECK(touching >= 3);
+}
+
+TEST_CASE("convex slots: every lane equals its W = 1 run bit for bit") {
+  const Model m = hull_pair(corners({0.3, 0.3, 0.05}), box_geometry({0.1, 0.08, 0.05}));
+  int first = 0;
+  while (m.contacts.candidates[static_cast<size_t>(first)].kind != CandidateKind::Convex) ++first;
+  const ContactCandidate& c = m.contacts.candidates[static_cast<size_t>(first)];
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(-0.02, 0.02);
+  const auto check_lanes = [&]<class T>(T) {
+    using L = SimdLane<T>;
+    constexpr int W = lane_width<L>;
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<Transformd> A(W);  // the crate near rest on the slab, tilted a little
+      for (int l = 0; l < W; ++l) {
+        const Eigen::Quaterniond tilt = Eigen::Quaterniond(1.0, u(rng), u(rng), 10 * u(rng)).normalized();
+        A[static_cast<size_t>(l)] = placed({10 * u(rng), 10 * u(rng), 0.1 + u(rng)}, tilt);
+      }
+      Transform<L> a;
+      alignas(64) T values[W];
+      for (int i = 0; i < 3; ++i) {
+        for (int l = 0; l < W; ++l) values[l] = static_cast<T>(A[static_cast<size_t>(l)].translation[i]);
+        a.translation[i] = L::load_aligned(values);
+        for (int j = 0; j < 3; ++j) {
+          for (int l = 0; l < W; ++l) values[l] = static_cast<T>(A[static_cast<size_t>(l)].rotation.m[i][j]);
+          a.rotation.m[i][j] = L::load_aligned(values);
+        }
+      }
+      const Transform<L> b = Transform<L>::identity();
+      const L margin(static_cast<T>(m.contacts.margin(first)));
+      const PairSlots<L> lanes = convex_pair_slots(pair_within_reach(c, a, b, margin), c, a, b, margin, kConvexContactsPerPair);
+      for (int l = 0; l < W; ++l) {
+        const Transform<T> a1 = cast_transform<T>(A[static_cast<size_t>(l)]), b1 = Transform<T>::identity();
+        const T margin1 = static_cast<T>(m.contacts.margin(first));
+        const PairSlots<T> one = convex_pair_slots(pair_within_reach(c, a1, b1, margin1), c, a1, b1, margin1, kConvexContactsPerPair);
+        for (int s = 0; s < kConvexContactsPerPair; ++s) {
+          CHECK(lanes.gap[s].get(static_cast<size_t>(l)) == one.gap[s]);
+          for (int i = 0; i < 3; ++i) CHECK(lanes.point[s][i].get(static_cast<size_t>(l)) == one.point[s][i]);
+        }
+      }
+    }
   };
   check_lanes(double{});
   check_lanes(float{});

@@ -6,6 +6,7 @@
 // same layout (../shared/mjcf: the full files) runs the same checks on it.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "batch/batched_eval.hpp"
 #include "helpers.hpp"
@@ -700,8 +701,72 @@ TEST_CASE("MJCF collision geoms: primitives on the robot, the floor plane as the
   CHECK(g.link == "FL_calf");
   // condim 1: frictionless (the Go2's leg and body geoms)
   CHECK(model.contacts.geometries[0].friction == 0.0);
-  // The world's boxes (stairs) and the robot's self-collision are listed, not dropped silently.
-  CHECK(model.contacts.skipped.size() == 9);
+  // The world's 8 boxes (stairs) are obstacles, each paired with every robot geom; the robot's
+  // self-collision is listed, not dropped silently.
+  int on_robot = 0;
+  for (const CollisionGeometry& geometry : model.contacts.geometries) on_robot += geometry.body != 0;
+  CHECK(model.contacts.pairs.size() == static_cast<size_t>(8 * on_robot));
+  REQUIRE(model.contacts.skipped.size() == 1);
+  CHECK(model.contacts.skipped[0].find("self-collision") != std::string::npos);
+}
+
+// World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /
+// conaffinity filter lets touch one gets a pair, and <contact><pair> makes one of its own.
+const char* const kObstaclesXml = R"(<mujoco><option timestep="0.002"/>
+  <asset>
+    <mesh name="slab" vertex="-.3 -.3 0  .3 -.3 0  .3 .3 0  -.3 .3 0  -.3 -.3 .1  .3 -.3 .1  .3 .3 .1  -.3 .3 .1"/>
+    <mesh name="frustum" vertex="-.1 -.08 -.05  .1 -.08 -.05  .1 .08 -.05  -.1 .08 -.05  -.05 -.04 .05  .05 -.04 .05  .05 .04 .05  -.05 .04 .05"/>
+  </asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    <geom name="slab" type="mesh" mesh="slab"/>
+    <geom name="block" type="box" size=".2 .2 .05" pos="1 0 .05"/>
+    <body name="crate" pos="0 0 .3"><freejoint/><geom name="crate" type="box" size=".1 .08 .05" mass="1"/></body>
+    <body name="frustum" pos="1 0 .3"><freejoint/><geom name="frustum" type="mesh" mesh="frustum" mass="1"/></body>
+    <body name="ghost" pos="1.1 0.1 .4"><freejoint/><geom name="ghost" type="sphere" size=".03" mass="1" contype="2" conaffinity="2"/></body>
+  </worldbody>
+  <contact><pair geom1="ghost" geom2="block" friction="0.3 0.3"/></contact>
+</mujoco>)";
+
+TEST_CASE("MJCF obstacles: world geoms pair with the robot geoms MuJoCo would collide them with, and <pair> adds its own") {
+  const Model model = load_mjcf_string(kObstaclesXml);
+  std::vector<std::string> names;
+  for (const ContactPair& pair : model.contacts.pairs) names.push_back(pair.name);
+  // The explicit pair first, then each obstacle with each geom its filter passes (not the ghost).
+  CHECK(names == std::vector<std::string>{"ghost-block", "crate-slab", "frustum-slab", "crate-block", "frustum-block"});
+  CHECK(model.contacts.pairs[0].friction == 0.3);
+  CHECK_FALSE(model.contacts.geometries[static_cast<size_t>(find_collision_geometry(model.contacts, "ghost"))].touches_ground);
+  // A box or a hull against a hull: the deepest point and three vertex slots; a hull on a box too.
+  int convex = 0;
+  for (const ContactCandidate& c : model.contacts.candidates) convex += c.kind == CandidateKind::Convex;
+  CHECK(convex == 4 * 4);
+}
+
+TEST_CASE("A box on an MJCF mesh slab and a mesh on a box come to rest on their faces at MuJoCo's heights, carrying m g") {
+  const Model model = load_mjcf_string(kObstaclesXml);
+  MujocoModel mj(kObstaclesXml, true);
+  for (int n = 0; n < 1500; ++n) mj_step(mj.model, mj.data);
+  Batch<double> batch(model, 1, 1);
+  std::fill(batch.v(), batch.v() + model.nv, 0.0);
+  for (int n = 0; n < 1500; ++n) batch.step(0.002);
+  REQUIRE(batch.status()[0] == EnvStatus::Ok);
+  const std::vector<double> qpos = q_to_mujoco(model, std::vector<double>(batch.q(), batch.q() + model.nq));
+  for (const int z : {2, 9, 16}) {  // crate on the slab (0.15), frustum on the block (0.15), ghost on the block (0.13)
+    CAPTURE(z);
+    CHECK(std::abs(qpos[static_cast<size_t>(z)] - mj.data->qpos[z]) < 1e-3);
+  }
+  for (int k = 0; k < model.nv; ++k) CHECK(std::abs(batch.v()[k]) < 1e-4);
+  // Each body's pair carries its weight (the forces on each candidate's first geometry, world frame).
+  const int C = batch.contact_candidates();
+  std::map<std::string, double> carried;
+  for (int c = 0; c < C; ++c) {
+    const ContactCandidate& cand = model.contacts.candidates[static_cast<size_t>(c)];
+    const double up = batch.contact_forces()[3 * c + 2];
+    if (cand.pair >= 0) carried[model.contacts.pairs[static_cast<size_t>(cand.pair)].name] += std::abs(up);
+  }
+  CHECK(carried["crate-slab"] == doctest::Approx(kG).epsilon(1e-3));
+  CHECK(carried["frustum-block"] == doctest::Approx(kG).epsilon(1e-3));
+  CHECK(carried["ghost-block"] == doctest::Approx(kG).epsilon(1e-3));
 }
 
 TEST_CASE("MJCF coordinates convert to and from MuJoCo's: quaternion order and the free joint's velocity frame") {
