@@ -310,7 +310,7 @@ TEST_CASE("convex contact: every lane equals its W = 1 run bit for bit, whatever
   check_lanes(float{});
 }
 
-TEST_CASE("convex slots: a box or a hull against a hull gets four slots; a cylinder's pair one") {
+TEST_CASE("convex slots: a box or a hull against a hull gets four slots, a cylinder's pair one") {
   const Model box_on_hull = hull_pair(corners({0.3, 0.3, 0.05}), box_geometry({0.1, 0.08, 0.05}));
   int convex = 0;
   for (const ContactCandidate& c : box_on_hull.contacts.candidates) convex += c.kind == CandidateKind::Convex;

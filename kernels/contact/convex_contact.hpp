@@ -309,8 +309,9 @@ void convex_contact(const ContactCandidate& c, const Transform<S>& world_from_a,
       const S p = depth_along(a, b, u);
       const auto less = separated && p < depth;
       // The closest points at the shift are where the cores meet along n (A's shifted back).
-      deep_a = select3(separated && (less || step == 0), g.on_a - n * t, deep_a);
-      deep_b = select3(separated && (less || step == 0), g.on_b, deep_b);
+      const auto witnessed = step == 0 ? separated : less;
+      deep_a = select3(witnessed, g.on_a - n * t, deep_a);
+      deep_b = select3(witnessed, g.on_b, deep_b);
       depth = select(less, p, depth);
       n = select3(less, u, n);
     }
