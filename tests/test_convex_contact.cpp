@@ -409,3 +409,23 @@ TEST_CASE("convex slots: every lane equals its W = 1 run bit for bit") {
   check_lanes(double{});
   check_lanes(float{});
 }
+
+TEST_CASE("pair reach: a long obstacle bounds by its box, and a pair beyond reach reads an infinite gap") {
+  // A 4 m long step (its bounding sphere's radius is 2 m) and a crate beside it.
+  const Model m = hull_pair(corners({0.1, 2.0, 0.04}), box_geometry({0.1, 0.08, 0.05}));
+  int first = 0;
+  while (m.contacts.candidates[static_cast<size_t>(first)].kind != CandidateKind::Convex) ++first;
+  const ContactCandidate& c = m.contacts.candidates[static_cast<size_t>(first)];
+  const double margin = m.contacts.margin(first);
+  const Transformd step = placed({0, 0, 0});
+  // Over the step's far end: within reach, measured.
+  CHECK(pair_within_reach(c, placed({0.0, 1.9, 0.2}), step, margin));
+  CHECK(touch(c, placed({0.0, 1.9, 0.2}), step).gap == doctest::Approx(0.2 - 0.05 - 0.04).epsilon(1e-9));
+  // 0.36 m beside it (inside its bounding sphere): beyond the margin plus kPairReach.
+  const Transformd beside = placed({0.6, 0.0, 0.1});
+  CHECK_FALSE(pair_within_reach(c, beside, step, margin));
+  double gap;
+  Vec3d normal, point;
+  pair_contact_within_reach(pair_within_reach(c, beside, step, margin), c, beside, step, gap, normal, point);
+  CHECK(std::isinf(gap));
+}

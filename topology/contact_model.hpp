@@ -79,11 +79,12 @@ const char* collision_shape_name(CollisionShape shape);
 //                   each against the other's solid, as the hull's ground slots choose, so a box
 //                   rests on a hull's face as MuJoCo 4's convex collision rests it, on several
 //                   contacts. A cylinder's pairs have the deepest point only.
-// A pair candidate is measured only within reach: while the bounding spheres of its two
-// geometries are more than its margin plus kPairReach apart (in a lane), its gap is +inf there
-// and its narrow phase is skipped when that holds in every lane of a block. The bound costs a
-// distance per step, where a hull's GJK costs a few thousand flops; what it misses is a body that
-// closes more than kPairReach within one step (40 m/s at 5 ms).
+// A pair candidate is measured only within reach: while its two geometries are more than its
+// margin plus kPairReach apart by their bounds (each one's bounding sphere against the other's
+// bounding box, both ways), its gap is +inf in that lane, and its narrow phase is skipped when
+// that holds in every lane of a block. The bound costs two point-box distances per step, where a
+// hull's GJK costs thousands of flops; what it misses is a body that closes more than kPairReach
+// within one step (40 m/s at 5 ms).
 enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, PointBox, Convex };
 inline constexpr double kPairReach = 0.2;  // m
 inline constexpr int kConvexContactsPerPair = 4;
@@ -161,9 +162,12 @@ struct ContactCandidate {
   double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
   Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
   ConvexCore convex_a, convex_b;  // Convex: A's and B's cores
-  // A pair's bounding spheres (kPairReach): A's geometry's in body's frame, B's in body2's.
+  // A pair's bounds (kPairReach): each geometry's bounding sphere and bounding box (a box about
+  // its core's frame), A's in body's frame, B's in body2's.
   Vec3<double> bound_centre = Vec3<double>::zero(), bound_centre2 = Vec3<double>::zero();
   double bound_radius = 0.0, bound_radius2 = 0.0;
+  Transform<double> bound_box = Transform<double>::identity(), bound_box2 = Transform<double>::identity();
+  Vec3<double> bound_half = Vec3<double>::zero(), bound_half2 = Vec3<double>::zero();
   int slot = -1;                 // a Convex pair's slot (0: the deepest point; 1 .. 3 chosen among vertices), or
                                  // a convex hull's or a cylinder's ground slot (0 .. 3): its point is chosen among the
                                  // hull's vertices or placed on the cylinder's rims per step (`point`

@@ -218,12 +218,34 @@ std::pair<Vec3d, double> bounding_sphere(const CollisionGeometry& g) {
   return {g.in_body.translation, 0.0};
 }
 
-// The bounding spheres of the pair candidates from `first` on (kPairReach).
+// A geometry's bounding box: its frame in its body's frame and its half extents (about its own
+// frame; a hull's about its vertices' box).
+std::pair<Transformd, Vec3d> bounding_box(const CollisionGeometry& g) {
+  switch (g.shape) {
+    case CollisionShape::Sphere: return {g.in_body, Vec3d{g.radius, g.radius, g.radius}};
+    case CollisionShape::Point: return {g.in_body, Vec3d::zero()};
+    case CollisionShape::Capsule: return {g.in_body, Vec3d{g.radius, g.radius, 0.5 * g.length + g.radius}};
+    case CollisionShape::Box: return {g.in_body, g.half_extents};
+    case CollisionShape::Cylinder: return {g.in_body, Vec3d{g.radius, g.radius, 0.5 * g.length}};
+    case CollisionShape::ConvexHull: {
+      Vec3d low = g.vertices[0], high = g.vertices[0];
+      for (const Vec3d& v : g.vertices)
+        for (int i = 0; i < 3; ++i) low[i] = std::min(low[i], v[i]), high[i] = std::max(high[i], v[i]);
+      return {g.in_body * Transformd{Mat3d::identity(), (low + high) * 0.5}, (high - low) * 0.5};
+    }
+  }
+  return {g.in_body, Vec3d::zero()};
+}
+
+// The bounds of the pair candidates from `first` on (kPairReach).
 void set_bounds(const ContactModel& cm, size_t first, std::vector<ContactCandidate>& out) {
   for (size_t k = first; k < out.size(); ++k) {
     ContactCandidate& c = out[k];
-    std::tie(c.bound_centre, c.bound_radius) = bounding_sphere(cm.geometries[static_cast<size_t>(c.geometry)]);
-    std::tie(c.bound_centre2, c.bound_radius2) = bounding_sphere(cm.geometries[static_cast<size_t>(c.geometry2)]);
+    const CollisionGeometry &a = cm.geometries[static_cast<size_t>(c.geometry)], &b = cm.geometries[static_cast<size_t>(c.geometry2)];
+    std::tie(c.bound_centre, c.bound_radius) = bounding_sphere(a);
+    std::tie(c.bound_centre2, c.bound_radius2) = bounding_sphere(b);
+    std::tie(c.bound_box, c.bound_half) = bounding_box(a);
+    std::tie(c.bound_box2, c.bound_half2) = bounding_box(b);
   }
 }
 

@@ -13,6 +13,7 @@
 // A convex hull or a cylinder against anything: kernels/contact/convex_contact.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 #include <limits>
@@ -152,14 +153,27 @@ void pair_contact(const ContactCandidate& c, const Transform<S>& world_from_a, c
   }
 }
 
-// Where pair candidate c is within reach: its geometries' bounding spheres at most its margin
-// plus kPairReach apart (topology/contact_model.hpp). The same for every candidate of a pair.
+// Where pair candidate c is within reach: each geometry's bounding sphere at most its margin plus
+// kPairReach from the other's bounding box (topology/contact_model.hpp). The same for every
+// candidate of a pair.
 template <class S>
 auto pair_within_reach(const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b, const S& margin) {
+  using std::max;
+  using std::min;
   using T = lane_scalar<S>;
-  const Vec3<S> apart = world_from_a.act_point(cast3<S>(c.bound_centre)) - world_from_b.act_point(cast3<S>(c.bound_centre2));
-  const S reach = S(static_cast<T>(c.bound_radius + c.bound_radius2 + kPairReach)) + margin;
-  return dot(apart, apart) <= reach * reach;
+  const S reach = S(static_cast<T>(kPairReach)) + margin;
+  // |p - box|^2 <= (reach + r)^2: the sphere (centre p, radius r) within reach of the box.
+  const auto sphere_near_box = [&](const Vec3<S>& p, T r, const Transform<S>& world_from_box, const Vec3d& half) {
+    const Vec3<S> l = world_from_box.rotation.transpose_times(p - world_from_box.translation);
+    const Vec3<S> h = cast3<S>(half);
+    const Vec3<S> outside{l.x - min(max(l.x, -h.x), h.x), l.y - min(max(l.y, -h.y), h.y), l.z - min(max(l.z, -h.z), h.z)};
+    const S limit = reach + S(r);
+    return dot(outside, outside) <= limit * limit;
+  };
+  return sphere_near_box(world_from_a.act_point(cast3<S>(c.bound_centre)), static_cast<T>(c.bound_radius), world_from_b * cast_transform<S>(c.bound_box2),
+                         c.bound_half2) &&
+         sphere_near_box(world_from_b.act_point(cast3<S>(c.bound_centre2)), static_cast<T>(c.bound_radius2), world_from_a * cast_transform<S>(c.bound_box),
+                         c.bound_half);
 }
 
 // pair_contact in the lanes `near` (pair_within_reach); beyond reach a gap of +inf, the normal +z
