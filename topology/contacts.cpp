@@ -180,6 +180,13 @@ std::vector<HullPlane> hull_planes(const std::vector<Vec3d>& vertices) {
   return planes;
 }
 
+// The mean of a hull's vertices: a point inside it.
+Vec3d vertex_mean(const std::vector<Vec3d>& vertices) {
+  Vec3d mean = Vec3d::zero();
+  for (const Vec3d& v : vertices) mean = mean + v * (1.0 / static_cast<double>(vertices.size()));
+  return mean;
+}
+
 // A geometry's core as a Convex candidate's side (ConvexCore), in its body's frame.
 ConvexCore convex_core(const CollisionGeometry& g) {
   ConvexCore core;
@@ -194,7 +201,7 @@ ConvexCore convex_core(const CollisionGeometry& g) {
       break;
     case CollisionShape::ConvexHull:
       core.shape = ConvexCoreShape::Hull, core.vertices = g.vertices, core.planes = hull_planes(g.vertices);
-      for (const Vec3d& v : g.vertices) core.centre = core.centre + v * (1.0 / static_cast<double>(g.vertices.size()));
+      core.centre = vertex_mean(g.vertices);
       break;
   }
   return core;
@@ -209,7 +216,7 @@ std::pair<Vec3d, double> bounding_sphere(const CollisionGeometry& g) {
     case CollisionShape::Box: return {g.in_body.translation, std::sqrt(dot(g.half_extents, g.half_extents))};
     case CollisionShape::Cylinder: return {g.in_body.translation, std::hypot(g.radius, 0.5 * g.length)};
     case CollisionShape::ConvexHull: {
-      const Vec3d centre = convex_core(g).centre;
+      const Vec3d centre = vertex_mean(g.vertices);
       double radius = 0.0;
       for (const Vec3d& v : g.vertices) radius = std::max(radius, std::sqrt(dot(v - centre, v - centre)));
       return {g.in_body.act_point(centre), radius};
@@ -361,7 +368,9 @@ void add_contact_pair(Model& model, ContactPair pair, const std::string& source)
   }
   pair.source = source;
   cm.pairs.push_back(std::move(pair));
-  resolve_contacts(model);
+  // Its candidates come last, as resolve_contacts would place them (one pair at a time: a file
+  // with hundreds of pairs loads in linear time).
+  append_pair_candidates(cm, static_cast<int>(cm.pairs.size()) - 1, cm.candidates);
 }
 
 void resolve_contacts(Model& model) {
