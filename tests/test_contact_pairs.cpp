@@ -163,7 +163,7 @@ TEST_CASE("pair geometry: capsules crossing at a tilt float cannot resolve meet 
 
 // --- Model: candidates and checks ---
 
-TEST_CASE("contact pairs: a contact file's pairs give their candidates after the ground's (sphere-box 1, box-box 16, capsule-box 2, capsule-capsule 1)") {
+TEST_CASE("contact pairs: a contact file's pairs give their candidates after the ground's (sphere-box 1, box-box 4, capsule-box 2, capsule-capsule 1)") {
   const Model m = free_boxes({{"a", 1.0, {0.2, 0.2, 0.2}}, {"b", 1.0, {0.2, 0.2, 0.2}}},
                              R"({"geometries": [{"name": "ball", "link": "a", "sphere": {"radius": 0.05}, "ground": false},
                                                 {"name": "rod", "link": "a", "capsule": {"radius": 0.02, "length": 0.2}, "ground": false},
@@ -176,15 +176,18 @@ TEST_CASE("contact pairs: a contact file's pairs give their candidates after the
   REQUIRE(cm.pairs.size() == 4);
   const int ground = 8 + 8 + 2;  // block, crate, bar; ball and rod only in pairs
   REQUIRE(cm.num_ground_candidates() == ground);
-  REQUIRE(cm.candidates.size() == static_cast<size_t>(ground + 1 + 16 + 2 + 1));
+  REQUIRE(cm.candidates.size() == static_cast<size_t>(ground + 1 + kConvexContactsPerPair + 2 + 1));
   const ContactCandidate& ball = cm.candidates[static_cast<size_t>(ground)];
   CHECK(ball.kind == CandidateKind::PointBox);  // the simpler core is A: the ball, against the crate
   CHECK(cm.geometries[static_cast<size_t>(ball.geometry)].name == "ball");
   CHECK(cm.geometries[static_cast<size_t>(ball.geometry2)].name == "crate");
   CHECK(cm.pairs[0].name == "crate-ball");
-  for (int k = ground + 1; k < ground + 17; ++k) CHECK(cm.friction(k) == 0.3);
-  CHECK(cm.candidates[static_cast<size_t>(ground + 17)].kind == CandidateKind::PointBox);
-  CHECK(cm.margin(ground + 17) == 0.02);
+  for (int k = ground + 1; k < ground + 5; ++k) {  // box-box: Convex slots (tests/test_convex_contact.cpp)
+    CHECK(cm.candidates[static_cast<size_t>(k)].kind == CandidateKind::Convex);
+    CHECK(cm.friction(k) == 0.3);
+  }
+  CHECK(cm.candidates[static_cast<size_t>(ground + 5)].kind == CandidateKind::PointBox);
+  CHECK(cm.margin(ground + 5) == 0.02);
   CHECK(cm.candidates.back().kind == CandidateKind::SegmentSegment);
   // Every body the pairs touch is a contact body of the plan; both boxes carry several candidates.
   const ContactPlan plan = plan_contacts(m);

@@ -5,6 +5,8 @@
 // bit, whatever their block mates; and pairs with hulls and cylinders in a stepped scene.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <numbers>
 #include <random>
 
 #include "batch_helpers.hpp"
@@ -23,13 +25,15 @@ ConvexCore box_core(const Vec3d& h) {
   return c;
 }
 
-// The same box as a hull of its 8 corners.
+// The same box as a hull of its 8 corners (no face planes: only its support function is used).
 ConvexCore box_hull_core(const Vec3d& h) {
   ConvexCore c;
   c.shape = ConvexCoreShape::Hull;
+  HullSolid hull;
   for (double sx : {-1.0, 1.0})
     for (double sy : {-1.0, 1.0})
-      for (double sz : {-1.0, 1.0}) c.vertices.push_back({sx * h.x, sy * h.y, sz * h.z});
+      for (double sz : {-1.0, 1.0}) hull.vertices.push_back({sx * h.x, sy * h.y, sz * h.z});
+  c.hull = std::make_shared<const HullSolid>(std::move(hull));
   return c;
 }
 
@@ -75,6 +79,24 @@ Transformd placed(const Vec3d& p, const Eigen::Quaterniond& r = Eigen::Quaternio
   return X;
 }
 
+// W placements as one placement in lanes (lane l: X[l]).
+template <class L>
+Transform<L> lanes_of(const std::vector<Transformd>& X) {
+  using T = lane_scalar<L>;
+  constexpr int W = lane_width<L>;
+  const auto lane = [&](auto get) {
+    alignas(64) T values[W];
+    for (int l = 0; l < W; ++l) values[l] = static_cast<T>(get(X[static_cast<size_t>(l)]));
+    return L::load_aligned(values);
+  };
+  Transform<L> out;
+  for (int i = 0; i < 3; ++i) {
+    out.translation[i] = lane([&](const Transformd& x) { return x.translation[i]; });
+    for (int j = 0; j < 3; ++j) out.rotation.m[i][j] = lane([&](const Transformd& x) { return x.rotation.m[i][j]; });
+  }
+  return out;
+}
+
 Eigen::Quaterniond random_rotation(std::mt19937& rng) {
   std::normal_distribution<double> g;
   return Eigen::Quaterniond(g(rng), g(rng), g(rng), g(rng)).normalized();
@@ -97,14 +119,12 @@ double box_box_distance(const Transformd& A, const Vec3d& ha, const Transformd& 
   return norm(a - b);
 }
 
-// Two free boxes "slab" and "crate" (a scene), with geometry `slab` (a hull) and `crate` paired.
-Model hull_pair(const std::vector<Vec3d>& slab_points, CollisionGeometry crate) {
+// Two free boxes "slab" and "crate" (a scene), with geometries `slab` and `crate` paired.
+Model geometry_pair(CollisionGeometry slab, CollisionGeometry crate) {
   Scene scene("convex pair");
   scene.add_box("slab", 10.0, {0.6, 0.6, 0.1}).add_box("crate", 1.0, {0.2, 0.16, 0.1});
   Model m = scene.build();
-  CollisionGeometry slab;
   slab.name = "slab", slab.link = "slab";
-  set_convex_hull(slab, slab_points);
   add_collision_geometry(m, slab, "test");
   crate.name = "crate", crate.link = "crate";
   add_collision_geometry(m, crate, "test");
@@ -112,6 +132,13 @@ Model hull_pair(const std::vector<Vec3d>& slab_points, CollisionGeometry crate) 
   pair.geometry1 = find_collision_geometry(m.contacts, "crate"), pair.geometry2 = find_collision_geometry(m.contacts, "slab");
   add_contact_pair(m, pair, "test");
   return m;
+}
+
+// The same with a slab that is the hull of `slab_points`.
+Model hull_pair(const std::vector<Vec3d>& slab_points, CollisionGeometry crate) {
+  CollisionGeometry slab;
+  set_convex_hull(slab, slab_points);
+  return geometry_pair(slab, crate);
 }
 
 std::vector<Vec3d> corners(const Vec3d& h) {
@@ -277,20 +304,7 @@ TEST_CASE("convex contact: every lane equals its W = 1 run bit for bit, whatever
       for (int trial = 0; trial < 20; ++trial) {
         std::vector<Transformd> A(W), B(W);
         for (int l = 0; l < W; ++l) A[l] = placed({u(rng), u(rng), u(rng)}, random_rotation(rng)), B[l] = placed({0, 0, 0}, random_rotation(rng));
-        Transform<L> a, b;
-        const auto lane_of = [](const std::vector<Transformd>& X, auto get) {
-          alignas(64) T values[W];
-          for (int l = 0; l < W; ++l) values[l] = static_cast<T>(get(X[static_cast<size_t>(l)]));
-          return L::load_aligned(values);
-        };
-        for (int i = 0; i < 3; ++i) {
-          a.translation[i] = lane_of(A, [&](const Transformd& X) { return X.translation[i]; });
-          b.translation[i] = lane_of(B, [&](const Transformd& X) { return X.translation[i]; });
-          for (int j = 0; j < 3; ++j) {
-            a.rotation.m[i][j] = lane_of(A, [&](const Transformd& X) { return X.rotation.m[i][j]; });
-            b.rotation.m[i][j] = lane_of(B, [&](const Transformd& X) { return X.rotation.m[i][j]; });
-          }
-        }
+        const Transform<L> a = lanes_of<L>(A), b = lanes_of<L>(B);
         L gap;
         Vec3<L> normal, point;
         pair_contact(c, a, b, gap, normal, point);
@@ -347,6 +361,66 @@ TEST_CASE("convex slots: a box resting face-down on a hull's face is held at fou
   }
 }
 
+TEST_CASE("convex slots: two boxes pair as Convex with four slots, where their corners were 16 candidates") {
+  const Model m = geometry_pair(box_geometry({0.3, 0.3, 0.05}), box_geometry({0.1, 0.08, 0.05}));
+  int convex = 0, other = 0;
+  for (const ContactCandidate& c : m.contacts.candidates)
+    if (c.pair >= 0) convex += c.kind == CandidateKind::Convex, other += c.kind != CandidateKind::Convex;
+  CHECK(convex == kConvexContactsPerPair);
+  CHECK(other == 0);
+}
+
+TEST_CASE("convex slots: a box resting face-down on a box is held at four points at the depth, three of them its corners") {
+  const Vec3d h{0.1, 0.08, 0.05};
+  const Model m = geometry_pair(box_geometry({0.3, 0.3, 0.05}), box_geometry(h));
+  const double depth = 0.002, yaw = 0.3;
+  const Transformd crate = placed({0.05, -0.02, 0.05 + h.z - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ())));
+  const PairSlots<double> slots = slots_of(m, crate, placed({0, 0, 0}));
+  for (int s = 0; s < kConvexContactsPerPair; ++s) {
+    CAPTURE(s);
+    CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
+    CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);
+  }
+  for (int s = 1; s < kConvexContactsPerPair; ++s) {
+    bool corner = false;
+    for (const Vec3d& v : corners(h)) corner = corner || (v.z < 0 && norm(crate.act_point(v) - slots.point[s] - Vec3d{0, 0, -0.5 * depth}) < 1e-9);
+    CHECK(corner);
+  }
+}
+
+TEST_CASE("convex slots: a wide box on a small box's top is held at the small box's corners, pushed up") {
+  // The slab (B) is the small one here: its top corners press into the crate's (A's) bottom face.
+  const Vec3d small{0.05, 0.04, 0.05};
+  const Model m = geometry_pair(box_geometry(small), box_geometry({0.2, 0.2, 0.05}));
+  const double depth = 0.001;
+  const PairSlots<double> slots = slots_of(m, placed({0.01, 0.0, 0.05 + 0.05 - depth}), placed({0, 0, 0}));
+  int at_corners = 0;
+  for (int s = 0; s < kConvexContactsPerPair; ++s) {
+    CAPTURE(s);
+    CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
+    CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);  // from B to A: up, the crate pushed up
+    for (const Vec3d& v : corners(small)) at_corners += v.z > 0 && std::hypot(v.x - slots.point[s].x, v.y - slots.point[s].y) < 1e-9;
+  }
+  CHECK(at_corners >= 3);
+}
+
+TEST_CASE("convex slots: two boxes whose edges cross, no corner of either inside the other, touch at the crossing") {
+  // A's lowest edge along x, B's highest edge along y (each box turned 45 degrees about it), 1 mm deep.
+  const Vec3d h{0.1, 0.1, 0.1};
+  const Model m = geometry_pair(box_geometry(h), box_geometry(h));
+  const double reach = 0.1 * std::sqrt(2.0), depth = 0.001;
+  const Transformd crate = placed({0, 0, 2 * reach - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(std::numbers::pi / 4, Eigen::Vector3d::UnitX())));
+  const Transformd slab = placed({0, 0, 0}, Eigen::Quaterniond(Eigen::AngleAxisd(std::numbers::pi / 4, Eigen::Vector3d::UnitY())));
+  for (const Vec3d& v : corners(h)) {  // no corner within 1 cm of the other box
+    CHECK(norm(project_to_box(slab, h, crate.act_point(v)) - crate.act_point(v)) > 0.01);
+    CHECK(norm(project_to_box(crate, h, slab.act_point(v)) - slab.act_point(v)) > 0.01);
+  }
+  const PairSlots<double> slots = slots_of(m, crate, slab);
+  CHECK(slots.gap[0] == doctest::Approx(-depth).epsilon(1e-9));
+  CHECK(norm(slots.normal[0] - Vec3d{0, 0, 1}) < 1e-9);
+  CHECK(norm(slots.point[0] - Vec3d{0, 0, reach - 0.5 * depth}) < 1e-9);
+}
+
 TEST_CASE("convex slots: a hull sole half over a box's edge touches only where it is over the box") {
   // The sole (a hull) is the crate's geometry here: 0.2 x 0.1 x 0.04, its centre 5 cm past the
   // slab's edge at x = 0.3.
@@ -382,16 +456,7 @@ TEST_CASE("convex slots: every lane equals its W = 1 run bit for bit") {
         const Eigen::Quaterniond tilt = Eigen::Quaterniond(1.0, u(rng), u(rng), 10 * u(rng)).normalized();
         A[static_cast<size_t>(l)] = placed({10 * u(rng), 10 * u(rng), 0.1 + u(rng)}, tilt);
       }
-      Transform<L> a;
-      alignas(64) T values[W];
-      for (int i = 0; i < 3; ++i) {
-        for (int l = 0; l < W; ++l) values[l] = static_cast<T>(A[static_cast<size_t>(l)].translation[i]);
-        a.translation[i] = L::load_aligned(values);
-        for (int j = 0; j < 3; ++j) {
-          for (int l = 0; l < W; ++l) values[l] = static_cast<T>(A[static_cast<size_t>(l)].rotation.m[i][j]);
-          a.rotation.m[i][j] = L::load_aligned(values);
-        }
-      }
+      const Transform<L> a = lanes_of<L>(A);
       const Transform<L> b = Transform<L>::identity();
       const L margin(static_cast<T>(m.contacts.margin(first)));
       const PairSlots<L> lanes = convex_pair_slots(pair_within_reach(c, a, b, margin), c, a, b, margin, kConvexContactsPerPair);

@@ -736,12 +736,29 @@ TEST_CASE("MJCF obstacles: world geoms pair with the robot geoms MuJoCo would co
   CHECK(names == std::vector<std::string>{"block-ghost", "crate-slab", "frustum-slab", "crate-block", "frustum-block"});
   CHECK(model.contacts.pairs[0].friction == 0.3);
   CHECK_FALSE(model.contacts.geometries[static_cast<size_t>(find_collision_geometry(model.contacts, "ghost"))].touches_ground);
-  // A box or a hull against a hull: the deepest point and three vertex slots; a hull on a box too.
-  // Box on box: each box's corners against the other (16).
+  // A box or a hull against a hull or a box: the deepest point and three vertex slots.
   int convex = 0, corners = 0;
   for (const ContactCandidate& c : model.contacts.candidates) convex += c.kind == CandidateKind::Convex, corners += c.kind == CandidateKind::PointBox;
-  CHECK(convex == 3 * 4);
-  CHECK(corners == 16 + 1);  // and the ghost's centre against the block
+  CHECK(convex == 4 * 4);
+  CHECK(corners == 1);  // the ghost's centre against the block
+}
+
+TEST_CASE("MJCF obstacles: a world geom that no robot geom can touch is left out, with a note") {
+  const Model model = load_mjcf_string(R"(<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    <geom name="shelf" type="box" size=".2 .2 .05" pos="1 0 .5" contype="2" conaffinity="2"/>
+    <geom name="step" type="box" size=".2 .2 .05" pos="-1 0 .05"/>
+    <body name="crate" pos="0 0 .3"><freejoint/><geom name="crate" type="box" size=".1 .08 .05" mass="1"/></body>
+  </worldbody>
+</mujoco>)");
+  CHECK(find_collision_geometry(model.contacts, "shelf") < 0);
+  CHECK(find_collision_geometry(model.contacts, "step") >= 0);
+  bool noted = false;
+  for (const std::string& note : model.load_notes) noted = noted || (note.find("'shelf'") != std::string::npos && note.find("left out") != std::string::npos);
+  CHECK(noted);
+  REQUIRE(model.contacts.pairs.size() == 1);
+  CHECK(model.contacts.pairs[0].name == "crate-step");
 }
 
 TEST_CASE("A box on an MJCF mesh slab and a mesh on a box come to rest on their faces at MuJoCo's heights, carrying m g") {

@@ -11,6 +11,7 @@
 // points are chosen at every step (ContactCandidate::slot), exact against a plane too.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,18 +68,19 @@ const char* collision_shape_name(CollisionShape shape);
 //   PointPoint      sphere - sphere (or a point): exact
 //   PointSegment    sphere - capsule: exact
 //   SegmentSegment  capsule - capsule: exact
-//   PointBox        sphere - box: exact. Also a box's 8 corners against the other box (box - box:
-//                   16 candidates; an edge crossing an edge with no corner inside is missed) and
-//                   a capsule's two end spheres against a box (capsule - box; a capsule lying
-//                   across a box's edge with both ends off the box is missed).
-//   Convex          a convex hull or a cylinder against any geometry: the deepest point, by GJK
-//                   and proximal depth steps on the two cores' support functions
-//                   (kernels/contact/convex_contact.hpp; its tolerance is stated there). Between
-//                   a hull and a box, a hull or a capsule, kConvexContactsPerPair slots (slot):
-//                   the deepest point and three chosen among the vertices (a capsule's ends) of
-//                   each against the other's solid, as the hull's ground slots choose, so a box
-//                   rests on a hull's face as MuJoCo 4's convex collision rests it, on several
-//                   contacts. A cylinder's pairs have the deepest point only.
+//   PointBox        sphere - box: exact. Also a capsule's two end spheres against a box
+//                   (capsule - box; a capsule lying across a box's edge with both ends off the
+//                   box is missed).
+//   Convex          a convex hull or a cylinder against any geometry, and a box against a box:
+//                   the deepest point, by GJK and proximal depth steps on the two cores' support
+//                   functions (kernels/contact/convex_contact.hpp; its tolerance is stated
+//                   there). Between a box or a hull and a box or a hull with faces (and a capsule
+//                   against a hull), kConvexContactsPerPair slots (slot): the deepest point and
+//                   three chosen among the vertices (a capsule's ends) of each against the
+//                   other's solid, as the hull's ground slots choose, so a box rests on a box or a
+//                   hull's face as MuJoCo 4's convex collision rests it, on several contacts
+//                   (4 candidates where the two boxes' corners were 16, and an edge crossing an
+//                   edge is caught). A cylinder's pairs have the deepest point only.
 // A pair candidate is measured only within reach: while its two geometries are more than its
 // margin plus kPairReach apart by their bounds (each one's bounding sphere against the other's
 // bounding box, both ways), its gap is +inf in that lane, and its narrow phase is skipped when
@@ -89,14 +91,21 @@ enum class CandidateKind { Ground, PointPoint, PointSegment, SegmentSegment, Poi
 inline constexpr double kPairReach = 0.2;  // m
 inline constexpr int kConvexContactsPerPair = 4;
 
-// One side of a Convex candidate: its geometry's core, which the kernel knows through its
-// support function, and the radius around it.
-enum class ConvexCoreShape { Point, Segment, Box, Cylinder, Hull };
 // A face plane of a hull: n . x <= offset inside (n outward, unit).
 struct HullPlane {
   Vec3<double> normal = Vec3<double>::zero();
   double offset = 0.0;
 };
+// A convex hull's solid, built once per geometry (resolve_contacts) and shared by the Convex
+// candidates of all of its pairs: its vertices and its faces' planes (none for a flat hull),
+// both in the geometry's frame.
+struct HullSolid {
+  std::vector<Vec3<double>> vertices;
+  std::vector<HullPlane> planes;
+};
+// One side of a Convex candidate: its geometry's core, which the kernel knows through its
+// support function, and the radius around it.
+enum class ConvexCoreShape { Point, Segment, Box, Cylinder, Hull };
 struct ConvexCore {
   ConvexCoreShape shape = ConvexCoreShape::Point;
   Transform<double> in_body = Transform<double>::identity();  // the core's frame in its body's frame
@@ -104,9 +113,21 @@ struct ConvexCore {
   double half_length = 0.0;                 // segment, cylinder: along the core's z
   double disc_radius = 0.0;                 // cylinder
   Vec3<double> half_extents = Vec3<double>::zero();  // box
-  std::vector<Vec3<double>> vertices;       // hull, in the core's frame
-  std::vector<HullPlane> planes;            // hull: its faces' planes (none for a flat hull), core frame
+  std::shared_ptr<const HullSolid> hull;    // hull: its vertices and planes (the geometry's, shared)
   Vec3<double> centre = Vec3<double>::zero();  // a point inside the core (hull: its vertices' mean), core frame
+  // The solid the vertices of the other side are measured against (slots): a box, or a hull with planes.
+  bool solid() const { return shape == ConvexCoreShape::Box || (shape == ConvexCoreShape::Hull && !hull->planes.empty()); }
+  // Whether it has vertices for the slots to choose among: a segment's ends, a box's corners, a hull's.
+  bool has_vertices() const { return shape == ConvexCoreShape::Segment || shape == ConvexCoreShape::Box || shape == ConvexCoreShape::Hull; }
+};
+
+// A geometry's bounds for kPairReach, in its body's frame: its bounding sphere, and its bounding
+// box (a box about its core's frame; a hull's about its vertices' box).
+struct GeometryBounds {
+  Vec3<double> centre = Vec3<double>::zero();
+  double radius = 0.0;
+  Transform<double> box = Transform<double>::identity();
+  Vec3<double> half = Vec3<double>::zero();
 };
 
 const char* candidate_kind_name(CandidateKind kind);
@@ -142,6 +163,8 @@ struct CollisionGeometry {
   int body = 0;                  // the body the link belongs to (0: the world, never in contact)
   Transform<double> in_body = Transform<double>::identity();
   std::vector<Vec3<double>> body_vertices;  // convex hull: its vertices in the body frame (in_body applied)
+  ConvexCore core;               // as a side of its Convex pairs (planes computed once per hull)
+  GeometryBounds bounds;         // for its pairs' reach
 };
 
 // A point of a geometry that can meet the ground, in its body's frame; or (kind != Ground) a
@@ -161,13 +184,8 @@ struct ContactCandidate {
   double radius2 = 0.0;          // B's radius (sphere, capsule; 0 for a box)
   double half_length2 = 0.0;     // PointSegment, SegmentSegment: B's segment is +-half_length2 along its z
   Vec3<double> half_extents2 = Vec3<double>::zero();  // PointBox: B's box
-  ConvexCore convex_a, convex_b;  // Convex: A's and B's cores
-  // A pair's bounds (kPairReach): each geometry's bounding sphere and bounding box (a box about
-  // its core's frame), A's in body's frame, B's in body2's.
-  Vec3<double> bound_centre = Vec3<double>::zero(), bound_centre2 = Vec3<double>::zero();
-  double bound_radius = 0.0, bound_radius2 = 0.0;
-  Transform<double> bound_box = Transform<double>::identity(), bound_box2 = Transform<double>::identity();
-  Vec3<double> bound_half = Vec3<double>::zero(), bound_half2 = Vec3<double>::zero();
+  ConvexCore convex_a, convex_b;  // Convex: A's and B's cores (their geometries' `core`: a hull's solid is shared)
+  GeometryBounds bounds, bounds2;  // a pair's: A's (body's frame) and B's (body2's), for kPairReach
   int slot = -1;                 // a Convex pair's slot (0: the deepest point; 1 .. 3 chosen among vertices), or
                                  // a convex hull's or a cylinder's ground slot (0 .. 3): its point is chosen among the
                                  // hull's vertices or placed on the cylinder's rims per step (`point`

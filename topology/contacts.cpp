@@ -4,9 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <sstream>
-#include <tuple>
 #include <utility>
 
 #include "topology/json_parse.hpp"
@@ -124,15 +124,6 @@ void append_candidates(const CollisionGeometry& g, int index, std::vector<Contac
   }
 }
 
-// The corners of a box geometry, in its own frame.
-std::vector<Vec3d> box_corners(const CollisionGeometry& g) {
-  std::vector<Vec3d> corners;
-  for (double sx : {-1.0, 1.0})
-    for (double sy : {-1.0, 1.0})
-      for (double sz : {-1.0, 1.0}) corners.push_back({sx * g.half_extents.x, sy * g.half_extents.y, sz * g.half_extents.z});
-  return corners;
-}
-
 // How closely each shape's core is described: a point (sphere, point), a segment (capsule), a
 // box. A pair's candidates put the simpler core on side A (CandidateKind).
 int core_rank(CollisionShape shape) {
@@ -187,8 +178,9 @@ Vec3d vertex_mean(const std::vector<Vec3d>& vertices) {
   return mean;
 }
 
-// A geometry's core as a Convex candidate's side (ConvexCore), in its body's frame.
-ConvexCore convex_core(const CollisionGeometry& g) {
+// A geometry's core as a Convex candidate's side (ConvexCore), in its body's frame. A hull's
+// solid is `hull` (built by resolve from the geometry's vertices).
+ConvexCore convex_core(const CollisionGeometry& g, std::shared_ptr<const HullSolid> hull) {
   ConvexCore core;
   core.in_body = g.in_body;
   switch (g.shape) {
@@ -200,60 +192,36 @@ ConvexCore convex_core(const CollisionGeometry& g) {
       core.shape = ConvexCoreShape::Cylinder, core.disc_radius = g.radius, core.half_length = 0.5 * g.length;
       break;
     case CollisionShape::ConvexHull:
-      core.shape = ConvexCoreShape::Hull, core.vertices = g.vertices, core.planes = hull_planes(g.vertices);
+      core.shape = ConvexCoreShape::Hull, core.hull = std::move(hull);
       core.centre = vertex_mean(g.vertices);
       break;
   }
   return core;
 }
 
-// A geometry's bounding sphere: its centre in its body's frame and its radius.
-std::pair<Vec3d, double> bounding_sphere(const CollisionGeometry& g) {
+// A geometry's bounds (kPairReach) in its body's frame: its bounding sphere, and its bounding box
+// about its own frame (a hull's about its vertices' box).
+GeometryBounds geometry_bounds(const CollisionGeometry& g) {
+  GeometryBounds b;
+  b.centre = g.in_body.translation, b.box = g.in_body;
   switch (g.shape) {
-    case CollisionShape::Sphere: return {g.in_body.translation, g.radius};
-    case CollisionShape::Point: return {g.in_body.translation, 0.0};
-    case CollisionShape::Capsule: return {g.in_body.translation, 0.5 * g.length + g.radius};
-    case CollisionShape::Box: return {g.in_body.translation, std::sqrt(dot(g.half_extents, g.half_extents))};
-    case CollisionShape::Cylinder: return {g.in_body.translation, std::hypot(g.radius, 0.5 * g.length)};
+    case CollisionShape::Sphere: b.radius = g.radius, b.half = Vec3d{g.radius, g.radius, g.radius}; break;
+    case CollisionShape::Point: break;
+    case CollisionShape::Capsule: b.radius = 0.5 * g.length + g.radius, b.half = Vec3d{g.radius, g.radius, 0.5 * g.length + g.radius}; break;
+    case CollisionShape::Box: b.radius = std::sqrt(dot(g.half_extents, g.half_extents)), b.half = g.half_extents; break;
+    case CollisionShape::Cylinder: b.radius = std::hypot(g.radius, 0.5 * g.length), b.half = Vec3d{g.radius, g.radius, 0.5 * g.length}; break;
     case CollisionShape::ConvexHull: {
       const Vec3d centre = vertex_mean(g.vertices);
-      double radius = 0.0;
-      for (const Vec3d& v : g.vertices) radius = std::max(radius, std::sqrt(dot(v - centre, v - centre)));
-      return {g.in_body.act_point(centre), radius};
-    }
-  }
-  return {g.in_body.translation, 0.0};
-}
-
-// A geometry's bounding box: its frame in its body's frame and its half extents (about its own
-// frame; a hull's about its vertices' box).
-std::pair<Transformd, Vec3d> bounding_box(const CollisionGeometry& g) {
-  switch (g.shape) {
-    case CollisionShape::Sphere: return {g.in_body, Vec3d{g.radius, g.radius, g.radius}};
-    case CollisionShape::Point: return {g.in_body, Vec3d::zero()};
-    case CollisionShape::Capsule: return {g.in_body, Vec3d{g.radius, g.radius, 0.5 * g.length + g.radius}};
-    case CollisionShape::Box: return {g.in_body, g.half_extents};
-    case CollisionShape::Cylinder: return {g.in_body, Vec3d{g.radius, g.radius, 0.5 * g.length}};
-    case CollisionShape::ConvexHull: {
+      for (const Vec3d& v : g.vertices) b.radius = std::max(b.radius, std::sqrt(dot(v - centre, v - centre)));
+      b.centre = g.in_body.act_point(centre);
       Vec3d low = g.vertices[0], high = g.vertices[0];
       for (const Vec3d& v : g.vertices)
         for (int i = 0; i < 3; ++i) low[i] = std::min(low[i], v[i]), high[i] = std::max(high[i], v[i]);
-      return {g.in_body * Transformd{Mat3d::identity(), (low + high) * 0.5}, (high - low) * 0.5};
+      b.box = g.in_body * Transformd{Mat3d::identity(), (low + high) * 0.5}, b.half = (high - low) * 0.5;
+      break;
     }
   }
-  return {g.in_body, Vec3d::zero()};
-}
-
-// The bounds of the pair candidates from `first` on (kPairReach).
-void set_bounds(const ContactModel& cm, size_t first, std::vector<ContactCandidate>& out) {
-  for (size_t k = first; k < out.size(); ++k) {
-    ContactCandidate& c = out[k];
-    const CollisionGeometry &a = cm.geometries[static_cast<size_t>(c.geometry)], &b = cm.geometries[static_cast<size_t>(c.geometry2)];
-    std::tie(c.bound_centre, c.bound_radius) = bounding_sphere(a);
-    std::tie(c.bound_centre2, c.bound_radius2) = bounding_sphere(b);
-    std::tie(c.bound_box, c.bound_half) = bounding_box(a);
-    std::tie(c.bound_box2, c.bound_half2) = bounding_box(b);
-  }
+  return b;
 }
 
 // The candidates of pair `index` (geometries resolved), appended: A's features against B's core.
@@ -264,21 +232,18 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
   const CollisionGeometry& a = cm.geometries[static_cast<size_t>(ia)];
   const CollisionGeometry& b = cm.geometries[static_cast<size_t>(ib)];
   if (a.body == b.body) return;  // they never move relative to each other
-  const size_t first = out.size();
-  if (b.shape == CollisionShape::Cylinder || b.shape == CollisionShape::ConvexHull) {  // core_rank puts them on B
+  // Convex: a cylinder or a hull (core_rank puts them on B), or two boxes.
+  if (b.shape == CollisionShape::Cylinder || b.shape == CollisionShape::ConvexHull || a.shape == CollisionShape::Box) {
     ContactCandidate c;
     c.kind = CandidateKind::Convex, c.pair = index;
-    c.geometry = ia, c.body = a.body, c.convex_a = convex_core(a);
-    c.geometry2 = ib, c.body2 = b.body, c.convex_b = convex_core(b);
-    // Slots beyond the deepest point: vertices (a capsule's ends) against a hull's solid.
-    const bool vertices_a = c.convex_a.shape == ConvexCoreShape::Segment || c.convex_a.shape == ConvexCoreShape::Box ||
-                            c.convex_a.shape == ConvexCoreShape::Hull;
-    const int slots = c.convex_b.shape == ConvexCoreShape::Hull && !c.convex_b.planes.empty() && vertices_a ? kConvexContactsPerPair : 1;
+    c.geometry = ia, c.body = a.body, c.convex_a = a.core, c.bounds = a.bounds;
+    c.geometry2 = ib, c.body2 = b.body, c.convex_b = b.core, c.bounds2 = b.bounds;
+    // Slots beyond the deepest point: A's vertices (a capsule's ends) against B's solid.
+    const int slots = c.convex_b.solid() && c.convex_a.has_vertices() ? kConvexContactsPerPair : 1;
     for (int slot = 0; slot < slots; ++slot) {
       out.push_back(c);
       out.back().slot = slot;
     }
-    set_bounds(cm, first, out);
     return;
   }
   // One feature of `from` (its own frame: point p, or segment p .. p_end) against `to`'s core.
@@ -292,6 +257,7 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
     c.radius2 = t.shape == CollisionShape::Box || t.shape == CollisionShape::Point ? 0.0 : t.radius;
     c.half_length2 = t.shape == CollisionShape::Capsule ? 0.5 * t.length : 0.0;
     c.half_extents2 = t.shape == CollisionShape::Box ? t.half_extents : Vec3d::zero();
+    c.bounds = f.bounds, c.bounds2 = t.bounds;
     out.push_back(c);
   };
   const double ra = a.shape == CollisionShape::Point ? 0.0 : a.radius;
@@ -306,10 +272,6 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
     case CollisionShape::Box:
       if (a.shape == CollisionShape::Capsule) {
         for (const Vec3d& end : {low, high}) add(ia, ib, CandidateKind::PointBox, end, end, ra);
-      } else if (a.shape == CollisionShape::Box) {
-        // Each box's corners against the other box.
-        for (const Vec3d& corner : box_corners(a)) add(ia, ib, CandidateKind::PointBox, corner, corner, 0.0);
-        for (const Vec3d& corner : box_corners(b)) add(ib, ia, CandidateKind::PointBox, corner, corner, 0.0);
       } else {
         add(ia, ib, CandidateKind::PointBox, origin, origin, ra);
       }
@@ -317,7 +279,6 @@ void append_pair_candidates(const ContactModel& cm, int index, std::vector<Conta
     case CollisionShape::Cylinder:
     case CollisionShape::ConvexHull: break;  // Convex, above
   }
-  set_bounds(cm, first, out);
 }
 
 void resolve(const Model& model, CollisionGeometry& g) {
@@ -326,6 +287,20 @@ void resolve(const Model& model, CollisionGeometry& g) {
   g.in_body = link.placement * g.in_link;
   g.body_vertices.clear();
   for (const Vec3d& v : g.vertices) g.body_vertices.push_back(g.in_body.act_point(v));
+  // A hull's solid: its face planes are O(n^4) in the vertices, so they are built again only when
+  // the vertices changed (resolve_contacts runs for every geometry added).
+  std::shared_ptr<const HullSolid> hull = g.core.hull;
+  const auto same_vertices = [&] {
+    if (hull->vertices.size() != g.vertices.size()) return false;
+    for (size_t k = 0; k < g.vertices.size(); ++k)
+      for (int i = 0; i < 3; ++i)
+        if (hull->vertices[k][i] != g.vertices[k][i]) return false;
+    return true;
+  };
+  if (g.shape == CollisionShape::ConvexHull && (!hull || !same_vertices()))
+    hull = std::make_shared<const HullSolid>(HullSolid{g.vertices, hull_planes(g.vertices)});
+  g.core = convex_core(g, g.shape == CollisionShape::ConvexHull ? std::move(hull) : nullptr);
+  g.bounds = geometry_bounds(g);
 }
 
 }  // namespace

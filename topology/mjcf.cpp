@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "topology/contacts.hpp"
 #include "topology/joint_model.hpp"
@@ -555,6 +556,15 @@ class Converter {
       }
       world_geoms.push_back(g);
     }
+    // An obstacle no robot geom can touch (contype / conaffinity, <exclude>, no <pair>) is left
+    // out: it would be geometry on the world in no pair.
+    std::erase_if(world_geoms, [&](int w) {
+      bool touchable = in_pair[static_cast<size_t>(w)] != 0;
+      for (const int r : robot_geoms) touchable = touchable || (collide(r, w) && !excluded(r, w));
+      if (!touchable)
+        model.load_notes.push_back(geom_label(w) + ": no robot geom can touch it (contype / conaffinity, <exclude>, no <pair>): left out");
+      return !touchable;
+    });
     std::vector<int> geometry_of(static_cast<size_t>(m_->ngeom), -1);  // MuJoCo geom -> ours
     for (const int g : robot_geoms) geometry_of[static_cast<size_t>(g)] = add_geometry(model, g, ground_geom);
     for (const int g : world_geoms) geometry_of[static_cast<size_t>(g)] = add_geometry(model, g, -1);

@@ -106,10 +106,11 @@ Vec3<S> support(const PlacedCore<S>& side, const Vec3<S>& d) {
       break;
     }
     case ConvexCoreShape::Hull: {  // the vertex of largest l.v (the first of equals)
-      p = cast3<S>(c.vertices[0]);
+      const std::vector<Vec3d>& vertices = c.hull->vertices;
+      p = cast3<S>(vertices[0]);
       S best = dot(p, l);
-      for (size_t k = 1; k < c.vertices.size(); ++k) {
-        const Vec3<S> v = cast3<S>(c.vertices[k]);
+      for (size_t k = 1; k < vertices.size(); ++k) {
+        const Vec3<S> v = cast3<S>(vertices[k]);
         const S value = dot(v, l);
         const auto further = value > best;
         best = select(further, value, best);

@@ -44,6 +44,75 @@ struct HullScratch {
   std::vector<Vec3<S>> normal = std::vector<Vec3<S>>(static_cast<size_t>(kHullVertexBudget));
 };
 
+// The index k < n of the largest score(k) among those eligible(k) (a lane mask), per lane; -1
+// where none is eligible. The first of equals.
+template <class S, class Eligible, class Score>
+S arg_max_lanes(int n, const Eligible& eligible, const Score& score) {
+  using T = lane_scalar<S>;
+  S best_index(T(-1)), best(-std::numeric_limits<T>::infinity());
+  for (int k = 0; k < n; ++k) {
+    const S value = score(k);
+    const auto better = eligible(k) && value > best;
+    best = select(better, value, best);
+    best_index = select(better, S(static_cast<T>(k)), best_index);
+  }
+  return best_index;
+}
+
+// Slots 1-3's choice among n points (a hull's vertices against the ground; a Convex pair's vertices
+// against the other side's solid, kernels/contact/pair_contact.hpp): the index each slot takes
+// per lane (-1: none), and what decides whether it adds to the support.
+template <class S>
+struct SlotChoice {
+  S index[kHullContactsPerGeometry];  // 1 .. 3 (index[0] unused)
+  S edge2;  // |p1 - p0|^2: slot 1's distance from slot 0
+  S side2;  // slot 2's signed side of the line p0 p1 (about the normal)
+  S side3;  // slot 3's, positive on the other side from slot 2
+};
+
+// The slot rule shared by the hulls' ground slots and the Convex pairs' slots, as MuJoCo's
+// plane-convex collision picks its contacts: among the points point[k] (any one frame) with gap[k]
+// within the margin, in the lanes `lanes`, other than `first` (slot 0's own point, or -1) and
+// those taken by an earlier slot,
+//   1: the one farthest from p0 (slot 0's point);
+//   2: the one farthest from the line through p0 and slot 1's point, about the normal n0;
+//   3: the one farthest on that line's other side.
+// Each an arg-max over the points in lanes; the caller takes the points and decides, from the
+// distances returned, which add to the support.
+template <class S, class M>
+SlotChoice<S> choose_slots(int n, const S* gap, const Vec3<S>* point, const S& margin, const M& lanes, const S& first, const Vec3<S>& p0,
+                           const Vec3<S>& n0) {
+  using T = lane_scalar<S>;
+  SlotChoice<S> out;
+  out.index[0] = first;
+  const auto free_within = [&](int upto) {
+    return [&, upto](int k) {
+      const S index(static_cast<T>(k));
+      auto ok = gap[k] < margin && lanes && first != index;
+      for (int s = 1; s < upto; ++s) ok = ok && out.index[s] != index;
+      return ok;
+    };
+  };
+  const auto point_of = [&](const S& index, const Vec3<S>& none) {
+    Vec3<S> p = none;
+    for (int k = 0; k < n; ++k) p = select3(index == S(static_cast<T>(k)), point[k], p);
+    return p;
+  };
+  out.index[1] = arg_max_lanes<S>(n, free_within(1), [&](int k) { return dot(point[k] - p0, point[k] - p0); });
+  const Vec3<S> edge = point_of(out.index[1], p0) - p0;
+  out.edge2 = dot(edge, edge);
+  const auto side = [&](const Vec3<S>& p) { return dot(cross(p - p0, edge), n0); };  // signed, about the normal
+  out.index[2] = arg_max_lanes<S>(n, free_within(2), [&](int k) {
+    const S s = side(point[k]);
+    return s * s;
+  });
+  out.side2 = side(point_of(out.index[2], p0));
+  const S flip = select(out.side2 > S(T(0)), S(T(-1)), S(T(1)));
+  out.index[3] = arg_max_lanes<S>(n, free_within(3), [&](int k) { return flip * side(point[k]); });
+  out.side3 = flip * side(point_of(out.index[3], p0));
+  return out;
+}
+
 // The slots of hull `g` on a body placed at X (world), with contact margin `margin`.
 template <class S>
 GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>& X, const GroundLanes<S>& ground, const S& margin,
@@ -69,18 +138,6 @@ GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>&
     }
   }
   constexpr int W = lane_width<S>;
-  const S none(T(-1));
-  // The vertex whose score is largest among those `eligible`, per lane (none: -1).
-  const auto arg_max = [&](auto eligible, auto score) {
-    S best_index = none, best = S(-std::numeric_limits<T>::infinity());
-    for (int k = 0; k < n; ++k) {
-      const S value = score(k);
-      const auto better = eligible(k) && value > best;
-      best = select(better, value, best);
-      best_index = select(better, S(static_cast<T>(k)), best_index);
-    }
-    return best_index;
-  };
   GroundSlots<S> out;
   S chosen[kHullContactsPerGeometry];
   Vec3<S> chosen_point[kHullContactsPerGeometry];  // in the slots' frame
@@ -106,8 +163,8 @@ GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>&
     out.point[s] = plane ? X.act_point(chosen_point[s]) : chosen_point[s];
     for (int r = 0; r < 3; ++r) out.point[s][r] = select(found, out.point[s][r], S(0));
   };
-  const auto any = [](int) { return S(0) == S(0); };  // every vertex, as a lane mask
-  chosen[0] = arg_max(any, [&](int k) { return -scratch.gap[static_cast<size_t>(k)]; });
+  const auto every = S(0) == S(0);  // every vertex, as a lane mask
+  chosen[0] = arg_max_lanes<S>(n, [&](int) { return every; }, [&](int k) { return -scratch.gap[static_cast<size_t>(k)]; });
   take(0);
   if (!any_lane(out.gap[0] < margin)) {  // no vertex within the margin: slots 1-3 take none
     for (int s = 1; s < kHullContactsPerGeometry; ++s)
@@ -115,32 +172,11 @@ GroundSlots<S> hull_ground_slots(const CollisionGeometry& g, const Transform<S>&
     return out;
   }
   // The others among the vertices within the margin, each vertex taken once.
-  const auto free_within = [&](int upto) {
-    return [&, upto](int k) {
-      auto ok = scratch.gap[static_cast<size_t>(k)] < margin;
-      for (int s = 0; s < upto; ++s) ok = ok && chosen[s] != S(static_cast<T>(k));
-      return ok;
-    };
-  };
-  const Vec3<S> p0 = chosen_point[0];
-  chosen[1] = arg_max(free_within(1), [&](int k) {
-    const Vec3<S> d = scratch.point[static_cast<size_t>(k)] - p0;
-    return dot(d, d);
-  });
-  take(1);
-  const Vec3<S> edge = chosen_point[1] - p0, n0 = plane ? frame_normal : out.normal[0];
-  const auto side = [&](const Vec3<S>& p) { return dot(cross(p - p0, edge), n0); };  // signed, about the normal
-  chosen[2] = arg_max(free_within(2), [&](int k) {
-    const S s = side(scratch.point[static_cast<size_t>(k)]);
-    return s * s;
-  });
-  take(2);
-  const S side2 = side(chosen_point[2]);
-  chosen[3] = arg_max(free_within(3), [&](int k) { return select(side2 > S(0), -S(1), S(1)) * side(scratch.point[static_cast<size_t>(k)]); });
-  take(3);
+  const SlotChoice<S> choice =
+      choose_slots(n, scratch.gap.data(), scratch.point.data(), margin, every, chosen[0], chosen_point[0], plane ? frame_normal : out.normal[0]);
+  for (int s = 1; s < kHullContactsPerGeometry; ++s) chosen[s] = choice.index[s], take(s);
   // Only a vertex strictly on the other side adds to the support.
-  const S other = select(side2 > S(0), -S(1), S(1)) * side(chosen_point[3]);
-  out.gap[3] = select(other > S(0), out.gap[3], S(std::numeric_limits<T>::infinity()));
+  out.gap[3] = select(choice.side3 > S(0), out.gap[3], S(std::numeric_limits<T>::infinity()));
   return out;
 }
 

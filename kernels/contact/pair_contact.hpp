@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "kernels/contact/convex_contact.hpp"
+#include "kernels/contact/hull_contact.hpp"
 #include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/contact_model.hpp"
@@ -170,10 +171,10 @@ auto pair_within_reach(const ContactCandidate& c, const Transform<S>& world_from
     const S limit = reach + S(r);
     return dot(outside, outside) <= limit * limit;
   };
-  return sphere_near_box(world_from_a.act_point(cast3<S>(c.bound_centre)), static_cast<T>(c.bound_radius), world_from_b * cast_transform<S>(c.bound_box2),
-                         c.bound_half2) &&
-         sphere_near_box(world_from_b.act_point(cast3<S>(c.bound_centre2)), static_cast<T>(c.bound_radius2), world_from_a * cast_transform<S>(c.bound_box),
-                         c.bound_half);
+  return sphere_near_box(world_from_a.act_point(cast3<S>(c.bounds.centre)), static_cast<T>(c.bounds.radius),
+                         world_from_b * cast_transform<S>(c.bounds2.box), c.bounds2.half) &&
+         sphere_near_box(world_from_b.act_point(cast3<S>(c.bounds2.centre)), static_cast<T>(c.bounds2.radius),
+                         world_from_a * cast_transform<S>(c.bounds.box), c.bounds.half);
 }
 
 // pair_contact in the lanes `near` (pair_within_reach); beyond reach a gap of +inf, the normal +z
@@ -185,7 +186,7 @@ void pair_contact_within_reach(const M& near, const ContactCandidate& c, const T
   using T = lane_scalar<S>;
   gap = S(std::numeric_limits<T>::infinity());
   normal = Vec3<S>{S(T(0)), S(T(0)), S(T(1))};
-  point = world_from_a.act_point(cast3<S>(c.bound_centre));
+  point = world_from_a.act_point(cast3<S>(c.bounds.centre));
   if (!any_lane(near)) return;
   S pair_gap;
   Vec3<S> pair_normal, pair_point;
@@ -206,7 +207,7 @@ void point_hull_contact(const PlacedCore<S>& hull, const Vec3<S>& p, const S& ra
   const Vec3<S> local = hull.world_from_core.rotation.transpose_times(p - hull.world_from_core.translation);
   S height(-std::numeric_limits<T>::infinity());
   Vec3<S> face{S(T(0)), S(T(0)), S(T(1))};
-  for (const HullPlane& plane : hull.core->planes) {
+  for (const HullPlane& plane : hull.core->hull->planes) {
     const Vec3<S> n = cast3<S>(plane.normal);
     const S h = dot(n, local) - S(static_cast<T>(plane.offset));
     const auto higher = h > height;
@@ -225,6 +226,27 @@ void point_solid_contact(const PlacedCore<S>& solid, const Vec3<S>& p, const S& 
     point_box_contact(p, radius, solid.world_from_core, cast3<S>(solid.core->half_extents), gap, normal, point);
   else
     point_hull_contact(solid, p, radius, gap, normal, point);
+}
+
+// f(v) for each vertex of a core that the slots choose among (core frame): a segment's two ends,
+// a box's 8 corners, a hull's vertices (ConvexCore::has_vertices); none for a point or a cylinder.
+template <class F>
+void for_each_core_vertex(const ConvexCore& core, F&& f) {
+  switch (core.shape) {
+    case ConvexCoreShape::Segment:
+      for (const double end : {-1.0, 1.0}) f(Vec3d{0.0, 0.0, end * core.half_length});
+      break;
+    case ConvexCoreShape::Box:
+      for (double sx : {-1.0, 1.0})
+        for (double sy : {-1.0, 1.0})
+          for (double sz : {-1.0, 1.0}) f(Vec3d{sx * core.half_extents.x, sy * core.half_extents.y, sz * core.half_extents.z});
+      break;
+    case ConvexCoreShape::Hull:
+      for (const Vec3d& v : core.hull->vertices) f(v);
+      break;
+    case ConvexCoreShape::Point:
+    case ConvexCoreShape::Cylinder: break;
+  }
 }
 
 // How many slots the Convex pair whose slot 0 is candidate k has (1 or kConvexContactsPerPair).
@@ -269,77 +291,31 @@ PairSlots<S> convex_pair_slots(const M& near, const ContactCandidate& c, const T
   Vec3<S> normal[kMost], point[kMost];
   int n = 0;
   const S ra(static_cast<T>(c.convex_a.radius));
-  const auto vertex_of_a = [&](const Vec3d& v) {
+  for_each_core_vertex(c.convex_a, [&](const Vec3d& v) {  // A's against B's solid
     point_solid_contact(b, a.world_from_core.act_point(cast3<S>(v)), ra, gap[n], normal[n], point[n]);
     ++n;
-  };
-  const ConvexCore& ca = c.convex_a;
-  switch (ca.shape) {
-    case ConvexCoreShape::Segment:
-      for (const double end : {-1.0, 1.0}) vertex_of_a({0.0, 0.0, end * ca.half_length});
-      break;
-    case ConvexCoreShape::Box:
-      for (double sx : {-1.0, 1.0})
-        for (double sy : {-1.0, 1.0})
-          for (double sz : {-1.0, 1.0}) vertex_of_a({sx * ca.half_extents.x, sy * ca.half_extents.y, sz * ca.half_extents.z});
-      break;
-    case ConvexCoreShape::Hull:
-      for (const Vec3d& v : ca.vertices) vertex_of_a(v);
-      break;
-    default: break;
-  }
-  if (ca.shape == ConvexCoreShape::Box || (ca.shape == ConvexCoreShape::Hull && !ca.planes.empty()))
-    for (const Vec3d& v : c.convex_b.vertices) {  // B's against A's solid: that normal points from A to B
+  });
+  if (c.convex_a.solid())
+    for_each_core_vertex(c.convex_b, [&](const Vec3d& v) {  // B's against A's solid: that normal points from A to B
       point_solid_contact(a, b.world_from_core.act_point(cast3<S>(v)), zero, gap[n], normal[n], point[n]);
       normal[n] = normal[n] * S(T(-1));
       ++n;
-    }
-  // The arg-max of `score` over the vertices `eligible`, per lane (-1: none).
-  const auto arg_max = [&](auto eligible, auto score) {
-    S best_index(T(-1)), best(-std::numeric_limits<T>::infinity());
+    });
+  const SlotChoice<S> choice = choose_slots(n, gap, point, margin, near, S(T(-1)), out.point[0], out.normal[0]);
+  // Slot s takes vertex choice.index[s] where `valid`.
+  const auto take = [&](int s, const auto& valid) {
     for (int k = 0; k < n; ++k) {
-      const S value = score(k);
-      const auto better = eligible(k) && value > best;
-      best = select(better, value, best);
-      best_index = select(better, S(static_cast<T>(k)), best_index);
-    }
-    return best_index;
-  };
-  S chosen[kConvexContactsPerPair] = {S(T(-1)), S(T(-1)), S(T(-1)), S(T(-1))};
-  const auto take = [&](int s, const auto& valid) {  // slot s takes vertex chosen[s] where `valid`
-    for (int k = 0; k < n; ++k) {
-      const auto hit = valid && chosen[s] == S(static_cast<T>(k));
+      const auto hit = valid && choice.index[s] == S(static_cast<T>(k));
       out.gap[s] = select(hit, gap[k], out.gap[s]);
       out.normal[s] = select3(hit, normal[k], out.normal[s]);
       out.point[s] = select3(hit, point[k], out.point[s]);
     }
   };
-  const S apart2(T(1e-6));  // (1 mm)^2: a slot closer than this to a taken one adds nothing
-  const auto within = [&](int upto) {
-    return [&, upto](int k) {
-      auto ok = gap[k] < margin && near;
-      for (int s = 1; s < upto; ++s) ok = ok && chosen[s] != S(static_cast<T>(k));
-      return ok;
-    };
-  };
-  const Vec3<S> p0 = out.point[0], n0 = out.normal[0];
-  const auto distance2 = [&](int k) { return dot(point[k] - p0, point[k] - p0); };
-  chosen[1] = arg_max(within(1), distance2);
-  Vec3<S> p1 = p0;
-  for (int k = 0; k < n; ++k) p1 = select3(chosen[1] == S(static_cast<T>(k)), point[k], p1);
-  const Vec3<S> edge = p1 - p0;
-  const S edge2 = dot(edge, edge);
+  // A slot within 1 mm of a taken one (or of the line through two) adds nothing.
+  const S apart2(T(1e-6)), edge2 = choice.edge2;
   take(1, edge2 > apart2);
-  const auto side = [&](int k) { return dot(cross(point[k] - p0, edge), n0); };  // signed, about the normal
-  chosen[2] = arg_max(within(2), [&](int k) { return side(k) * side(k); });
-  S side2 = zero;
-  for (int k = 0; k < n; ++k) side2 = select(chosen[2] == S(static_cast<T>(k)), side(k), side2);
-  take(2, edge2 > apart2 && side2 * side2 > apart2 * edge2);
-  const S flip = select(side2 > zero, S(T(-1)), S(T(1)));
-  chosen[3] = arg_max(within(3), [&](int k) { return flip * side(k); });
-  S side3 = zero;
-  for (int k = 0; k < n; ++k) side3 = select(chosen[3] == S(static_cast<T>(k)), flip * side(k), side3);
-  take(3, edge2 > apart2 && side2 * side2 > apart2 * edge2 && side3 * side3 > apart2 * edge2 && side3 > zero);
+  take(2, edge2 > apart2 && choice.side2 * choice.side2 > apart2 * edge2);
+  take(3, edge2 > apart2 && choice.side2 * choice.side2 > apart2 * edge2 && choice.side3 * choice.side3 > apart2 * edge2 && choice.side3 > zero);
   return out;
 }
 
