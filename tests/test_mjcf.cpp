@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <random>
 
 #include "batch/batched_eval.hpp"
 #include "helpers.hpp"
 #include "mujoco_model.hpp"
+#include "topology/contact_plan.hpp"
 
 namespace batchdyn::test {
 namespace {
@@ -708,6 +710,38 @@ TEST_CASE("MJCF collision geoms: primitives on the robot, the floor plane as the
   CHECK(model.contacts.pairs.size() == static_cast<size_t>(8 * on_robot));
   REQUIRE(model.contacts.skipped.size() == 1);
   CHECK(model.contacts.skipped[0].find("self-collision") != std::string::npos);
+}
+
+TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds its robot geometries in any configuration") {
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  const std::vector<ReachGroup> groups = plan_reach_groups(model);
+  REQUIRE(groups.size() == 8);
+  int pair_candidates = 0;
+  for (const ContactCandidate& c : model.contacts.candidates) pair_candidates += !c.against_ground();
+  int grouped = 0;
+  for (const ReachGroup& g : groups) {
+    CHECK(model.bodies[static_cast<size_t>(g.root)].joint_type == JointType::FreeFlyer);  // the trunk
+    grouped += g.end - g.first;
+  }
+  CHECK(grouped == pair_candidates);
+  std::mt19937 rng(41);
+  Data<double> data(model);
+  double closest = 1e9;  // the least slack over the trials: the bound is tight on some geometry
+  for (int trial = 0; trial < 200; ++trial) {
+    forward_kinematics(model, data, random_configuration<double>(model, rng));
+    for (const ReachGroup& g : groups)
+      for (int k = g.first; k < g.end; ++k) {
+        const ContactCandidate& c = model.contacts.candidates[static_cast<size_t>(k)];
+        const bool obstacle_is_b = c.body2 == 0;
+        const GeometryBounds& moving = obstacle_is_b ? c.bounds : c.bounds2;
+        const Vec3d centre = data.world_from_body[static_cast<size_t>(obstacle_is_b ? c.body : c.body2)].act_point(moving.centre);
+        const Vec3d offset = centre - data.world_from_body[static_cast<size_t>(g.root)].translation;
+        const double slack = g.radius - (std::sqrt(dot(offset, offset)) + moving.radius);
+        CHECK(slack >= 1e-3 - 1e-12);
+        closest = std::min(closest, slack);
+      }
+  }
+  CHECK(closest < 0.1);  // not a sphere so large that it never culls
 }
 
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /

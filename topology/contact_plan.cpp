@@ -23,6 +23,43 @@ std::vector<LimitedJoint> limited_joints(const Model& model, std::vector<std::st
   return joints;
 }
 
+std::vector<ReachGroup> plan_reach_groups(const Model& model) {
+  const ContactModel& cm = model.contacts;
+  std::vector<ReachGroup> groups;
+  int last_obstacle = -1;
+  for (size_t k = 0; k < cm.candidates.size(); ++k) {
+    const ContactCandidate& c = cm.candidates[k];
+    if (c.against_ground() || (c.body != 0 && c.body2 != 0)) {  // not with an obstacle
+      last_obstacle = -1;
+      continue;
+    }
+    const bool obstacle_is_b = c.body2 == 0;
+    const int obstacle = obstacle_is_b ? c.geometry2 : c.geometry;
+    const GeometryBounds& fixed = obstacle_is_b ? c.bounds2 : c.bounds;
+    const GeometryBounds& moving = obstacle_is_b ? c.bounds : c.bounds2;
+    // Up the chain while the joints rotate about their origins: each adds its offset.
+    int root = obstacle_is_b ? c.body : c.body2;
+    double radius = std::sqrt(dot(moving.centre, moving.centre)) + moving.radius;
+    for (;;) {
+      const Body& b = model.bodies[static_cast<size_t>(root)];
+      if (root == 0 || !(b.joint_type == JointType::Revolute || b.joint_type == JointType::Continuous || b.joint_type == JointType::Spherical))
+        break;
+      radius += std::sqrt(dot(b.joint_placement.translation, b.joint_placement.translation));
+      root = b.parent;
+    }
+    radius += 1e-3;
+    const double margin = cm.margin(static_cast<int>(k));
+    if (obstacle == last_obstacle && groups.back().root == root) {
+      ReachGroup& g = groups.back();
+      g.end = static_cast<int>(k) + 1, g.radius = std::max(g.radius, radius), g.margin = std::max(g.margin, margin);
+      continue;
+    }
+    groups.push_back({static_cast<int>(k), static_cast<int>(k) + 1, root, radius, margin, fixed.box, fixed.half});
+    last_obstacle = obstacle;
+  }
+  return groups;
+}
+
 ContactPlan plan_contacts(const Model& model) {
   ContactPlan plan;
   plan.limited_joints = limited_joints(model, &plan.limits_left_out);
@@ -84,6 +121,7 @@ ContactPlan plan_contacts(const Model& model) {
   }
   anchored.constraint_rows = plan.row_begin.back();
   plan.delassus = plan_delassus(anchored);
+  plan.reach_groups = plan_reach_groups(model);
   return plan;
 }
 

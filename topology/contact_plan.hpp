@@ -50,6 +50,23 @@ struct LimitedJoint {
 // beyond it is pushed back). O(n).
 std::vector<LimitedJoint> limited_joints(const Model& model, std::vector<std::string>* left_out = nullptr);
 
+// A run of pair candidates between one geometry on the world (an obstacle) and geometries on
+// moving bodies under one root body, each joint between them rotating about its fixed origin
+// (revolute, continuous, spherical): whatever the joint angles, a sphere about the root's
+// origin bounds all of those geometries, its radius the sum of the joint offsets along the
+// chain plus the geometry's bounding sphere's reach from its body's origin. While that sphere is
+// beyond the largest margin plus kPairReach of the obstacle's bounding box in every lane of a
+// block, so is each of the run's pairs (pair_within_reach), and the contact detection skips the
+// run with one test: Go2 among 8 stair boxes makes 8 tests where its 184 pairs made 184.
+struct ReachGroup {
+  int first = 0, end = 0;  // candidates first .. end - 1
+  int root = 0;            // the root body (0: the world, for a fixed base)
+  double radius = 0.0;     // m, about the root's origin (1 mm added against rounding)
+  double margin = 0.0;     // the largest margin of the run's pairs
+  Transformd box = Transformd::identity();  // the obstacle's bounding box, world frame
+  Vec3d half = Vec3d::zero();
+};
+
 struct ContactPlan {
   std::vector<LimitedJoint> limited_joints;  // limited_joints(model), in body order
   std::vector<std::string> limits_left_out;  // the joints limited_joints() left out (loop models)
@@ -66,6 +83,7 @@ struct ContactPlan {
   std::vector<int> row_begin;       // size bodies + 1
   std::vector<int> own_candidate;
   DelassusPlan delassus;            // PV-OSIMr over one terminal per contact body, in slot order
+  std::vector<ReachGroup> reach_groups;  // in candidate order, disjoint (pairs with an obstacle only)
 
   int num_candidates() const { return static_cast<int>(candidate_slot.size()); }
   int num_limited_joints() const { return static_cast<int>(limited_joints.size()); }
@@ -73,6 +91,9 @@ struct ContactPlan {
   int terminal_rows() const { return row_begin.empty() ? 0 : row_begin.back(); }  // rows of G_T
   int rows_of(int slot) const { return row_begin[static_cast<size_t>(slot + 1)] - row_begin[static_cast<size_t>(slot)]; }
 };
+
+// The reach groups of model.contacts.candidates (ReachGroup). O(candidates x depth).
+std::vector<ReachGroup> plan_reach_groups(const Model& model);
 
 // Builds the plan of model.contacts.candidates, of the model's loop constraints and of the 1-dof
 // joints with position limits (revolute and prismatic; continuous joints have none).

@@ -85,9 +85,11 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 // gap exactly, kernels/contact/contact_settings.hpp); and only in a lane that holds an
 // environment. A convex hull's and a cylinder's slots take their points here
 // (kernels/contact/hull_contact.hpp, kernels/contact/cylinder_contact.hpp).
-// The candidates in contact in any lane go to ws.contact_list; returns how many.
+// The candidates in contact in any lane go to ws.contact_list; returns how many. A reach group
+// (plan.reach_groups) whose bound is beyond reach in every lane is passed over at once: each of
+// its candidates reads what pair_within_reach would have made of it, bit for bit.
 template <class S>
-int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
+int detect_contacts(const Model& model, const ContactPlan& plan, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
                     FrictionalContactWorkspace<S>& ws) {
   using std::max;
   const std::vector<ContactCandidate>& list = model.contacts.candidates;
@@ -96,7 +98,23 @@ int detect_contacts(const Model& model, int candidates, const GroundLanes<S>& gr
   int reach_pair = -1;   // the pair whose candidates the loop is at, and where it is within reach
   auto near = S(0) != S(0);
   PairSlots<S> pair_slots;  // the slots of the Convex pair whose candidates the loop is at
+  size_t group = 0;         // the next reach group
   for (int k = 0; k < candidates; ++k) {
+    if (group < plan.reach_groups.size() && plan.reach_groups[group].first == k) {
+      const ReachGroup& g = plan.reach_groups[group++];
+      if (!any_lane(group_within_reach(g, ws.world_from_body[static_cast<size_t>(g.root)]))) {
+        for (; k < std::min(g.end, candidates); ++k) {
+          const ContactCandidate& cand = list[static_cast<size_t>(k)];
+          beyond_reach(cand, ws.world_from_body[static_cast<size_t>(cand.body)], ws.gap[static_cast<size_t>(k)], ws.normal[static_cast<size_t>(k)],
+                       ws.contact_point[static_cast<size_t>(k)]);
+          ws.in_contact[static_cast<size_t>(k)] = S(0);
+          for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);
+        }
+        reach_pair = -1;
+        --k;  // the loop's ++k: the candidate after the group
+        continue;
+      }
+    }
     const ContactCandidate& cand = list[static_cast<size_t>(k)];
     const Transform<S>& X = ws.world_from_body[static_cast<size_t>(cand.body)];
     S gap;

@@ -92,7 +92,7 @@ ContactSolverReport<S> frictional_contact_kernel(const ModelConstants<S>& c, con
   if (on_bodies && !factorised) delassus_tree_sweep(c, plan.delassus, ws.delassus, q);
   const TreeFactor<S> M = factorised ? *factorised : tree_factor_of(ws.delassus);
   contact_body_motions(c, M, on_bodies, v, qdd, h, ws);
-  rows.contacts = detect_contacts(model, candidates, ground, occupied, h, ws);
+  rows.contacts = detect_contacts(model, plan, candidates, ground, occupied, h, ws);
 
   // Rows: the tangent rows of the listed contacts and the loops' rows, then the targets.
   contact_tangent_rows(model, ground, rows.contacts, ws);

@@ -24,6 +24,7 @@
 #include "layout/lanes.hpp"
 #include "layout/spatial.hpp"
 #include "topology/contact_model.hpp"
+#include "topology/contact_plan.hpp"
 
 namespace batchdyn {
 
@@ -154,27 +155,50 @@ void pair_contact(const ContactCandidate& c, const Transform<S>& world_from_a, c
   }
 }
 
+// Whether the sphere (centre p, radius r) is within `reach` of the box (half extents `half`,
+// placed at world_from_box): |p - box|^2 <= (reach + r)^2, per lane.
+template <class S>
+auto sphere_within_reach_of_box(const Vec3<S>& p, lane_scalar<S> r, const Transform<S>& world_from_box, const Vec3d& half, const S& reach) {
+  using std::max;
+  using std::min;
+  const Vec3<S> l = world_from_box.rotation.transpose_times(p - world_from_box.translation);
+  const Vec3<S> h = cast3<S>(half);
+  const Vec3<S> outside{l.x - min(max(l.x, -h.x), h.x), l.y - min(max(l.y, -h.y), h.y), l.z - min(max(l.z, -h.z), h.z)};
+  const S limit = reach + S(r);
+  return dot(outside, outside) <= limit * limit;
+}
+
 // Where pair candidate c is within reach: each geometry's bounding sphere at most its margin plus
 // kPairReach from the other's bounding box (topology/contact_model.hpp). The same for every
 // candidate of a pair.
 template <class S>
 auto pair_within_reach(const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b, const S& margin) {
-  using std::max;
-  using std::min;
   using T = lane_scalar<S>;
   const S reach = S(static_cast<T>(kPairReach)) + margin;
-  // |p - box|^2 <= (reach + r)^2: the sphere (centre p, radius r) within reach of the box.
-  const auto sphere_near_box = [&](const Vec3<S>& p, T r, const Transform<S>& world_from_box, const Vec3d& half) {
-    const Vec3<S> l = world_from_box.rotation.transpose_times(p - world_from_box.translation);
-    const Vec3<S> h = cast3<S>(half);
-    const Vec3<S> outside{l.x - min(max(l.x, -h.x), h.x), l.y - min(max(l.y, -h.y), h.y), l.z - min(max(l.z, -h.z), h.z)};
-    const S limit = reach + S(r);
-    return dot(outside, outside) <= limit * limit;
-  };
-  return sphere_near_box(world_from_a.act_point(cast3<S>(c.bounds.centre)), static_cast<T>(c.bounds.radius),
-                         world_from_b * cast_transform<S>(c.bounds2.box), c.bounds2.half) &&
-         sphere_near_box(world_from_b.act_point(cast3<S>(c.bounds2.centre)), static_cast<T>(c.bounds2.radius),
-                         world_from_a * cast_transform<S>(c.bounds.box), c.bounds.half);
+  return sphere_within_reach_of_box(world_from_a.act_point(cast3<S>(c.bounds.centre)), static_cast<T>(c.bounds.radius),
+                                    world_from_b * cast_transform<S>(c.bounds2.box), c.bounds2.half, reach) &&
+         sphere_within_reach_of_box(world_from_b.act_point(cast3<S>(c.bounds2.centre)), static_cast<T>(c.bounds2.radius),
+                                    world_from_a * cast_transform<S>(c.bounds.box), c.bounds.half, reach);
+}
+
+// Whether reach group g (topology/contact_plan.hpp) may hold a pair within reach, per lane: its
+// sphere about the root body (placed at world_from_root) within its margin plus kPairReach of
+// the obstacle's box. Where not, pair_within_reach is false for each of its candidates.
+template <class S>
+auto group_within_reach(const ReachGroup& g, const Transform<S>& world_from_root) {
+  using T = lane_scalar<S>;
+  const S reach(static_cast<T>(kPairReach + g.margin));
+  return sphere_within_reach_of_box(world_from_root.translation, static_cast<T>(g.radius), cast_transform<S>(g.box), g.half, reach);
+}
+
+// What a pair candidate beyond reach reads (pair_contact_within_reach): an infinite gap, the
+// normal +z and A's bounding centre as the point.
+template <class S>
+void beyond_reach(const ContactCandidate& c, const Transform<S>& world_from_a, S& gap, Vec3<S>& normal, Vec3<S>& point) {
+  using T = lane_scalar<S>;
+  gap = S(std::numeric_limits<T>::infinity());
+  normal = Vec3<S>{S(T(0)), S(T(0)), S(T(1))};
+  point = world_from_a.act_point(cast3<S>(c.bounds.centre));
 }
 
 // pair_contact in the lanes `near` (pair_within_reach); beyond reach a gap of +inf, the normal +z
@@ -183,10 +207,7 @@ auto pair_within_reach(const ContactCandidate& c, const Transform<S>& world_from
 template <class S, class M>
 void pair_contact_within_reach(const M& near, const ContactCandidate& c, const Transform<S>& world_from_a, const Transform<S>& world_from_b,
                                S& gap, Vec3<S>& normal, Vec3<S>& point) {
-  using T = lane_scalar<S>;
-  gap = S(std::numeric_limits<T>::infinity());
-  normal = Vec3<S>{S(T(0)), S(T(0)), S(T(1))};
-  point = world_from_a.act_point(cast3<S>(c.bounds.centre));
+  beyond_reach(c, world_from_a, gap, normal, point);
   if (!any_lane(near)) return;
   S pair_gap;
   Vec3<S> pair_normal, pair_point;
