@@ -114,13 +114,16 @@ class BlockIO {
   // they are: W x W tiles transposed in registers (layout/lane_transpose.hpp), each row's W
   // entries one store; the last count % W entries a partial tile (one masked store per row on
   // AVX-512, one at a time elsewhere).
-  void write_rows(int block, const bool* valid, const L* lanes, int count, T* out) const {
+  void write_rows(int block, const bool* valid, const L* lanes, int count, T* out) const { write_rows(block, valid, lanes, count, out, count); }
+  // The same into `count` entries of rows `stride` apart (a column range of wider rows: `out`
+  // points at the range's first column in environment 0's row).
+  void write_rows(int block, const bool* valid, const L* lanes, int count, T* out, int stride) const {
     const int first = block * W, in_block = std::min(W, n_ - first);
     T* rows[W];
     bool write[W];
     for (int l = 0; l < W; ++l) {
       write[l] = l < in_block && valid[l];
-      rows[l] = write[l] ? out + static_cast<long>(first + l) * count : nullptr;
+      rows[l] = write[l] ? out + static_cast<long>(first + l) * stride : nullptr;
     }
     rows_from_lane_range<L>(lanes, count, rows, write);
   }

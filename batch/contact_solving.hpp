@@ -73,7 +73,7 @@ class ContactSolving {
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
         ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
         impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), std::numeric_limits<T>::infinity()),
-        in_contact_(friction_.size(), T(0)), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
+        in_contact_(friction_.size(), T(0)), quiet_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_, 0), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
         iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
         touch_plan_(plan_touch(model)), touch_(static_cast<size_t>(num_envs) * touch_plan_.size(), T(0)),
         zero_row_(static_cast<size_t>(std::max({3 * candidates_, plan_.num_limited_joints(), 3})), T(0)) {
@@ -225,7 +225,11 @@ class ContactSolving {
   // Environment e's warm start, what Batch's get_state / set_state save and restore: its
   // contact impulses (3 C) and joint-limit impulses (one per limited joint), N s.
   int limited_joints() const { return plan_.num_limited_joints(); }
-  T* warm_impulses(int e) { return impulses_.data() + 3L * e * candidates_; }
+  T* warm_impulses(int e) {
+    check_env("Batch::warm_impulses", e, n_);
+    std::fill_n(quiet_.begin() + static_cast<long>(e / W) * candidates_, candidates_, char(0));  // may be written: store it all next
+    return impulses_.data() + 3L * e * candidates_;
+  }
   T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
@@ -306,13 +310,37 @@ class ContactSolving {
   }
 
  private:
-  // The contact results of the block into its valid environments' rows.
+  // The contact results of the block into its valid environments' rows. A candidate that is
+  // quiet (an infinite gap, so no contact, impulse or force: a pair beyond reach) in every lane,
+  // and was quiet in every row of the block already, is not written again: its rows hold those
+  // values. Go2 among its scene's stairs stores its 97 ground candidates and the few pairs near a
+  // stair, not all 401.
   void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid) {
     FrictionalContactWorkspace<L>& s = cl.state;
-    io.write_rows(block, valid, s.impulses.data(), 3 * candidates_, impulses_.data());
-    io.write_rows(block, valid, s.gap.data(), candidates_, gaps_.data());
-    io.write_rows(block, valid, s.in_contact.data(), candidates_, in_contact_.data());
-    io.write_rows(block, valid, s.world_force.data(), 3 * candidates_, forces_.data());
+    char* quiet = quiet_.data() + static_cast<long>(block) * candidates_;
+    bool all_valid = true;
+    for (int l = 0; l < W && block * W + l < n_; ++l) all_valid = all_valid && valid[l];
+    const L infinity(std::numeric_limits<T>::infinity());
+    // Runs of candidates to write: first .. k - 1.
+    const auto write = [&](int first, int k) {
+      if (k == first) return;
+      const int count = k - first;
+      io.write_rows(block, valid, s.impulses.data() + 3 * first, 3 * count, impulses_.data() + 3 * first, 3 * candidates_);
+      io.write_rows(block, valid, s.gap.data() + first, count, gaps_.data() + first, candidates_);
+      io.write_rows(block, valid, s.in_contact.data() + first, count, in_contact_.data() + first, candidates_);
+      io.write_rows(block, valid, s.world_force.data() + 3 * first, 3 * count, forces_.data() + 3 * first, 3 * candidates_);
+    };
+    int run = 0;
+    for (int k = 0; k < candidates_; ++k) {
+      const bool quiet_now = !any_lane(s.gap[static_cast<size_t>(k)] != infinity);
+      const bool skip = quiet_now && quiet[k] != 0;
+      // Rows left unwritten (invalid lanes) keep what they held: quiet only if they were.
+      quiet[k] = quiet_now && (all_valid || quiet[k] != 0) ? 1 : 0;
+      if (!skip) continue;
+      write(run, k);
+      run = k + 1;
+    }
+    write(run, candidates_);
     io.write_rows(block, valid, cl.touch.data(), touch_plan_.size(), touch_.data());
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
@@ -341,6 +369,9 @@ class ContactSolving {
   std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
   bool terrain_per_env_ = false;
   std::vector<T> impulses_, forces_, gaps_, in_contact_;     // N x C x 3, N x C x 3, N x C, N x C
+  // Per lane block and candidate: 1 when its rows in every environment of the block hold a quiet
+  // candidate's results (store_contacts); 0 at first and after warm_impulses.
+  std::vector<char> quiet_;
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;

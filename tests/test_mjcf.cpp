@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "batch/batched_eval.hpp"
@@ -793,6 +794,54 @@ TEST_CASE("MJCF obstacles: a world geom that no robot geom can touch is left out
   CHECK(noted);
   REQUIRE(model.contacts.pairs.size() == 1);
   CHECK(model.contacts.pairs[0].name == "crate-step");
+}
+
+TEST_CASE("Contact results stored only where they changed equal results written in full every step, as balls roll into an obstacle") {
+  // Balls rolling at an obstacle box from different places and speeds: their pair is beyond
+  // reach (not stored again), then near, in contact, and at rest against it. Batch `full` saves
+  // and restores every state before each step, which makes it store every candidate.
+  const Model model = load_mjcf_string(R"(<mujoco><option timestep="0.002"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    <geom name="block" type="box" size=".1 .1 .1" pos="0 0 .1"/>
+    <body name="ball" pos="-1 0 .05"><freejoint/><geom name="ball" type="sphere" size=".05" mass="1"/></body>
+  </worldbody>
+</mujoco>)");
+  using L = SimdLane<float>;
+  const int n = 2 * lane_width<L> + 3;
+  Batch<float> partial(model, n, 1), full(model, n, 1);
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (Batch<float>* batch : {&partial, &full}) std::fill(batch->v(), batch->v() + n * model.nv, 0.0f);
+  for (int e = 0; e < n; ++e) {
+    const float x = -0.9f + 0.6f * u(rng), speed = 2.0f * u(rng);
+    for (Batch<float>* batch : {&partial, &full}) {
+      batch->q()[e * model.nq + 0] = x;
+      batch->v()[e * model.nv + 0] = speed;
+      batch->v()[e * model.nv + 4] = speed / 0.05f;  // rolling about y
+    }
+  }
+  std::vector<int> all(static_cast<size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<float> rows(static_cast<size_t>(n * full.state_size()));
+  const size_t C = static_cast<size_t>(n * partial.contact_candidates());
+  int near = 0, touching = 0;
+  for (int step = 0; step < 600; ++step) {
+    full.get_state(all, rows), full.set_state(all, rows);
+    partial.step(0.002), full.step(0.002);
+    REQUIRE(std::equal(partial.q(), partial.q() + n * model.nq, full.q()));
+    REQUIRE(std::equal(partial.contact_gaps(), partial.contact_gaps() + C, full.contact_gaps()));
+    REQUIRE(std::equal(partial.contact_flags(), partial.contact_flags() + C, full.contact_flags()));
+    REQUIRE(std::equal(partial.contact_impulses(), partial.contact_impulses() + 3 * C, full.contact_impulses()));
+    REQUIRE(std::equal(partial.contact_forces(), partial.contact_forces() + 3 * C, full.contact_forces()));
+    for (int e = 0; e < n; ++e) {
+      const float gap = partial.contact_gaps()[e * partial.contact_candidates() + 1];  // the ball-block pair
+      near += std::isfinite(gap), touching += partial.contact_flags()[e * partial.contact_candidates() + 1] != 0.0f;
+    }
+  }
+  CHECK(near > 0);      // pairs came within reach
+  CHECK(touching > 0);  // and touched
+  CHECK(near < 600 * n);  // and were beyond reach for a while
 }
 
 TEST_CASE("A box on an MJCF mesh slab and a mesh on a box come to rest on their faces at MuJoCo's heights, carrying m g") {

@@ -393,22 +393,22 @@ void bind_batch_contact(py::class_<PyBatch<T>>& cls) {
       }), "(ny, nx) of the terrain's grid; (0, 0) without a terrain.")
       .def_property_readonly("contact_forces", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
-        return view(const_cast<T*>(b.batch.contact_forces()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);
-      }), "(N, C, 3) world-frame contact forces of the last step (N), a view.")
+        return readonly_view(const_cast<T*>(b.batch.contact_forces()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);
+      }), "(N, C, 3) world-frame contact forces of the last step (N), a read-only view.")
       .def_property_readonly("contact_gaps", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
-        return view(const_cast<T*>(b.batch.contact_gaps()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
+        return readonly_view(const_cast<T*>(b.batch.contact_gaps()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
       }), "(N, C) gaps to the ground or the pair's other geometry at the last substep's start (m; < 0: penetration; "
-          "+inf before the first step and after a reset), a view.")
+          "+inf before the first step and after a reset), a read-only view.")
       .def_property_readonly("contact_impulses", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
-        return view(const_cast<T*>(b.batch.contact_impulses()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);
-      }), "(N, C, 3) contact impulses of the last substep (N s): normal, tangent 1, tangent 2 (the next step's warm start), a view.")
+        return readonly_view(const_cast<T*>(b.batch.contact_impulses()), {b.batch.num_envs(), b.batch.contact_candidates(), 3}, self);
+      }), "(N, C, 3) contact impulses of the last substep (N s): normal, tangent 1, tangent 2 (the next step's warm start; set_state sets it), a read-only view.")
       .def_property_readonly("contact_flags", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
-        return view(const_cast<T*>(b.batch.contact_flags()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
+        return readonly_view(const_cast<T*>(b.batch.contact_flags()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
       }), "(N, C) 1 where a candidate was in the last substep's contact problem (within its margin, or closing that gap "
-          "within the substep), else 0, a view.")
+          "within the substep), else 0, a read-only view.")
       .def_property_readonly("contact_iterations", serialised<B>([](B& b) { return int_array(b.batch.contact_iterations()); }),
                              "(N,) int32: the contact solver's (ADMM) iterations per environment in the last step's last substep (a copy).")
       .def_property_readonly("contact_residual", serialised<B>([](B& b) {

@@ -66,6 +66,15 @@ py::array_t<T> view(T* data, std::vector<py::ssize_t> shape, py::handle owner) {
   return py::array_t<T>(shape, data, owner);
 }
 
+// The same, read-only: results the engine keeps (and may leave unwritten where they did not
+// change, batch/contact_solving.hpp), which a write would corrupt.
+template <class T>
+py::array_t<T> readonly_view(T* data, std::vector<py::ssize_t> shape, py::handle owner) {
+  py::array_t<T> out = view(data, std::move(shape), owner);
+  out.attr("setflags")(py::arg("write") = false);
+  return out;
+}
+
 // A NumPy int32 array copy of per-environment counts (iterations).
 inline py::array_t<std::int32_t> int_array(const std::vector<int>& values) {
   py::array_t<std::int32_t> out(static_cast<py::ssize_t>(values.size()));
