@@ -727,7 +727,7 @@ TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds i
   CHECK(grouped == pair_candidates);
   std::mt19937 rng(41);
   Data<double> data(model);
-  double closest = 1e9;  // the least slack over the trials: the bound is tight on some geometry
+  double closest = 1e9;  // the least slack over the trials
   for (int trial = 0; trial < 200; ++trial) {
     forward_kinematics(model, data, random_configuration<double>(model, rng));
     for (const ReachGroup& g : groups)
@@ -742,7 +742,9 @@ TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds i
         closest = std::min(closest, slack);
       }
   }
-  CHECK(closest < 0.1);  // not a sphere so large that it never culls
+  // Not a sphere so large that it never culls: a foot comes within 0.15 m of the bound (the
+  // chain's offsets never line up: the hip's is across the leg).
+  CHECK(closest < 0.15);
 }
 
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /
