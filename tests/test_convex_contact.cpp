@@ -338,26 +338,28 @@ TEST_CASE("convex slots: a box or a hull against a hull gets four slots, a cylin
   CHECK(convex == 1);
 }
 
-TEST_CASE("convex slots: a box resting face-down on a hull's face is held at four points at the depth, three of them its corners") {
+TEST_CASE("convex slots: a box resting face-down on a hull's face or on a box is held at four points at the depth, three of them its corners") {
   const Vec3d h{0.1, 0.08, 0.05};
-  const Model m = hull_pair(corners({0.3, 0.3, 0.05}), box_geometry(h));
-  const double depth = 0.002, yaw = 0.3;
-  const Transformd crate = placed({0.05, -0.02, 0.05 + h.z - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ())));
-  const PairSlots<double> slots = slots_of(m, crate, placed({0, 0, 0}));
-  for (int s = 0; s < kConvexContactsPerPair; ++s) {
-    CAPTURE(s);
-    CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
-    CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);
-    CHECK(slots.point[s].z == doctest::Approx(0.05 - 0.5 * depth).epsilon(1e-9));
-  }
-  for (int s = 1; s < kConvexContactsPerPair; ++s) {  // a bottom corner of the crate, seen from above
-    bool corner = false;
-    for (const Vec3d& v : corners(h)) {
-      const Vec3d p = crate.act_point(v);
-      corner = corner || (v.z < 0 && std::hypot(p.x - slots.point[s].x, p.y - slots.point[s].y) < 1e-9);
+  for (const Model& m : {hull_pair(corners({0.3, 0.3, 0.05}), box_geometry(h)), geometry_pair(box_geometry({0.3, 0.3, 0.05}), box_geometry(h))}) {
+    CAPTURE(m.contacts.geometries[0].shape == CollisionShape::Box);
+    const double depth = 0.002, yaw = 0.3;
+    const Transformd crate = placed({0.05, -0.02, 0.05 + h.z - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ())));
+    const PairSlots<double> slots = slots_of(m, crate, placed({0, 0, 0}));
+    for (int s = 0; s < kConvexContactsPerPair; ++s) {
+      CAPTURE(s);
+      CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
+      CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);
+      CHECK(slots.point[s].z == doctest::Approx(0.05 - 0.5 * depth).epsilon(1e-9));
     }
-    CHECK(corner);
-    for (int t = 0; t < s; ++t) CHECK(norm(slots.point[s] - slots.point[t]) > 0.01);
+    for (int s = 1; s < kConvexContactsPerPair; ++s) {  // a bottom corner of the crate, seen from above
+      bool corner = false;
+      for (const Vec3d& v : corners(h)) {
+        const Vec3d p = crate.act_point(v);
+        corner = corner || (v.z < 0 && std::hypot(p.x - slots.point[s].x, p.y - slots.point[s].y) < 1e-9);
+      }
+      CHECK(corner);
+      for (int t = 0; t < s; ++t) CHECK(norm(slots.point[s] - slots.point[t]) > 0.01);
+    }
   }
 }
 
@@ -368,24 +370,6 @@ TEST_CASE("convex slots: two boxes pair as Convex with four slots, where their c
     if (c.pair >= 0) convex += c.kind == CandidateKind::Convex, other += c.kind != CandidateKind::Convex;
   CHECK(convex == kConvexContactsPerPair);
   CHECK(other == 0);
-}
-
-TEST_CASE("convex slots: a box resting face-down on a box is held at four points at the depth, three of them its corners") {
-  const Vec3d h{0.1, 0.08, 0.05};
-  const Model m = geometry_pair(box_geometry({0.3, 0.3, 0.05}), box_geometry(h));
-  const double depth = 0.002, yaw = 0.3;
-  const Transformd crate = placed({0.05, -0.02, 0.05 + h.z - depth}, Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ())));
-  const PairSlots<double> slots = slots_of(m, crate, placed({0, 0, 0}));
-  for (int s = 0; s < kConvexContactsPerPair; ++s) {
-    CAPTURE(s);
-    CHECK(slots.gap[s] == doctest::Approx(-depth).epsilon(1e-9));
-    CHECK(norm(slots.normal[s] - Vec3d{0, 0, 1}) < 1e-9);
-  }
-  for (int s = 1; s < kConvexContactsPerPair; ++s) {
-    bool corner = false;
-    for (const Vec3d& v : corners(h)) corner = corner || (v.z < 0 && norm(crate.act_point(v) - slots.point[s] - Vec3d{0, 0, -0.5 * depth}) < 1e-9);
-    CHECK(corner);
-  }
 }
 
 TEST_CASE("convex slots: a wide box on a small box's top is held at the small box's corners, pushed up") {
