@@ -51,6 +51,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <xsimd/xsimd.hpp>
+
 #include "batch/argument_checks.hpp"
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
@@ -71,19 +73,20 @@ class ContactSolving {
       : model_(model), n_(num_envs), plan_(plan_contacts(model)), candidates_(plan_.num_candidates()),
         can_collide_(model.contacts.can_collide()), enabled_(model.constraint_rows == 0),
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
-        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>(num_envs) * candidates_),
-        impulses_(3 * friction_.size(), T(0)), forces_(impulses_.size(), T(0)), gaps_(friction_.size(), std::numeric_limits<T>::infinity()),
-        in_contact_(friction_.size(), T(0)), quiet_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_, 0), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
+        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_ * W),
+        impulses_(3 * static_cast<size_t>(num_envs) * candidates_, T(0)), forces_(impulses_.size(), T(0)),
+        gaps_(static_cast<size_t>(num_envs) * candidates_, std::numeric_limits<T>::infinity()), in_contact_(gaps_.size(), T(0)),
+        held_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_, Held::Any), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
         iterations_(static_cast<size_t>(num_envs), 0), residual_(static_cast<size_t>(num_envs), T(0)),
         touch_plan_(plan_touch(model)), touch_(static_cast<size_t>(num_envs) * touch_plan_.size(), T(0)),
         zero_row_(static_cast<size_t>(std::max({3 * candidates_, plan_.num_limited_joints(), 3})), T(0)) {
     for (const TouchPlan::Entry& s : touch_plan_.sensors) touch_placement_.push_back(cast_transform<L>(s.placement));
     settings_.max_iterations = 500;
     settings_.tolerance = default_tolerance();
-    for (int e = 0; e < n_; ++e) {
+    for (int e = 0; e < n_; ++e)
       for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
-      for (int c = 0; c < candidates_; ++c) friction_[static_cast<size_t>(e * candidates_ + c)] = static_cast<T>(candidate_friction(c));
-    }
+    for (int e = 0; e < (n_ + W - 1) / W * W; ++e)  // every lane, the last block's padding too
+      for (int c = 0; c < candidates_; ++c) friction_[friction_index(e, c)] = static_cast<T>(candidate_friction(c));
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
     // The loops as bilateral rows of a contact problem need independent rows (Cassie: 24 of rank
     // 22). Held loops (limits without contacts) are eliminated with damping instead.
@@ -144,7 +147,8 @@ class ContactSolving {
   void set_friction(std::span<const int> envs, double mu) {
     if (!(mu >= 0 && std::isfinite(mu))) throw Error("Batch::set_friction: mu must be finite and >= 0, got " + std::to_string(mu));
     for (int e : envs) check_env("Batch::set_friction", e, n_);
-    for (int e : envs) std::fill_n(friction_.begin() + static_cast<long>(e) * candidates_, candidates_, static_cast<T>(mu));
+    for (int e : envs)
+      for (int c = 0; c < candidates_; ++c) friction_[friction_index(e, c)] = static_cast<T>(mu);
   }
   // A terrain shared by every environment: replaces the plane (its height and normal are kept
   // for when the terrain is cleared). Throws Error for a field check_height_field refuses, or a
@@ -197,7 +201,8 @@ class ContactSolving {
   }
   double friction(int e, int candidate) const {
     if (candidate < 0 || candidate >= candidates_) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
-    return friction_.at(static_cast<size_t>(e * candidates_ + candidate));
+    check_env("Batch::friction", e, n_);
+    return friction_[friction_index(e, candidate)];
   }
 
   // --- Results of the last step (its last substep), per environment ---
@@ -227,18 +232,30 @@ class ContactSolving {
   int limited_joints() const { return plan_.num_limited_joints(); }
   T* warm_impulses(int e) {
     check_env("Batch::warm_impulses", e, n_);
-    std::fill_n(quiet_.begin() + static_cast<long>(e / W) * candidates_, candidates_, char(0));  // may be written: store it all next
+    std::fill_n(held_.begin() + static_cast<long>(e / W) * candidates_, candidates_, Held::Any);  // may be written: store it all next
     return impulses_.data() + 3L * e * candidates_;
   }
   T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
-  // friction into ws.
+  // friction into ws. The impulses of a candidate the block's rows hold idle (store_contacts) are
+  // zero without being read: Go2 among its scene's stairs reads a few of its 401 candidates.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
-    load_rows(block, valid, impulses_.data(), 3 * candidates_, cl.state.impulses.data());
+    const Held* held = held_.data() + static_cast<long>(block) * candidates_;
+    L* impulses = cl.state.impulses.data();
+    for (int k = 0; k < candidates_;) {
+      if (held[k] != Held::Any) {
+        impulses[3 * k] = impulses[3 * k + 1] = impulses[3 * k + 2] = L(T(0));
+        ++k;
+        continue;
+      }
+      int end = k + 1;  // a run of candidates whose rows may hold impulses
+      while (end < candidates_ && held[end] == Held::Any) ++end;
+      load_rows(block, valid, impulses_.data() + 3 * k, 3 * (end - k), 3 * candidates_, impulses + 3 * k);
+      k = end;
+    }
     load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), cl.state.limit_impulses.data());
-    load_rows(block, valid, friction_.data(), candidates_, cl.friction.data());
     L normal[3], height;
     load_rows(block, valid, ground_normal_.data(), 3, normal);
     load_rows(block, valid, ground_height_.data(), 1, &height);
@@ -246,6 +263,10 @@ class ContactSolving {
     alignas(64) T lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = block * W + l < n_ && valid[l] ? T(1) : T(0);
     cl.occupied = LaneTraits<L>::load(lanes);
+    // The friction is kept in lanes: zero where no environment is stepped, as the other rows.
+    const T* friction = friction_.data() + static_cast<size_t>(block) * candidates_ * W;
+    for (int k = 0; k < candidates_; ++k)
+      cl.friction[static_cast<size_t>(k)] = select(cl.occupied != L(T(0)), LaneTraits<L>::load(friction + static_cast<size_t>(k) * W), L(T(0)));
     cl.penetrated = L(T(0));
     for (int k = 0; k < 3; ++k) {
       LaneTraits<L>::store(normal[k], lanes);
@@ -310,37 +331,41 @@ class ContactSolving {
   }
 
  private:
-  // The contact results of the block into its valid environments' rows. A candidate that is
-  // quiet (an infinite gap, so no contact, impulse or force: a pair beyond reach) in every lane,
-  // and was quiet in every row of the block already, is not written again: its rows hold those
-  // values. Go2 among its scene's stairs stores its 97 ground candidates and the few pairs near a
-  // stair, not all 401.
+  // The contact results of the block into its valid environments' rows. What the rows already
+  // hold is not written again: a candidate idle in every lane (no contact, so a zero impulse and
+  // force: detect_contacts) whose rows are idle writes its gap alone, and one that is also quiet
+  // (an infinite gap: a pair beyond reach) in rows that are quiet writes nothing. Go2 among its
+  // scene's stairs writes the gaps of its 97 ground candidates, and the impulses, forces and
+  // flags of the few in contact.
   void store_contacts(int block, BlockIO<L>& io, ContactLanes<L>& cl, const bool* valid) {
     FrictionalContactWorkspace<L>& s = cl.state;
-    char* quiet = quiet_.data() + static_cast<long>(block) * candidates_;
+    Held* held = held_.data() + static_cast<long>(block) * candidates_;
     bool all_valid = true;
     for (int l = 0; l < W && block * W + l < n_; ++l) all_valid = all_valid && valid[l];
-    const L infinity(std::numeric_limits<T>::infinity());
-    // Runs of candidates to write: first .. k - 1.
-    const auto write = [&](int first, int k) {
+    const L infinity(std::numeric_limits<T>::infinity()), zero(T(0));
+    // Runs of candidates to write, first .. k - 1: their gaps, and the rest of their results.
+    const auto write_gaps = [&](int first, int k) {
+      if (k > first) io.write_rows(block, valid, s.gap.data() + first, k - first, gaps_.data() + first, candidates_);
+    };
+    const auto write_results = [&](int first, int k) {
       if (k == first) return;
       const int count = k - first;
       io.write_rows(block, valid, s.impulses.data() + 3 * first, 3 * count, impulses_.data() + 3 * first, 3 * candidates_);
-      io.write_rows(block, valid, s.gap.data() + first, count, gaps_.data() + first, candidates_);
       io.write_rows(block, valid, s.in_contact.data() + first, count, in_contact_.data() + first, candidates_);
       io.write_rows(block, valid, s.world_force.data() + 3 * first, 3 * count, forces_.data() + 3 * first, 3 * candidates_);
     };
-    int run = 0;
+    int gap_run = 0, result_run = 0;
     for (int k = 0; k < candidates_; ++k) {
-      const bool quiet_now = !any_lane(s.gap[static_cast<size_t>(k)] != infinity);
-      const bool skip = quiet_now && quiet[k] != 0;
-      // Rows left unwritten (invalid lanes) keep what they held: quiet only if they were.
-      quiet[k] = quiet_now && (all_valid || quiet[k] != 0) ? 1 : 0;
-      if (!skip) continue;
-      write(run, k);
-      run = k + 1;
+      const bool idle = !any_lane(s.in_contact[static_cast<size_t>(k)] != zero);
+      const bool quiet = idle && !any_lane(s.gap[static_cast<size_t>(k)] != infinity);
+      const Held now = quiet ? Held::Quiet : idle ? Held::Idle : Held::Any;
+      if (quiet && held[k] == Held::Quiet) write_gaps(gap_run, k), gap_run = k + 1;
+      if (idle && held[k] != Held::Any) write_results(result_run, k), result_run = k + 1;
+      // Rows left unwritten (invalid lanes) keep what they held.
+      held[k] = all_valid ? now : std::min(now, held[k]);
     }
-    write(run, candidates_);
+    write_gaps(gap_run, candidates_);
+    write_results(result_run, candidates_);
     io.write_rows(block, valid, cl.touch.data(), touch_plan_.size(), touch_.data());
   }
   double candidate_friction(int c) const { return model_.contacts.friction(c); }
@@ -348,14 +373,19 @@ class ContactSolving {
   // without a valid environment (they read zero_row_): W x W tiles transposed in registers, as
   // the gather's (entry by entry through a staging buffer, this was 29 % of the samples of the
   // stage's own code on the quadruped).
-  void load_rows(int block, const bool* valid, const T* rows, int count, L* out) const {
+  void load_rows(int block, const bool* valid, const T* rows, int count, L* out) const { load_rows(block, valid, rows, count, count, out); }
+  // The same from `count` entries of rows `stride` apart (a column range of wider rows: `rows`
+  // points at the range's first column in environment 0's row).
+  void load_rows(int block, const bool* valid, const T* rows, int count, int stride, L* out) const {
     const T* sources[W];
     for (int l = 0; l < W; ++l) {
       const int e = block * W + l;
-      sources[l] = e < n_ && valid[l] ? rows + static_cast<size_t>(e) * count : zero_row_.data();
+      sources[l] = e < n_ && valid[l] ? rows + static_cast<size_t>(e) * stride : zero_row_.data();
     }
     lanes_from_row_range<L>(sources, count, out);
   }
+  // Where environment e's friction for candidate c is in friction_: lane e % W of block e / W.
+  size_t friction_index(int e, int c) const { return (static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(c)) * W + static_cast<size_t>(e % W); }
 
   const Model& model_;
   int n_;
@@ -364,14 +394,19 @@ class ContactSolving {
   bool can_collide_;  // ContactModel::can_collide(), once: the model does not change
   bool enabled_;
   ContactSettings settings_;
-  std::vector<T> ground_height_, ground_normal_, friction_;  // N, N x 3, N x C
+  std::vector<T> ground_height_, ground_normal_;             // N, N x 3
+  // Per lane block and candidate, its W lanes (friction_index): the friction coefficient, kept
+  // as the kernel reads it, so that a step does not transpose what seldom changes.
+  std::vector<T, xsimd::aligned_allocator<T, 64>> friction_;
   HeightField terrain_;                                      // the grid (nx = 0: none); heights below
   std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
   bool terrain_per_env_ = false;
   std::vector<T> impulses_, forces_, gaps_, in_contact_;     // N x C x 3, N x C x 3, N x C, N x C
-  // Per lane block and candidate: 1 when its rows in every environment of the block hold a quiet
-  // candidate's results (store_contacts); 0 at first and after warm_impulses.
-  std::vector<char> quiet_;
+  // What a candidate's rows hold in every environment of a lane block (store_contacts), in
+  // increasing order of what is known: anything (at first and after warm_impulses); idle, a
+  // candidate not in contact (zero impulse, force and flag); quiet, idle and an infinite gap.
+  enum class Held : char { Any, Idle, Quiet };
+  std::vector<Held> held_;  // per lane block and candidate
   std::vector<T> limit_impulses_;                            // N x (limited joints): the warm start
   std::vector<int> iterations_;
   std::vector<T> residual_;

@@ -798,10 +798,12 @@ TEST_CASE("MJCF obstacles: a world geom that no robot geom can touch is left out
   CHECK(model.contacts.pairs[0].name == "crate-step");
 }
 
-TEST_CASE("Contact results stored only where they changed equal results written in full every step, as balls roll into an obstacle") {
-  // Balls rolling at an obstacle box from different places and speeds: their pair is beyond
-  // reach (not stored again), then near, in contact, and at rest against it. Batch `full` saves
-  // and restores every state before each step, which makes it store every candidate.
+TEST_CASE("Contact results stored only where they changed equal results written in full every step, as balls fall and roll into an obstacle") {
+  // Balls dropped or thrown up, rolling at an obstacle box from different places and speeds:
+  // their ground candidate leaves the floor (idle: not stored again but for its gap) and lands,
+  // and their pair is beyond reach (not stored again), then near, in contact, and at rest
+  // against it. Batch `full` saves and restores every state before each step, which makes it
+  // load and store every candidate.
   const Model model = load_mjcf_string(R"(<mujoco><option timestep="0.002"/>
   <worldbody>
     <geom name="floor" type="plane" size="0 0 1"/>
@@ -816,9 +818,11 @@ TEST_CASE("Contact results stored only where they changed equal results written 
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (Batch<float>* batch : {&partial, &full}) std::fill(batch->v(), batch->v() + n * model.nv, 0.0f);
   for (int e = 0; e < n; ++e) {
-    const float x = -0.9f + 0.6f * u(rng), speed = 2.0f * u(rng);
+    const float x = -0.9f + 0.6f * u(rng), speed = 2.0f * u(rng), lift = 0.2f * u(rng), up = u(rng) < 0.5f ? 2.0f * u(rng) : 0.0f;
     for (Batch<float>* batch : {&partial, &full}) {
       batch->q()[e * model.nq + 0] = x;
+      batch->q()[e * model.nq + 2] += lift;
+      batch->v()[e * model.nv + 2] = up;
       batch->v()[e * model.nv + 0] = speed;
       batch->v()[e * model.nv + 4] = speed / 0.05f;  // rolling about y
     }
@@ -827,7 +831,7 @@ TEST_CASE("Contact results stored only where they changed equal results written 
   std::iota(all.begin(), all.end(), 0);
   std::vector<float> rows(static_cast<size_t>(n * full.state_size()));
   const size_t C = static_cast<size_t>(n * partial.contact_candidates());
-  int near = 0, touching = 0;
+  int near = 0, touching = 0, aloft = 0, landed = 0;
   for (int step = 0; step < 600; ++step) {
     full.get_state(all, rows), full.set_state(all, rows);
     partial.step(0.002), full.step(0.002);
@@ -839,8 +843,12 @@ TEST_CASE("Contact results stored only where they changed equal results written 
     for (int e = 0; e < n; ++e) {
       const float gap = partial.contact_gaps()[e * partial.contact_candidates() + 1];  // the ball-block pair
       near += std::isfinite(gap), touching += partial.contact_flags()[e * partial.contact_candidates() + 1] != 0.0f;
+      const bool on_floor = partial.contact_flags()[e * partial.contact_candidates()] != 0.0f;  // the ball's ground candidate
+      aloft += !on_floor, landed += on_floor;
     }
   }
+  CHECK(aloft > 0);  // balls left the floor
+  CHECK(landed > 0);  // and came down on it
   CHECK(near > 0);      // pairs came within reach
   CHECK(touching > 0);  // and touched
   CHECK(near < 600 * n);  // and were beyond reach for a while

@@ -87,7 +87,8 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 // (kernels/contact/hull_contact.hpp, kernels/contact/cylinder_contact.hpp).
 // The candidates in contact in any lane go to ws.contact_list; returns how many. A reach group
 // (plan.reach_groups) whose bound is beyond reach in every lane is passed over at once: each of
-// its candidates reads what pair_within_reach would have made of it, bit for bit.
+// its candidates gets the gap, flag, force and impulse that pair_within_reach would have given it,
+// bit for bit (its normal and point, read only in contact, are not formed).
 template <class S>
 int detect_contacts(const Model& model, const ContactPlan& plan, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
                     FrictionalContactWorkspace<S>& ws) {
@@ -103,10 +104,8 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
     if (group < plan.reach_groups.size() && plan.reach_groups[group].first == k) {
       const ReachGroup& g = plan.reach_groups[group++];
       if (!any_lane(group_within_reach(g, ws.world_from_body[static_cast<size_t>(g.root)]))) {
-        for (; k < std::min(g.end, candidates); ++k) {
-          const ContactCandidate& cand = list[static_cast<size_t>(k)];
-          beyond_reach(cand, ws.world_from_body[static_cast<size_t>(cand.body)], ws.gap[static_cast<size_t>(k)], ws.normal[static_cast<size_t>(k)],
-                       ws.contact_point[static_cast<size_t>(k)]);
+        for (; k < std::min(g.end, candidates); ++k) {  // no normal or point: never read without contact
+          ws.gap[static_cast<size_t>(k)] = S(std::numeric_limits<lane_scalar<S>>::infinity());
           ws.in_contact[static_cast<size_t>(k)] = S(0);
           for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);
         }

@@ -72,6 +72,9 @@ struct FrictionalContactWorkspace {
   std::vector<S> GT;                          // G_T over the terminals' rows, row-major
   // Per candidate
   std::vector<S> gap, in_contact;             // to the ground or the pair's B; 1 when gap < margin + h max(-v_N, 0), else 0
+  // The normal and contact point are left as they were for the candidates of a reach group passed
+  // over (detect_contacts: an infinite gap and no contact in every lane); read them masked by
+  // in_contact.
   std::vector<Vec3<S>> normal;                // unit, world frame: the ground's under it, or its pair's (B to A)
   std::vector<Vec3<S>> tangent1, tangent2;    // world frame: perpendicular_basis(normal), the rows' t1 and t2
   std::vector<Vec3<S>> contact_point;         // world frame
