@@ -32,16 +32,16 @@ using LaneArray = std::vector<L>;
 template <class L>
 struct ContactLanes {
   ContactLanes(const Model& m, const ContactPlan& plan)
-      : state(m, plan), friction(static_cast<size_t>(plan.num_candidates())),
+      : state(m, plan),
         touch(static_cast<size_t>(std::count_if(m.sensors.begin(), m.sensors.end(), [](const Sensor& s) { return s.kind == SensorKind::Touch; }))) {}
   FrictionalContactWorkspace<L> state;
-  LaneArray<L> friction;  // per candidate
+  const L* friction = nullptr;  // per candidate: the block's lanes where ContactSolving keeps them
   LaneArray<L> touch;     // per touch sensor: the last substep's reading (kernels/contact/touch_sensors.hpp)
   GroundLanes<L> ground;
   L occupied;    // 1 in the lanes that hold a valid environment, 0 in padding and refused ones
   L penetrated;  // 1 in the lanes where a contact was deeper than max_penetration in this call's substeps
   ContactSolverReport<L> report;
-  size_t bytes() const { return state.bytes() + (friction.size() + touch.size()) * sizeof(L); }
+  size_t bytes() const { return state.bytes() + touch.size() * sizeof(L); }
 };
 
 template <class L>

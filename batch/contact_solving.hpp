@@ -51,8 +51,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "batch/argument_checks.hpp"
 #include "batch/block_io.hpp"
 #include "batch/block_workspace.hpp"
@@ -73,7 +71,7 @@ class ContactSolving {
       : model_(model), n_(num_envs), plan_(plan_contacts(model)), candidates_(plan_.num_candidates()),
         can_collide_(model.contacts.can_collide()), enabled_(model.constraint_rows == 0),
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
-        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_ * W),
+        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_),
         impulses_(3 * static_cast<size_t>(num_envs) * candidates_, T(0)), forces_(impulses_.size(), T(0)),
         gaps_(static_cast<size_t>(num_envs) * candidates_, std::numeric_limits<T>::infinity()), in_contact_(gaps_.size(), T(0)),
         held_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_, Held::Any), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
@@ -85,8 +83,8 @@ class ContactSolving {
     settings_.tolerance = default_tolerance();
     for (int e = 0; e < n_; ++e)
       for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
-    for (int e = 0; e < (n_ + W - 1) / W * W; ++e)  // every lane, the last block's padding too
-      for (int c = 0; c < candidates_; ++c) friction_[friction_index(e, c)] = static_cast<T>(candidate_friction(c));
+    for (size_t b = 0; b < friction_.size() / std::max(1, candidates_); ++b)  // every lane, the last block's padding too
+      for (int c = 0; c < candidates_; ++c) friction_[b * static_cast<size_t>(candidates_) + static_cast<size_t>(c)] = L(static_cast<T>(candidate_friction(c)));
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
     // The loops as bilateral rows of a contact problem need independent rows (Cassie: 24 of rank
     // 22). Held loops (limits without contacts) are eliminated with damping instead.
@@ -147,8 +145,14 @@ class ContactSolving {
   void set_friction(std::span<const int> envs, double mu) {
     if (!(mu >= 0 && std::isfinite(mu))) throw Error("Batch::set_friction: mu must be finite and >= 0, got " + std::to_string(mu));
     for (int e : envs) check_env("Batch::set_friction", e, n_);
+    alignas(64) T lanes[W];
     for (int e : envs)
-      for (int c = 0; c < candidates_; ++c) friction_[friction_index(e, c)] = static_cast<T>(mu);
+      for (int c = 0; c < candidates_; ++c) {
+        L& x = friction_lanes(e, c);
+        LaneTraits<L>::store(x, lanes);
+        lanes[e % W] = static_cast<T>(mu);
+        x = LaneTraits<L>::load(lanes);
+      }
   }
   // A terrain shared by every environment: replaces the plane (its height and normal are kept
   // for when the terrain is cleared). Throws Error for a field check_height_field refuses, or a
@@ -202,7 +206,7 @@ class ContactSolving {
   double friction(int e, int candidate) const {
     if (candidate < 0 || candidate >= candidates_) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
     check_env("Batch::friction", e, n_);
-    return friction_[friction_index(e, candidate)];
+    return static_cast<double>(LaneTraits<L>::get(friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(candidate)], e % W));
   }
 
   // --- Results of the last step (its last substep), per environment ---
@@ -238,7 +242,7 @@ class ContactSolving {
   T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
-  // friction into ws. The impulses of a candidate the block's rows hold idle (store_contacts) are
+  // friction (a view of its lanes) into ws. The impulses of a candidate the block's rows hold idle (store_contacts) are
   // zero without being read: Go2 among its scene's stairs reads a few of its 401 candidates.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
@@ -263,10 +267,8 @@ class ContactSolving {
     alignas(64) T lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = block * W + l < n_ && valid[l] ? T(1) : T(0);
     cl.occupied = LaneTraits<L>::load(lanes);
-    // The friction is kept in lanes: zero where no environment is stepped, as the other rows.
-    const T* friction = friction_.data() + static_cast<size_t>(block) * candidates_ * W;
-    for (int k = 0; k < candidates_; ++k)
-      cl.friction[static_cast<size_t>(k)] = select(cl.occupied != L(T(0)), LaneTraits<L>::load(friction + static_cast<size_t>(k) * W), L(T(0)));
+    // Read where it is kept (a lane without an environment to step has no row to read it).
+    cl.friction = friction_.data() + static_cast<size_t>(block) * candidates_;
     cl.penetrated = L(T(0));
     for (int k = 0; k < 3; ++k) {
       LaneTraits<L>::store(normal[k], lanes);
@@ -297,7 +299,7 @@ class ContactSolving {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
     const TreeFactor<L> aba = tree_factor_of(ws.aba);
-    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction.data(), cl.occupied, cl.state,
+    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction, cl.occupied, cl.state,
                                           ws.q.data(), ws.v.data(), h, ws.qdd.data(), loops != LoopRows::None ? ws.lambda.data() : nullptr,
                                           aba_factorised ? &aba : nullptr);
     if (candidates > 0) touch_kernel(touch_plan_, touch_placement_.data(), cl.state, h, cl.touch.data());
@@ -384,8 +386,8 @@ class ContactSolving {
     }
     lanes_from_row_range<L>(sources, count, out);
   }
-  // Where environment e's friction for candidate c is in friction_: lane e % W of block e / W.
-  size_t friction_index(int e, int c) const { return (static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(c)) * W + static_cast<size_t>(e % W); }
+  // Environment e's friction for candidate c: lane e % W of these lanes.
+  L& friction_lanes(int e, int c) { return friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(c)]; }
 
   const Model& model_;
   int n_;
@@ -395,9 +397,9 @@ class ContactSolving {
   bool enabled_;
   ContactSettings settings_;
   std::vector<T> ground_height_, ground_normal_;             // N, N x 3
-  // Per lane block and candidate, its W lanes (friction_index): the friction coefficient, kept
-  // as the kernel reads it, so that a step does not transpose what seldom changes.
-  std::vector<T, xsimd::aligned_allocator<T, 64>> friction_;
+  // Per lane block and candidate: the friction coefficients in lanes (friction_lanes), read by
+  // the kernel where they are, so that a step neither transposes nor copies what seldom changes.
+  std::vector<L> friction_;
   HeightField terrain_;                                      // the grid (nx = 0: none); heights below
   std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
   bool terrain_per_env_ = false;

@@ -81,6 +81,33 @@ TEST_CASE("a cylinder's four slots: the nearer cap's deepest rim point, the othe
       CHECK(batch.contact_gaps()[e * 4 + k] == doctest::Approx(expected[static_cast<size_t>(e)][static_cast<size_t>(k)].gap).epsilon(1e-12));
 }
 
+TEST_CASE("the approach speed bound holds for any point within reach, any normal and any body velocity, in float 100 m from the origin") {
+  // detect_contacts passes over a ground candidate whose gap exceeds the margin plus h times
+  // this bound in every lane: the bound must hold for the approach velocity as its own
+  // arithmetic rounds it (contact_column, the velocity's dot product).
+  std::mt19937 rng(46);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const auto random_vec = [&](double scale) { return Vec3d{scale * u(rng), scale * u(rng), scale * u(rng)}; };
+  double tightest = 0.0;  // the largest |approach| / bound
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double reach = 0.5 * (1.0 + u(rng));
+    const Transformd X{exp3(random_vec(3.0)), random_vec(100.0)};
+    const Vec3d axis = random_vec(1.0), offset = random_vec(1.0);
+    const Vec3d n = axis * (1.0 / std::sqrt(dot(axis, axis)));
+    const Vec3d local = offset * (reach * (0.5 + 0.5 * std::abs(u(rng))) / std::sqrt(dot(offset, offset)));  // |local| <= reach
+    const double scale = std::pow(10.0, 3.0 * u(rng));
+    const Motion<double> V{random_vec(scale), random_vec(scale * std::abs(u(rng)))};
+    const Transform<float> Xf = cast_transform<float>(X);
+    const Motion<float> Vf{cast3<float>(V.linear), cast3<float>(V.angular)};
+    const Vec3<float> point = Xf.act_point(cast3<float>(local));
+    const float approach = dot(contact_column(Xf, cast3<float>(n), point), Vf);
+    const float bound = approach_speed_bound(Vf, reach);
+    CHECK(std::abs(approach) <= bound);
+    tightest = std::max(tightest, static_cast<double>(std::abs(approach) / bound));
+  }
+  CHECK(tightest > 0.5);  // not so loose that it never passes a candidate over
+}
+
 TEST_CASE("step() with joint limits: near its knee limits, the quadruped's landing step equals the dense reference's limit rows") {
   const Model m = quadruped();
   ScalarBatch<double> batch(m, 4, 1);

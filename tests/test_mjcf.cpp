@@ -11,6 +11,7 @@
 #include <random>
 
 #include "batch/batched_eval.hpp"
+#include "kernels/contact/cylinder_contact.hpp"
 #include "helpers.hpp"
 #include "mujoco_model.hpp"
 #include "topology/contact_plan.hpp"
@@ -745,6 +746,43 @@ TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds i
   // Not a sphere so large that it never culls: a foot comes within 0.15 m of the bound (the
   // chain's offsets never line up: the hip's is across the leg).
   CHECK(closest < 0.15);
+}
+
+TEST_CASE("Each ground candidate's contact point stays within plan.ground_reach of its body's origin (Go2's boxes and cylinders, H1's and G1's hulls)") {
+  for (const char* file : {"unitree_go2/scene.xml", "unitree_h1/scene.xml", "unitree_g1/scene.xml"}) {
+    CAPTURE(file);
+    const Model model = load_mjcf_file(mjcf_robot(file));
+    const ContactPlan plan = plan_contacts(model);
+    std::mt19937 rng(45);
+    Data<double> data(model);
+    HullScratch<double> scratch;
+    GroundLanes<double> ground;
+    ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = -5.0;
+    double closest = 1e9;  // the least slack: the bound is tight for some point
+    int slotted = 0;
+    for (int trial = 0; trial < 50; ++trial) {
+      forward_kinematics(model, data, random_configuration<double>(model, rng));
+      for (int k = 0; k < plan.num_candidates(); ++k) {
+        const ContactCandidate& c = model.contacts.candidates[static_cast<size_t>(k)];
+        if (!c.against_ground()) {
+          CHECK(plan.ground_reach[static_cast<size_t>(k)] == 0.0);
+          continue;
+        }
+        const Transformd& X = data.world_from_body[static_cast<size_t>(c.body)];
+        Vec3d point = X.act_point(c.point) - ground.normal * c.radius;  // a sphere's lowest point
+        if (c.slot >= 0) {
+          point = ground_slots(model.contacts.geometries[static_cast<size_t>(c.geometry)], X, ground, 0.01, scratch).point[c.slot];
+          ++slotted;
+        }
+        const Vec3d local = X.rotation.transpose_times(point - X.translation);
+        const double slack = plan.ground_reach[static_cast<size_t>(k)] - std::sqrt(dot(local, local));
+        CHECK(slack >= -1e-12);
+        closest = std::min(closest, slack);
+      }
+    }
+    CHECK(slotted > 0);
+    CHECK(closest < 0.02);
+  }
 }
 
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /

@@ -79,6 +79,14 @@ ContactPlan plan_contacts(const Model& model) {
   for (const ContactCandidate& c : model.contacts.candidates) {
     plan.candidate_slot.push_back(slot_of(c.body));
     plan.candidate_slot2.push_back(slot_of(c.body2));
+    double reach = 0.0;
+    if (c.against_ground() && c.slot >= 0) {  // a point chosen on the geometry per step
+      const GeometryBounds& b = model.contacts.geometries[static_cast<size_t>(c.geometry)].bounds;
+      reach = std::sqrt(dot(b.centre, b.centre)) + b.radius;
+    } else if (c.against_ground()) {
+      reach = std::sqrt(dot(c.point, c.point)) + c.radius;
+    }
+    plan.ground_reach.push_back(reach);
   }
   for (const Constraint& k : model.constraints) {
     plan.loop_slot.push_back(slot_of(k.body1));

@@ -84,6 +84,11 @@ struct ContactPlan {
   std::vector<int> own_candidate;
   DelassusPlan delassus;            // PV-OSIMr over one terminal per contact body, in slot order
   std::vector<ReachGroup> reach_groups;  // in candidate order, disjoint (pairs with an obstacle only)
+  // Per candidate against the ground: how far from its body's origin its contact point can be
+  // (its sphere's or its geometry's bounding sphere's farthest point), m; 0 for a pair's. It
+  // bounds the point's approach speed (detect_contacts passes over a candidate farther from the
+  // ground than the step can close).
+  std::vector<double> ground_reach;
 
   int num_candidates() const { return static_cast<int>(candidate_slot.size()); }
   int num_limited_joints() const { return static_cast<int>(limited_joints.size()); }

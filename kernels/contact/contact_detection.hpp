@@ -76,6 +76,20 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
   return f;
 }
 
+// A bound on how fast a point of a body, at most `reach` from its origin, approaches anything
+// along a unit normal: |n . (v + w x r)| <= |v| + |w| |r| <= |v|_1 + |w|_1 |r|, with V the body's
+// velocity (body frame). `reach` gets 1 % and 1 cm more, so that the bound holds with the
+// rounding of the approach velocity's own arithmetic (the point's offset from the body's
+// origin is a difference of world coordinates: float's ulp stays below 1 cm up to 100 km out).
+template <class S>
+S approach_speed_bound(const Motion<S>& V, double reach) {
+  using std::abs;
+  using T = lane_scalar<S>;
+  const S linear = abs(V.linear.x) + abs(V.linear.y) + abs(V.linear.z);
+  const S angular = abs(V.angular.x) + abs(V.angular.y) + abs(V.angular.z);
+  return linear + angular * S(static_cast<T>(1.01 * reach + 0.01));
+}
+
 // The first `candidates` candidates (ground candidates only when ground.present): each one's gap,
 // normal, contact point (its lowest point against the ground), its normal row's force column (on
 // a pair's B too, opposite) and normal velocity J_n v_free, and its mask. Speculative contact: a
@@ -85,10 +99,15 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 // gap exactly, kernels/contact/contact_settings.hpp); and only in a lane that holds an
 // environment. A convex hull's and a cylinder's slots take their points here
 // (kernels/contact/hull_contact.hpp, kernels/contact/cylinder_contact.hpp).
-// The candidates in contact in any lane go to ws.contact_list; returns how many. A reach group
-// (plan.reach_groups) whose bound is beyond reach in every lane is passed over at once: each of
-// its candidates gets the gap, flag, force and impulse that pair_within_reach would have given it,
-// bit for bit (its normal and point, read only in contact, are not formed).
+// The candidates in contact in any lane go to ws.contact_list; returns how many. What cannot be
+// in contact in any lane is passed over with what its tests would have given it, bit for bit (no
+// contact, zero force and impulse):
+//   - a reach group (plan.reach_groups) whose bound is beyond reach in every lane: its
+//     candidates read an infinite gap (their normal and point, read only in contact, are not
+//     formed);
+//   - a ground candidate whose gap, in every lane, is at least the margin plus what a step of h
+//     closes at the bound on its point's speed (approach_speed_bound, plan.ground_reach): its
+//     force column and approach velocity are not formed (a trunk's corners well above the floor).
 template <class S>
 int detect_contacts(const Model& model, const ContactPlan& plan, int candidates, const GroundLanes<S>& ground, const S& occupied, const S& h,
                     FrictionalContactWorkspace<S>& ws) {
@@ -100,14 +119,17 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
   auto near = S(0) != S(0);
   PairSlots<S> pair_slots;  // the slots of the Convex pair whose candidates the loop is at
   size_t group = 0;         // the next reach group
+  const auto out_of_contact = [&](int k) {
+    ws.in_contact[static_cast<size_t>(k)] = S(0);
+    for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = ws.impulses[static_cast<size_t>(3 * k + r)] = S(0);
+  };
   for (int k = 0; k < candidates; ++k) {
     if (group < plan.reach_groups.size() && plan.reach_groups[group].first == k) {
       const ReachGroup& g = plan.reach_groups[group++];
       if (!any_lane(group_within_reach(g, ws.world_from_body[static_cast<size_t>(g.root)]))) {
         for (; k < std::min(g.end, candidates); ++k) {  // no normal or point: never read without contact
           ws.gap[static_cast<size_t>(k)] = S(std::numeric_limits<lane_scalar<S>>::infinity());
-          ws.in_contact[static_cast<size_t>(k)] = S(0);
-          for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);
+          out_of_contact(k);
         }
         reach_pair = -1;
         --k;  // the loop's ++k: the candidate after the group
@@ -142,9 +164,15 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
     }
     ws.gap[static_cast<size_t>(k)] = gap;
     if (!cand.against_ground() && !any_lane(near)) {  // beyond reach in every lane: not in contact, no column needed
-      ws.in_contact[static_cast<size_t>(k)] = S(0);
-      for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);
+      out_of_contact(k);
       continue;
+    }
+    if (cand.against_ground()) {  // too far to touch within the step in every lane (NaN: not passed over)
+      const S closing = h * approach_speed_bound(ws.body_velocity[static_cast<size_t>(cand.body)], plan.ground_reach[static_cast<size_t>(k)]);
+      if (!any_lane(!(gap >= margin + closing))) {
+        out_of_contact(k);
+        continue;
+      }
     }
     Force<S>& column = ws.columns[static_cast<size_t>(3 * k)];
     column = contact_column(X, normal, point);
@@ -158,14 +186,15 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
     }
     const auto touching = (gap < margin + h * max(-approach_velocity, S(0))) && (occupied != S(0));
     ws.in_contact[static_cast<size_t>(k)] = select(touching, S(1), S(0));
-    for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);  // apply sets those in contact
+    for (int r = 0; r < 3; ++r) {
+      ws.world_force[static_cast<size_t>(3 * k + r)] = S(0);  // apply sets those in contact
+      // No impulse where nothing touches: the warm start.
+      ws.impulses[static_cast<size_t>(3 * k + r)] = select(touching, ws.impulses[static_cast<size_t>(3 * k + r)], S(0));
+    }
     if (any_lane(touching)) ws.contact_list[static_cast<size_t>(listed++)] = k;
   }
-  // No impulse where nothing touches (nor beyond the candidates in the problem): the warm start.
-  for (int k = 0; k < 3 * static_cast<int>(list.size()); ++k) {
-    const S kept = k < 3 * candidates ? ws.impulses[static_cast<size_t>(k)] : S(0);
-    ws.impulses[static_cast<size_t>(k)] = k < 3 * candidates ? select(ws.in_contact[static_cast<size_t>(k / 3)] != S(0), kept, S(0)) : S(0);
-  }
+  // Nor beyond the candidates in the problem.
+  std::fill(ws.impulses.begin() + 3L * candidates, ws.impulses.end(), S(0));
   return listed;
 }
 
