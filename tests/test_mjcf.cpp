@@ -749,7 +749,7 @@ TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds i
 }
 
 TEST_CASE("Each ground candidate's contact point stays within plan.ground_reach of its body's origin (Go2's boxes and cylinders, H1's and G1's hulls)") {
-  for (const char* file : {"unitree_go2/scene.xml", "unitree_h1/scene.xml", "unitree_g1/scene.xml"}) {
+  for (const std::string file : {"unitree_go2/scene.xml", "unitree_h1/scene.xml", "unitree_g1/scene_29dof.xml"}) {
     CAPTURE(file);
     const Model model = load_mjcf_file(mjcf_robot(file));
     const ContactPlan plan = plan_contacts(model);
@@ -770,8 +770,13 @@ TEST_CASE("Each ground candidate's contact point stays within plan.ground_reach 
         }
         const Transformd& X = data.world_from_body[static_cast<size_t>(c.body)];
         Vec3d point = X.act_point(c.point) - ground.normal * c.radius;  // a sphere's lowest point
-        if (c.slot >= 0) {
-          point = ground_slots(model.contacts.geometries[static_cast<size_t>(c.geometry)], X, ground, 0.01, scratch).point[c.slot];
+        if (c.slot >= 0) {  // the ground raised to just above the deepest vertex, so that the slots take vertices
+          const CollisionGeometry& g = model.contacts.geometries[static_cast<size_t>(c.geometry)];
+          GroundLanes<double> raised = ground;
+          raised.height += ground_slots(g, X, ground, 0.01, scratch).gap[0] + 0.005;
+          const GroundSlots<double> slots = ground_slots(g, X, raised, 0.01, scratch);
+          if (!std::isfinite(slots.gap[c.slot])) continue;  // no vertex taken: the point is not used
+          point = slots.point[c.slot];
           ++slotted;
         }
         const Vec3d local = X.rotation.transpose_times(point - X.translation);
