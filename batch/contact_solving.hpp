@@ -242,8 +242,9 @@ class ContactSolving {
   T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
-  // friction (a view of its lanes) into ws. The impulses of a candidate the block's rows hold idle (store_contacts) are
-  // zero without being read: Go2 among its scene's stairs reads a few of its 401 candidates.
+  // friction (a view of its lanes) into ws. The impulses of a candidate whose rows the block
+  // holds idle (store_contacts) are zero without being read: Go2 among its scene's stairs reads
+  // a few of its 401 candidates.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const Held* held = held_.data() + static_cast<long>(block) * candidates_;

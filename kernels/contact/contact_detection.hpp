@@ -78,16 +78,17 @@ Force<S> contact_column(const Transform<S>& X, const Vec3<S>& d, const Vec3<S>& 
 
 // A bound on how fast a point of a body, at most `reach` from its origin, approaches anything
 // along a unit normal: |n . (v + w x r)| <= |v| + |w| |r| <= |v|_1 + |w|_1 |r|, with V the body's
-// velocity (body frame). `reach` gets 1 % and 1 cm more, so that the bound holds with the
-// rounding of the approach velocity's own arithmetic (the point's offset from the body's
-// origin is a difference of world coordinates: float's ulp stays below 1 cm up to 100 km out).
+// velocity (body frame). With 1 cm more reach and 1 % more in all, so that it bounds the
+// approach velocity as its own arithmetic rounds it (contact_column, a dot product: relative
+// errors of a few ulps; the point's offset from the body's origin is a difference of world
+// coordinates, whose rounding stays below 1 cm in float up to 100 km out).
 template <class S>
 S approach_speed_bound(const Motion<S>& V, double reach) {
   using std::abs;
   using T = lane_scalar<S>;
   const S linear = abs(V.linear.x) + abs(V.linear.y) + abs(V.linear.z);
   const S angular = abs(V.angular.x) + abs(V.angular.y) + abs(V.angular.z);
-  return linear + angular * S(static_cast<T>(1.01 * reach + 0.01));
+  return (linear + angular * S(static_cast<T>(reach + 0.01))) * S(T(1.01));
 }
 
 // The first `candidates` candidates (ground candidates only when ground.present): each one's gap,
