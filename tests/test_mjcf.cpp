@@ -843,7 +843,8 @@ TEST_CASE("MJCF obstacles: a world geom that no robot geom can touch is left out
 
 TEST_CASE("Contact results stored only where they changed equal results written in full every step, as balls fall and roll into an obstacle") {
   // Balls dropped or thrown up, rolling at an obstacle box from different places and speeds:
-  // their ground candidate leaves the floor (idle: not stored again but for its gap) and lands,
+  // their ground candidate starts off the floor in every lane (idle: not loaded, and not stored
+  // again but for its gap), lands, and some leave again,
   // and their pair is beyond reach (not stored again), then near, in contact, and at rest
   // against it. Batch `full` saves and restores every state before each step, which makes it
   // load and store every candidate.
@@ -861,7 +862,7 @@ TEST_CASE("Contact results stored only where they changed equal results written 
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (Batch<float>* batch : {&partial, &full}) std::fill(batch->v(), batch->v() + n * model.nv, 0.0f);
   for (int e = 0; e < n; ++e) {
-    const float x = -0.9f + 0.6f * u(rng), speed = 2.0f * u(rng), lift = 0.2f * u(rng), up = u(rng) < 0.5f ? 2.0f * u(rng) : 0.0f;
+    const float x = -0.9f + 0.6f * u(rng), speed = 2.0f * u(rng), lift = 0.02f + 0.2f * u(rng), up = u(rng) < 0.5f ? 2.0f * u(rng) : 0.0f;
     for (Batch<float>* batch : {&partial, &full}) {
       batch->q()[e * model.nq + 0] = x;
       batch->q()[e * model.nq + 2] += lift;
