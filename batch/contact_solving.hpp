@@ -145,14 +145,8 @@ class ContactSolving {
   void set_friction(std::span<const int> envs, double mu) {
     if (!(mu >= 0 && std::isfinite(mu))) throw Error("Batch::set_friction: mu must be finite and >= 0, got " + std::to_string(mu));
     for (int e : envs) check_env("Batch::set_friction", e, n_);
-    alignas(64) T lanes[W];
     for (int e : envs)
-      for (int c = 0; c < candidates_; ++c) {
-        L& x = friction_lanes(e, c);
-        LaneTraits<L>::store(x, lanes);
-        lanes[e % W] = static_cast<T>(mu);
-        x = LaneTraits<L>::load(lanes);
-      }
+      for (int c = 0; c < candidates_; ++c) set_lane(friction_lanes(e, c), e % W, mu);
   }
   // A terrain shared by every environment: replaces the plane (its height and normal are kept
   // for when the terrain is cleared). Throws Error for a field check_height_field refuses, or a
@@ -206,7 +200,7 @@ class ContactSolving {
   double friction(int e, int candidate) const {
     if (candidate < 0 || candidate >= candidates_) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
     check_env("Batch::friction", e, n_);
-    return static_cast<double>(LaneTraits<L>::get(friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(candidate)], e % W));
+    return get_lane(friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(candidate)], e % W);
   }
 
   // --- Results of the last step (its last substep), per environment ---

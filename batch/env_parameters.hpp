@@ -285,13 +285,6 @@ class EnvParameters {
   }
 
   size_t index(int e, int dof) const { return static_cast<size_t>(e / W) * nv_ + static_cast<size_t>(dof); }
-  static void set_lane(L& x, int l, double value) {
-    alignas(64) T values[W];
-    LaneTraits<L>::store(x, values);
-    values[l] = static_cast<T>(value);
-    x = LaneTraits<L>::load(values);
-  }
-  static double get_lane(const L& x, int l) { return static_cast<double>(LaneTraits<L>::get(x, l)); }
 
   // The per-block dof lanes, made on first use with every lane at the model's values.
   std::vector<L>& per_dof(std::vector<L>& lanes, const std::vector<double>& model_values) {

@@ -160,4 +160,17 @@ namespace batchdyn {
 inline bool any_lane(bool mask) { return mask; }
 template <class T, class A>
 bool any_lane(const xsimd::batch_bool<T, A>& mask) { return xsimd::any(mask); }
+
+// Lane l of x, as a double: how one environment's value is read out of its block's lanes.
+template <class L>
+double get_lane(const L& x, int l) { return static_cast<double>(LaneTraits<L>::get(x, l)); }
+// Sets lane l of x to value (rounded to the lane's scalar) and leaves the other lanes' bits
+// alone: how one environment's parameter is written without touching its block mates.
+template <class L>
+void set_lane(L& x, int l, double value) {
+  alignas(64) lane_scalar<L> values[lane_width<L>];
+  LaneTraits<L>::store(x, values);
+  values[l] = static_cast<lane_scalar<L>>(value);
+  x = LaneTraits<L>::load(values);
+}
 }  // namespace batchdyn
