@@ -243,15 +243,17 @@ class ContactSolving {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const Held* held = held_.data() + static_cast<long>(block) * candidates_;
     L* impulses = cl.state.impulses.data();
+    char* known = cl.state.known.data();  // what the workspace's lanes hold already (none to write)
     for (int k = 0; k < candidates_;) {
       if (held[k] != Held::Any) {
-        impulses[3 * k] = impulses[3 * k + 1] = impulses[3 * k + 2] = L(T(0));
+        if (!(known[k] & kKnownZeroResults)) impulses[3 * k] = impulses[3 * k + 1] = impulses[3 * k + 2] = L(T(0));
         ++k;
         continue;
       }
       int end = k + 1;  // a run of candidates whose rows may hold impulses
       while (end < candidates_ && held[end] == Held::Any) ++end;
       load_rows(block, valid, impulses_.data() + 3 * k, 3 * (end - k), 3 * candidates_, impulses + 3 * k);
+      for (int j = k; j < end; ++j) known[j] &= ~kKnownZeroResults;
       k = end;
     }
     load_rows(block, valid, limit_impulses_.data(), plan_.num_limited_joints(), cl.state.limit_impulses.data());
@@ -300,8 +302,9 @@ class ContactSolving {
     if (candidates > 0) touch_kernel(touch_plan_, touch_placement_.data(), cl.state, h, cl.touch.data());
     else std::fill(cl.touch.begin(), cl.touch.end(), L(T(0)));
     const L deepest(static_cast<T>(-settings_.max_penetration));
-    for (int k = 0; k < candidates; ++k)
-      cl.penetrated = select((cl.state.gap[static_cast<size_t>(k)] < deepest) && (cl.state.in_contact[static_cast<size_t>(k)] != L(T(0))), L(T(1)),
+    for (int k = 0; k < candidates; ++k)  // a candidate with results known zero is in contact in no lane
+      if (!(cl.state.known[static_cast<size_t>(k)] & kKnownZeroResults))
+        cl.penetrated = select((cl.state.gap[static_cast<size_t>(k)] < deepest) && (cl.state.in_contact[static_cast<size_t>(k)] != L(T(0))), L(T(1)),
                              cl.penetrated);
   }
 
@@ -353,8 +356,9 @@ class ContactSolving {
     };
     int gap_run = 0, result_run = 0;
     for (int k = 0; k < candidates_; ++k) {
-      const bool idle = !any_lane(s.in_contact[static_cast<size_t>(k)] != zero);
-      const bool quiet = idle && !any_lane(s.gap[static_cast<size_t>(k)] != infinity);
+      const char known = s.known[static_cast<size_t>(k)];
+      const bool idle = (known & kKnownZeroResults) || !any_lane(s.in_contact[static_cast<size_t>(k)] != zero);
+      const bool quiet = idle && ((known & kKnownInfiniteGap) || !any_lane(s.gap[static_cast<size_t>(k)] != infinity));
       const Held now = quiet ? Held::Quiet : idle ? Held::Idle : Held::Any;
       if (quiet && held[k] == Held::Quiet) write_gaps(gap_run, k), gap_run = k + 1;
       if (idle && held[k] != Held::Any) write_results(result_run, k), result_run = k + 1;

@@ -5,6 +5,7 @@
 // collision mesh cut down to its convex hull). BATCHDYN_MJCF_ROBOTS set to another folder of the
 // same layout (../shared/mjcf: the full files) runs the same checks on it.
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -12,6 +13,7 @@
 
 #include "batch/batched_eval.hpp"
 #include "kernels/contact/cylinder_contact.hpp"
+#include "kernels/contact/frictional_contact.hpp"
 #include "helpers.hpp"
 #include "mujoco_model.hpp"
 #include "topology/contact_plan.hpp"
@@ -788,6 +790,60 @@ TEST_CASE("Each ground candidate's contact point stays within plan.ground_reach 
     CHECK(slotted > 0);
     CHECK(closest < 0.02);
   }
+}
+
+TEST_CASE("A contact workspace reused across states writes every candidate's gap, flag, impulse and force as a fresh one does (Go2 on a stair, on the floor, in the air)") {
+  // The kernel does not write again what it knows a candidate's lanes hold (ws.known: results
+  // zero, a reach group's +inf gap): a workspace that carries those from another state must end
+  // each call with what a fresh workspace ends with, bit for bit.
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  const ContactPlan plan = plan_contacts(model);
+  Data<double> data(model);
+  GroundLanes<double> ground;
+  ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
+  const std::vector<double> mu(static_cast<size_t>(plan.num_candidates()), 0.8);
+  const Eigen::VectorXd home = Eigen::Map<const Eigen::VectorXd>(model.keyframes.at(0).q.data(), model.nq);
+  const auto placed = [&](double x, double dz) {  // the keyframe's pose moved to x and dz up
+    Eigen::VectorXd q = home;
+    q[0] = x, q[2] += dz;
+    return q;
+  };
+  // Over the first two stair boxes (tops 8 cm up, x 1.1..1.3 and 1.5..1.7 m: the feet are 0.19 m
+  // before and after the trunk), 5 mm into them; on the floor, 5 mm in; 1 m up.
+  const std::vector<Eigen::VectorXd> states = {placed(1.4, 0.075), placed(0.0, -0.005), placed(0.0, 1.0), placed(1.4, 0.075),
+                                               placed(0.0, 1.0),   placed(0.0, -0.005), placed(1.4, 0.075)};
+  const Eigen::VectorXd v = Eigen::VectorXd::Constant(model.nv, 0.0), tau = v;
+  FrictionalContactWorkspace<double> reused(model, plan);
+  int in_contact_calls = 0, pairs_touching = 0;
+  for (size_t s = 0; s < states.size(); ++s) {
+    CAPTURE(s);
+    Eigen::VectorXd free(model.nv);
+    aba_kernel(data.constants, data.aba, states[s].data(), v.data(), tau.data(), free.data());
+    FrictionalContactWorkspace<double> fresh(model, plan);
+    std::fill(reused.impulses.begin(), reused.impulses.end(), 0.0);  // the same (cold) warm start in both
+    Eigen::VectorXd qdd_reused = free, qdd_fresh = free;
+    const ContactSolverReport<double> a = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(),
+                                                                    LoopRows::None, ground, mu.data(), 1.0, reused, states[s].data(), v.data(),
+                                                                    2e-3, qdd_reused.data(), nullptr);
+    const ContactSolverReport<double> b = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(),
+                                                                    LoopRows::None, ground, mu.data(), 1.0, fresh, states[s].data(), v.data(),
+                                                                    2e-3, qdd_fresh.data(), nullptr);
+    CHECK(a.iterations == b.iterations);
+    CHECK(std::memcmp(qdd_reused.data(), qdd_fresh.data(), sizeof(double) * static_cast<size_t>(model.nv)) == 0);
+    CHECK(std::memcmp(reused.gap.data(), fresh.gap.data(), sizeof(double) * fresh.gap.size()) == 0);
+    CHECK(std::memcmp(reused.in_contact.data(), fresh.in_contact.data(), sizeof(double) * fresh.in_contact.size()) == 0);
+    CHECK(std::memcmp(reused.impulses.data(), fresh.impulses.data(), sizeof(double) * fresh.impulses.size()) == 0);
+    CHECK(std::memcmp(reused.world_force.data(), fresh.world_force.data(), sizeof(double) * fresh.world_force.size()) == 0);
+    int touching = 0;
+    for (int k = 0; k < plan.num_candidates(); ++k)
+      if (fresh.in_contact[static_cast<size_t>(k)] != 0) {
+        ++touching;
+        pairs_touching += !model.contacts.candidates[static_cast<size_t>(k)].against_ground();
+      }
+    in_contact_calls += touching > 0;
+  }
+  CHECK(in_contact_calls == 5);  // on the stair and on the floor, not in the air
+  CHECK(pairs_touching >= 12);   // the feet on the stair box, three times
 }
 
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /

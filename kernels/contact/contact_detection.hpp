@@ -120,16 +120,21 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
   auto near = S(0) != S(0);
   PairSlots<S> pair_slots;  // the slots of the Convex pair whose candidates the loop is at
   size_t group = 0;         // the next reach group
-  const auto out_of_contact = [&](int k) {
+  const auto out_of_contact = [&](int k) {  // written unless known to be held already (ws.known)
+    char& known = ws.known[static_cast<size_t>(k)];
+    if (known & kKnownZeroResults) return;
     ws.in_contact[static_cast<size_t>(k)] = S(0);
     for (int r = 0; r < 3; ++r) ws.world_force[static_cast<size_t>(3 * k + r)] = ws.impulses[static_cast<size_t>(3 * k + r)] = S(0);
+    known |= kKnownZeroResults;
   };
   for (int k = 0; k < candidates; ++k) {
     if (group < plan.reach_groups.size() && plan.reach_groups[group].first == k) {
       const ReachGroup& g = plan.reach_groups[group++];
       if (!any_lane(group_within_reach(g, ws.world_from_body[static_cast<size_t>(g.root)]))) {
         for (; k < std::min(g.end, candidates); ++k) {  // no normal or point: never read without contact
-          ws.gap[static_cast<size_t>(k)] = S(std::numeric_limits<lane_scalar<S>>::infinity());
+          char& known = ws.known[static_cast<size_t>(k)];
+          if (!(known & kKnownInfiniteGap)) ws.gap[static_cast<size_t>(k)] = S(std::numeric_limits<lane_scalar<S>>::infinity());
+          known |= kKnownInfiniteGap;
           out_of_contact(k);
         }
         reach_pair = -1;
@@ -164,6 +169,7 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
       pair_contact_within_reach(near, cand, X, X2, gap, normal, point);
     }
     ws.gap[static_cast<size_t>(k)] = gap;
+    ws.known[static_cast<size_t>(k)] &= ~kKnownInfiniteGap;
     if (!cand.against_ground() && !any_lane(near)) {  // beyond reach in every lane: not in contact, no column needed
       out_of_contact(k);
       continue;
@@ -192,7 +198,9 @@ int detect_contacts(const Model& model, const ContactPlan& plan, int candidates,
       // No impulse where nothing touches: the warm start.
       ws.impulses[static_cast<size_t>(3 * k + r)] = select(touching, ws.impulses[static_cast<size_t>(3 * k + r)], S(0));
     }
-    if (any_lane(touching)) ws.contact_list[static_cast<size_t>(listed++)] = k;
+    const bool listed_here = any_lane(touching);
+    ws.known[static_cast<size_t>(k)] = listed_here ? 0 : kKnownZeroResults;  // apply writes the listed ones' impulses and forces
+    if (listed_here) ws.contact_list[static_cast<size_t>(listed++)] = k;
   }
   // Nor beyond the candidates in the problem.
   std::fill(ws.impulses.begin() + 3L * candidates, ws.impulses.end(), S(0));

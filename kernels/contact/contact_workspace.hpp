@@ -47,6 +47,10 @@ struct ContactRowCounts {
   int rows() const { return 3 * contacts + limits + loops; }
 };
 
+// The bits of FrictionalContactWorkspace::known.
+inline constexpr char kKnownZeroResults = 1;  // in_contact, impulses and world_force hold zero
+inline constexpr char kKnownInfiniteGap = 2;  // gap holds +inf (a reach group passed over)
+
 template <class S>
 struct FrictionalContactWorkspace {
   FrictionalContactWorkspace(const Model& model, const ContactPlan& plan)
@@ -55,7 +59,7 @@ struct FrictionalContactWorkspace {
         response(v_free.size()), joint_torque(v_free.size()), GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())),
         gap(static_cast<size_t>(plan.num_candidates())), in_contact(gap.size()), normal(gap.size()), tangent1(gap.size()),
         tangent2(gap.size()), contact_point(gap.size()), columns(3 * gap.size()), columns2(columns.size()), velocity(3 * gap.size()),
-        impulses(3 * gap.size()), world_force(3 * gap.size()), limit_distance(static_cast<size_t>(plan.num_limited_joints())),
+        impulses(3 * gap.size()), world_force(3 * gap.size()), known(gap.size(), 0), limit_distance(static_cast<size_t>(plan.num_limited_joints())),
         limit_sign(limit_distance.size()), limit_active(limit_distance.size()), limit_impulses(limit_distance.size()),
         loops(model.constraints.size()), loop_scale(static_cast<size_t>(model.constraint_rows)),
         row_impulses(3 * gap.size() + limit_distance.size() + loop_scale.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
@@ -84,6 +88,12 @@ struct FrictionalContactWorkspace {
   HullScratch<S> hull;                        // a convex hull's vertices, while its slots choose (hull_contact.hpp)
   std::vector<S> impulses;                    // 3 per candidate (n, t1, t2), N s: warm start in, result out
   std::vector<S> world_force;                 // 3 per candidate: its impulse / h in the world frame (N, x y z), on a pair's A
+  // Per candidate, what its lanes are known to hold in every lane (bits: kKnownZeroResults,
+  // kKnownInfiniteGap; 0: nothing known). detect_contacts does not write again what a candidate
+  // it passes over already holds: Go2 among its stairs passes over most of its 401 candidates in
+  // every block, and their 8 lane stores each were a third of that stage. Whoever writes a
+  // candidate's impulses (the warm start) clears its kKnownZeroResults.
+  std::vector<char> known;
   // Per limited joint (plan.limited_joints)
   std::vector<S> limit_distance, limit_sign;  // to the nearer limit (< 0: beyond it); +1 lower, -1 upper
   std::vector<S> limit_active, limit_impulses;  // 1 when within the margin; N m s or N s (warm start in, result out)
@@ -109,6 +119,7 @@ struct FrictionalContactWorkspace {
                sizeof(S) +
            loops.size() * sizeof(LoopConstraintTerms<S>) + groups.size() * sizeof(ContactRowGroup<S>) +
            (contact_list.size() + limit_list.size() + limit_chain_mark.size() + limit_chains.size()) * sizeof(int) + terminal_needed.size() +
+           known.size() +
            problem.bytes() + soft.bytes();
   }
 };
