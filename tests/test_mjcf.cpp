@@ -812,7 +812,7 @@ TEST_CASE("A contact workspace reused across states writes every candidate's gap
   // before and after the trunk), 5 mm into them; on the floor, 5 mm in; 1 m up.
   const std::vector<Eigen::VectorXd> states = {placed(1.4, 0.075), placed(0.0, -0.005), placed(0.0, 1.0), placed(1.4, 0.075),
                                                placed(0.0, 1.0),   placed(0.0, -0.005), placed(1.4, 0.075)};
-  const Eigen::VectorXd v = Eigen::VectorXd::Constant(model.nv, 0.0), tau = v;
+  const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
   FrictionalContactWorkspace<double> reused(model, plan);
   int in_contact_calls = 0, pairs_touching = 0;
   for (size_t s = 0; s < states.size(); ++s) {
@@ -843,7 +843,7 @@ TEST_CASE("A contact workspace reused across states writes every candidate's gap
     in_contact_calls += touching > 0;
   }
   CHECK(in_contact_calls == 5);  // on the stair and on the floor, not in the air
-  CHECK(pairs_touching >= 12);   // the feet on the stair box, three times
+  CHECK(pairs_touching >= 12);   // the four feet on the stair boxes, three times
 }
 
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /

@@ -92,7 +92,8 @@ struct FrictionalContactWorkspace {
   // kKnownInfiniteGap; 0: nothing known). detect_contacts does not write again what a candidate
   // it passes over already holds: Go2 among its stairs passes over most of its 401 candidates in
   // every block, and their 8 lane stores each were a third of that stage. Whoever writes a
-  // candidate's impulses (the warm start) clears its kKnownZeroResults.
+  // non-zero warm start into a candidate's impulses clears its kKnownZeroResults (zeros keep it
+  // true). The batch's Held (batch/contact_solving.hpp) is the same idea for the env-major rows.
   std::vector<char> known;
   // Per limited joint (plan.limited_joints)
   std::vector<S> limit_distance, limit_sign;  // to the nearer limit (< 0: beyond it); +1 lower, -1 upper
