@@ -97,6 +97,7 @@ Model load_model(const Options& o, const std::string& default_model) {
   LoadOptions options;
   options.balance_inertia = o.has_flag("--balance-inertia");
   options.strict_inertia = o.has_flag("--strict-inertia");
+  options.self_collision = o.has_flag("--self-collision");
   Model model;
   if (spec.rfind("gen:", 0) == 0) {
     if (o.get("--root")) throw Error("generated models choose their own root; drop --root");

@@ -25,7 +25,7 @@ Options parse_options(const std::vector<std::string>& args, const std::vector<st
 
 // Options every command that loads a model accepts (with a value / flags).
 inline const std::vector<std::string> kModelOptions = {"--root", "--constraints", "--contacts", "--lock-joints", "--armature", "--closure"};
-inline const std::vector<std::string> kModelFlags = {"--balance-inertia", "--strict-inertia"};
+inline const std::vector<std::string> kModelFlags = {"--balance-inertia", "--strict-inertia", "--self-collision"};
 // `extra` followed by the model options (for parse_options).
 std::vector<std::string> with_model_options(std::vector<std::string> extra, const std::vector<std::string>& model_ones);
 

@@ -166,6 +166,7 @@ struct StandingResult {
   double normal_force = 0;   // sum of the contact normal forces at the end (N)
   double deepest = 0;        // most negative gap over the last second (m; batchdyn only)
   int reports = 0;           // steps that reported something (a solver at its iteration cap)
+  std::vector<double> qpos;  // the state at the end, in MuJoCo's coordinates
 };
 
 // The PD gain of a dof: proportional to its motor's torque range (a motor without one: 100 N m).
@@ -204,6 +205,7 @@ StandingResult stand_batchdyn(const Model& model, const Standing& how) {
       for (int c = 0; c < C; ++c) out.deepest = std::min(out.deepest, batch.contact_gaps()[c]);
   }
   out.base_height = batch.q()[2];
+  out.qpos = q_to_mujoco(model, std::vector<double>(batch.q(), batch.q() + model.nq));
   for (int k = 0; k < model.nv; ++k) out.speed = std::max(out.speed, std::abs(batch.v()[k]));
   for (int c = 0; c < C; ++c) out.normal_force += batch.contact_forces()[3 * c + 2];
   return out;
@@ -227,6 +229,7 @@ StandingResult stand_mujoco(MujocoModel& mj, const Model& model, const Standing&
   }
   StandingResult out;
   out.base_height = d->qpos[2];
+  out.qpos.assign(d->qpos, d->qpos + m->nq);
   for (int k = 0; k < m->nv; ++k) out.speed = std::max(out.speed, std::abs(d->qvel[k]));
   for (int c = 0; c < d->ncon; ++c) {
     double wrench[6];
@@ -708,26 +711,112 @@ TEST_CASE("MJCF collision geoms: primitives on the robot, the floor plane as the
   // condim 1: frictionless (the Go2's leg and body geoms)
   CHECK(model.contacts.geometries[0].friction == 0.0);
   // The world's 8 boxes (stairs) are obstacles, each paired with every robot geom; the robot's
-  // self-collision is listed, not dropped silently.
+  // self-collision is off by default, and counted, not dropped silently.
   int on_robot = 0;
   for (const CollisionGeometry& geometry : model.contacts.geometries) on_robot += geometry.body != 0;
   CHECK(model.contacts.pairs.size() == static_cast<size_t>(8 * on_robot));
   REQUIRE(model.contacts.skipped.size() == 1);
-  CHECK(model.contacts.skipped[0].find("self-collision") != std::string::npos);
+  CHECK(model.contacts.skipped[0].rfind("210 pairs of robot geoms", 0) == 0);
+  CHECK(model.contacts.skipped[0].find("self_collision=True") != std::string::npos);
+}
+
+namespace {
+// Whether Go2's pair `pair` joins the geoms of two bodies named `body1` and `body2`, either way.
+bool pair_between(const Model& model, const ContactPair& pair, const std::string& body1, const std::string& body2) {
+  const std::string& a = model.contacts.geometries[static_cast<size_t>(pair.geometry1)].link;
+  const std::string& b = model.contacts.geometries[static_cast<size_t>(pair.geometry2)].link;
+  return (a == body1 && b == body2) || (a == body2 && b == body1);
+}
+int pairs_between(const Model& model, const std::string& body1, const std::string& body2) {
+  int count = 0;
+  for (const ContactPair& pair : model.contacts.pairs) count += pair_between(model, pair, body1, body2);
+  return count;
+}
+}  // namespace
+
+namespace {
+LoadOptions with_self_collision() {
+  LoadOptions options;
+  options.self_collision = true;
+  return options;
+}
+}  // namespace
+
+TEST_CASE("MJCF self-collision, asked for: robot geoms pair as MuJoCo's filter lets them meet, not a body with its parent") {
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"), with_self_collision());
+  CHECK(model.contacts.skipped.empty());
+  CHECK(model.contacts.pairs.size() == 8 * 23 + 210);  // the stairs' pairs (23 robot geoms), and 210 of its own
+  CHECK(pairs_between(model, "FR_thigh", "RR_thigh") == 1);   // a box each
+  CHECK(pairs_between(model, "FL_calf", "RL_calf") == 9);     // two cylinders and the foot's sphere each
+  CHECK(pairs_between(model, "base_link", "FR_thigh") == 3);  // a grandparent: base box, cylinder, sphere
+  CHECK(pairs_between(model, "base_link", "FR_hip") == 0);    // parent and child (filterparent)
+  CHECK(pairs_between(model, "FR_thigh", "FR_calf") == 0);
+  // <exclude> and filterparent="disable" as in MuJoCo.
+  const std::string two_links = R"(<mujoco>%s
+  <worldbody><geom type="plane" size="0 0 1"/>
+    <body name="a" pos="0 0 1"><freejoint/><geom name="a" type="sphere" size=".1"/>
+      <body name="b"><joint type="hinge"/><geom name="b" type="sphere" size=".1" pos=".3 0 0"/>
+        <body name="c"><joint type="hinge"/><geom name="c" type="sphere" size=".1" pos=".6 0 0"/></body></body></body>
+  </worldbody>%s</mujoco>)";
+  const auto load = [&](const char* option, const char* contact) {
+    std::string xml = two_links;
+    xml.replace(xml.find("%s"), 2, option);
+    xml.replace(xml.find("%s"), 2, contact);
+    return load_mjcf_string(xml, "<mjcf string>", with_self_collision());
+  };
+  const Model plain = load("<option/>", "");
+  CHECK(pairs_between(plain, "a", "c") == 1);
+  CHECK(pairs_between(plain, "a", "b") + pairs_between(plain, "b", "c") == 0);
+  const Model excluded = load("<option/>", R"(<contact><exclude body1="a" body2="c"/></contact>)");
+  CHECK(excluded.contacts.pairs.empty());
+  const Model unfiltered = load(R"(<option><flag filterparent="disable"/></option>)", "");
+  CHECK(pairs_between(unfiltered, "a", "b") + pairs_between(unfiltered, "b", "c") + pairs_between(unfiltered, "a", "c") == 3);
+}
+
+TEST_CASE("Go2 afloat, driven to cross its front legs, stops them where they meet, at MuJoCo's hip angles") {
+  // Without gravity, 1 m up: the front hips' PD targets (+-0.8 rad, inwards) would swing each
+  // foot 0.2 m across the body's midline; the legs meet on the way and the PD holds them pressed
+  // together.
+  const std::string file = mjcf_robot("unitree_go2/scene.xml");
+  Model model = load_mjcf_file(file, with_self_collision());
+  model.gravity = Vec3d::zero();
+  MujocoModel mj(file);
+  for (int k = 0; k < 3; ++k) mj.model->opt.gravity[k] = 0.0;
+  Standing how;
+  how.q_start = q_to_mujoco(model, model.keyframes.at(0).q);
+  how.q_start[2] = 1.0;
+  how.target.assign(how.q_start.begin() + 7, how.q_start.end());
+  how.target[0] = -0.8, how.target[3] = 0.8;  // FR_hip, FL_hip (MuJoCo's order: FR, FL, RR, RL)
+  how.kp_scale = 2.0, how.kd_ratio = 0.05, how.seconds = 2.0;
+  const StandingResult ours = stand_batchdyn(model, how), theirs = stand_mujoco(mj, model, how);
+  const double hip = ours.qpos[7], hip_mujoco = theirs.qpos[7];
+  MESSAGE("front hips ", ours.qpos[7], ", ", ours.qpos[10], " rad (MuJoCo ", theirs.qpos[7], ", ", theirs.qpos[10], "), deepest gap ",
+          ours.deepest, " m");
+  REQUIRE(hip_mujoco > -0.7);  // MuJoCo's calves stop each other short of the targets
+  // MuJoCo's soft contact lets the calves 2.3 mm into each other: 4 mrad at the hips.
+  CHECK(std::abs(hip - hip_mujoco) < 0.01);
+  CHECK(std::abs(ours.qpos[10] - theirs.qpos[10]) < 0.01);
+  CHECK(ours.deepest > -kDefaultContactMargin);
+  // Without self-collision (the default) the legs pass through each other to their targets.
+  Model apart = load_mjcf_file(file);
+  apart.gravity = Vec3d::zero();
+  const StandingResult through = stand_batchdyn(apart, how);
+  MESSAGE("without self-collision: front hips ", through.qpos[7], ", ", through.qpos[10], " rad");
+  CHECK(through.qpos[7] < hip - 0.1);
 }
 
 TEST_CASE("Go2's reach groups: one per stair box, and each one's sphere bounds its robot geometries in any configuration") {
   const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
   const std::vector<ReachGroup> groups = plan_reach_groups(model);
   REQUIRE(groups.size() == 8);
-  int pair_candidates = 0;
-  for (const ContactCandidate& c : model.contacts.candidates) pair_candidates += !c.against_ground();
+  int obstacle_candidates = 0;  // pair candidates with a stair box (not the robot's self-collision pairs)
+  for (const ContactCandidate& c : model.contacts.candidates) obstacle_candidates += !c.against_ground() && (c.body == 0 || c.body2 == 0);
   int grouped = 0;
   for (const ReachGroup& g : groups) {
     CHECK(model.bodies[static_cast<size_t>(g.root)].joint_type == JointType::FreeFlyer);  // the trunk
     grouped += g.end - g.first;
   }
-  CHECK(grouped == pair_candidates);
+  CHECK(grouped == obstacle_candidates);
   std::mt19937 rng(41);
   Data<double> data(model);
   double closest = 1e9;  // the least slack over the trials

@@ -192,7 +192,7 @@ std::string describe(mjSpec* spec, mjtObj type, int index, const char* tag) { re
 class Converter {
  public:
   Converter(const mjModel* m, mjSpec* spec, std::string source, const LoadOptions& options)
-      : m_(m), spec_(spec), source_(std::move(source)), builder_(model_name()) {
+      : m_(m), spec_(spec), source_(std::move(source)), self_collision_(options.self_collision), builder_(model_name()) {
     builder_.set_triangle_inequality(triangle_inequality_policy(options));
   }
 
@@ -528,8 +528,9 @@ class Converter {
   // Geoms that collide: primitives and meshes (their convex hulls) on the robot's bodies; the
   // first plane or height field on the world is the ground; the world's other geoms are
   // obstacles, paired with each robot geom that MuJoCo would collide with them (contype /
-  // conaffinity, <exclude>); <contact><pair> elements are pairs. What cannot be mapped yet is
-  // listed (Model::contacts.skipped).
+  // conaffinity, <exclude>); <contact><pair> elements are pairs, and so are the robot's geoms
+  // with each other that MuJoCo would collide (self-collision, when asked for). What cannot be
+  // mapped yet, or is left out, is listed (Model::contacts.skipped).
   void add_geoms(Model& model) const {
     model.contacts.ground.present = false;
     int ground_geom = -1;
@@ -570,7 +571,7 @@ class Converter {
     for (const int g : world_geoms) geometry_of[static_cast<size_t>(g)] = add_geometry(model, g, -1);
     add_explicit_pairs(model, geometry_of, ground_geom);
     add_obstacle_pairs(model, geometry_of, robot_geoms, world_geoms);
-    note_self_collisions(model, robot_geoms);
+    add_self_pairs(model, geometry_of, robot_geoms);
   }
 
   // Geom g as a collision geometry (on the world's link when on the world); its index, or -1
@@ -655,47 +656,61 @@ class Converter {
   }
 
   // Each obstacle (a world geom other than the ground) with each robot geom MuJoCo collides it
-  // with, unless a <pair> names the two: MuJoCo's mixing, the higher geom priority's condim and
-  // friction, else the larger of each; the larger margin.
+  // with (add_dynamic_pair).
   void add_obstacle_pairs(Model& model, const std::vector<int>& geometry_of, const std::vector<int>& robot_geoms,
                           const std::vector<int>& world_geoms) const {
     for (const int w : world_geoms)
-      for (const int r : robot_geoms) {
-        const int a = geometry_of[static_cast<size_t>(r)], b = geometry_of[static_cast<size_t>(w)];
-        if (a < 0 || b < 0 || !collide(r, w) || excluded(r, w)) continue;
-        bool paired = false;
-        for (const ContactPair& pair : model.contacts.pairs)
-          paired = paired || (pair.geometry1 == a && pair.geometry2 == b) || (pair.geometry1 == b && pair.geometry2 == a);
-        if (paired) continue;
-        const int pr = m_->geom_priority[r], pw = m_->geom_priority[w];
-        const int condim = pr != pw ? m_->geom_condim[pr > pw ? r : w] : std::max(m_->geom_condim[r], m_->geom_condim[w]);
-        const double friction = pr != pw ? m_->geom_friction[3 * (pr > pw ? r : w)] : std::max(m_->geom_friction[3 * r], m_->geom_friction[3 * w]);
-        ContactPair pair;
-        pair.geometry1 = a, pair.geometry2 = b;
-        pair.friction = condim == 1 ? 0.0 : friction;
-        pair.margin = std::max({m_->geom_margin[r], m_->geom_margin[w], kDefaultContactMargin});
-        add_contact_pair(model, pair, source_);
-      }
+      for (const int r : robot_geoms) add_dynamic_pair(model, geometry_of, r, w);
   }
 
-  // MuJoCo collides robot geoms with each other (filtered by contype / conaffinity, excluding a
-  // body and its parent, and <exclude> pairs): not modelled yet, listed.
-  void note_self_collisions(Model& model, const std::vector<int>& geoms) const {
-    int pairs = 0;
+  // Self-collision: the robot's geoms with each other, as MuJoCo's collision filter lets them
+  // meet (add_dynamic_pair), except two on one rigid body (welded) and, unless the file turns
+  // filterparent off, two on a body and its parent. Go2's front calves meet when it crosses its
+  // legs. Off unless LoadOptions::self_collision: the pairs are then counted in
+  // Model::contacts.skipped.
+  void add_self_pairs(Model& model, const std::vector<int>& geometry_of, const std::vector<int>& geoms) const {
+    const bool filter_parent = !(m_->opt.disableflags & mjDSBL_FILTERPARENT);
+    int left_out = 0;
     for (size_t x = 0; x < geoms.size(); ++x)
       for (size_t y = x + 1; y < geoms.size(); ++y) {
-        const int g1 = geoms[x], g2 = geoms[y], b1 = m_->geom_bodyid[g1], b2 = m_->geom_bodyid[g2];
-        if (m_->body_weldid[b1] == m_->body_weldid[b2]) continue;
-        if (m_->body_weldid[m_->body_parentid[m_->body_weldid[b1]]] == m_->body_weldid[b2] ||
-            m_->body_weldid[m_->body_parentid[m_->body_weldid[b2]]] == m_->body_weldid[b1])
-          continue;  // filterparent
-        if (!collide(g1, g2) || excluded(g1, g2)) continue;
-        ++pairs;
+        const int g1 = geoms[x], g2 = geoms[y];
+        const int w1 = m_->body_weldid[m_->geom_bodyid[g1]], w2 = m_->body_weldid[m_->geom_bodyid[g2]];
+        if (w1 == w2) continue;
+        if (filter_parent && (m_->body_weldid[m_->body_parentid[w1]] == w2 || m_->body_weldid[m_->body_parentid[w2]] == w1)) continue;
+        if (!dynamic_pair_admitted(model, geometry_of, g1, g2)) continue;
+        if (self_collision_) add_dynamic_pair(model, geometry_of, g1, g2);
+        else ++left_out;
       }
-    if (pairs > 0)
-      model.contacts.skipped.push_back(std::to_string(pairs) +
-                                       " pairs of robot geoms that MuJoCo would collide with each other (self-collision) are not "
-                                       "collided yet");
+    if (left_out > 0)
+      model.contacts.skipped.push_back(std::to_string(left_out) +
+                                       " pairs of robot geoms that MuJoCo would collide with each other (self-collision) are off: "
+                                       "load with self_collision=True (--self-collision) to collide them");
+  }
+
+  // Whether MuJoCo geoms g1 and g2 make a "dynamic" pair (MuJoCo's name for the pairs its
+  // collision filter admits): the filter admits them (contype / conaffinity, no <exclude>), both
+  // collide here, and no <pair> names them already.
+  bool dynamic_pair_admitted(const Model& model, const std::vector<int>& geometry_of, int g1, int g2) const {
+    const int a = geometry_of[static_cast<size_t>(g1)], b = geometry_of[static_cast<size_t>(g2)];
+    if (a < 0 || b < 0 || !collide(g1, g2) || excluded(g1, g2)) return false;
+    for (const ContactPair& pair : model.contacts.pairs)
+      if ((pair.geometry1 == a && pair.geometry2 == b) || (pair.geometry1 == b && pair.geometry2 == a)) return false;
+    return true;
+  }
+
+  // MuJoCo geoms g1 and g2 as a pair of their own, when dynamic_pair_admitted. MuJoCo's mixing:
+  // the higher geom priority's condim and friction, else the larger of each; the larger margin.
+  void add_dynamic_pair(Model& model, const std::vector<int>& geometry_of, int g1, int g2) const {
+    if (!dynamic_pair_admitted(model, geometry_of, g1, g2)) return;
+    const int a = geometry_of[static_cast<size_t>(g1)], b = geometry_of[static_cast<size_t>(g2)];
+    const int p1 = m_->geom_priority[g1], p2 = m_->geom_priority[g2];
+    const int condim = p1 != p2 ? m_->geom_condim[p1 > p2 ? g1 : g2] : std::max(m_->geom_condim[g1], m_->geom_condim[g2]);
+    const double friction = p1 != p2 ? m_->geom_friction[3 * (p1 > p2 ? g1 : g2)] : std::max(m_->geom_friction[3 * g1], m_->geom_friction[3 * g2]);
+    ContactPair pair;
+    pair.geometry1 = a, pair.geometry2 = b;
+    pair.friction = condim == 1 ? 0.0 : friction;
+    pair.margin = std::max({m_->geom_margin[g1], m_->geom_margin[g2], kDefaultContactMargin});
+    add_contact_pair(model, pair, source_);
   }
 
   // A mesh collides through its convex hull (MuJoCo's mesh_graph: the hull's vertex ids), cut
@@ -771,6 +786,7 @@ class Converter {
   const mjModel* m_;
   mjSpec* spec_;
   std::string source_;
+  bool self_collision_;  // LoadOptions::self_collision
   ModelBuilder builder_;
   std::vector<int> ours_;                  // per MuJoCo body: our body (its last joint's, or its welded ancestor's)
   std::vector<Transformd> frame_in_ours_;  // per MuJoCo body: its frame in that body's frame

@@ -16,7 +16,8 @@
 //   qpos0       -> Model::reference_configuration (where the engine starts and resets)
 //   gravity, timestep, keyframes, actuators (motor, position, velocity, general with fixed gain
 //                  and affine bias), sites (frames), geoms (sphere, capsule, box, cylinder on the
-//                  robot; a plane or a height field on the world is the ground)
+//                  robot; a plane or a height field on the world is the ground; the robot's geoms
+//                  with each other only with LoadOptions::self_collision)
 // Coordinates: q and v are MuJoCo's qpos and qvel joint by joint, except the quaternions
 // (MuJoCo w x y z, ours x y z w) and the free joint's linear velocity (MuJoCo: world frame,
 // ours: base frame, as Pinocchio). mjcf_configuration / mjcf_velocity convert.

@@ -57,6 +57,11 @@ struct LoadOptions {
   bool balance_inertia = false;
   // Refuse such inertias (MuJoCo's rule): Error naming the file, the link and the moments.
   bool strict_inertia = false;
+  // MJCF: collide the robot's geoms with each other as MuJoCo's collision filter lets them meet
+  // (self-collision). Off by default: on the Unitree robots it multiplies the step's cost
+  // (docs/mjcf.md), and RL setups of them usually leave it off; the pairs left out are counted
+  // in Model::contacts.skipped. URDF and SDF have no such pairs (a contact file lists its own).
+  bool self_collision = false;
 };
 
 // The ModelBuilder policy the options ask for. Throws Error when both are set.

@@ -78,7 +78,8 @@ STATUS_NAMES = {code: name for code, name, _ in _status_table}
 STATUS_REPORTS = frozenset(code for code, _, report in _status_table if report)
 
 
-def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None):
+def load(path, root="fixed", constraints=None, closure="duplicate", balance_inertia=False, strict_inertia=False, contacts=None,
+         self_collision=False):
     """Loads a robot: an MJCF file (MuJoCo's XML, compiled by MuJoCo itself; it sets its own root,
     so leave `root` as it is), a URDF or an SDF (root "fixed" or "free") or a scene JSON, and optionally
     a JSON file of constraints (also "lock_joints", "armature", "damping"). An SDF's loops
@@ -94,9 +95,12 @@ def load(path, root="fixed", constraints=None, closure="duplicate", balance_iner
     model.info()["contacts"]["skipped"]) load as collision geometry, and a model with a free-flyer
     root gets a ground plane at z = 0 (a warning says so when such a model has no candidate left:
     it would fall through the ground); contacts="file.json" sets the ground, friction, margins
-    and adds geometry (topology/contacts.hpp documents the format)."""
+    and adds geometry (topology/contacts.hpp documents the format). An MJCF file's geoms collide
+    with the ground and the world's geoms as in MuJoCo; self_collision=True makes the robot's
+    geoms collide with each other too, as MuJoCo's filter lets them (off by default: it
+    multiplies the step's cost; the pairs left out are counted in model.info()["contacts"]["skipped"])."""
     model = _load(str(path), root, None if constraints is None else str(constraints), closure, bool(balance_inertia),
-                  bool(strict_inertia), None if contacts is None else str(contacts))
+                  bool(strict_inertia), None if contacts is None else str(contacts), bool(self_collision))
     if model.contact_warning:
         _warnings.warn(model.contact_warning, stacklevel=2)
     return model

@@ -44,9 +44,10 @@ inline bool ends_with(const std::string& s, const std::string& suffix) {
 
 // A URDF, an SDF or a scene (*.json), with optional constraints / lock_joints / armature / damping JSON.
 inline Model load(const std::string& path, const std::string& root, const std::optional<std::string>& constraints,
-           const std::string& closure, bool balance_inertia, bool strict_inertia, const std::optional<std::string>& contacts) {
+           const std::string& closure, bool balance_inertia, bool strict_inertia, const std::optional<std::string>& contacts,
+           bool self_collision) {
   LoadOptions options;
-  options.balance_inertia = balance_inertia, options.strict_inertia = strict_inertia;
+  options.balance_inertia = balance_inertia, options.strict_inertia = strict_inertia, options.self_collision = self_collision;
   Model model = ends_with(path, ".json") ? load_scene_file(path, options)
                                          : load_robot_file(path, root_of(root), parse_loop_closure(closure), options);
   if (constraints) add_constraints_from_json_file(model, *constraints);

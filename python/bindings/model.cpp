@@ -169,7 +169,7 @@ void bind_model(py::module_& m) {
         "batchdyn's qdd at (q, v) as MuJoCo's qacc (a free joint's linear part: the base origin's world acceleration).");
   m.def("load", &load, py::arg("path"), py::arg("root") = "fixed", py::arg("constraints") = py::none(),
         py::arg("closure") = "duplicate", py::arg("balance_inertia") = false, py::arg("strict_inertia") = false,
-        py::arg("contacts") = py::none(),
+        py::arg("contacts") = py::none(), py::arg("self_collision") = false,
         "Loads an MJCF (it sets its own root), a URDF or an SDF (root \"fixed\" or \"free\") or a scene JSON, plus an optional constraints JSON and contact "
         "JSON. An SDF's loops close as Pinocchio closes them (closure \"duplicate\": duplicate link + weld) or by cut joints (\"cut\").");
 }

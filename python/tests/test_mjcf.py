@@ -92,6 +92,16 @@ def test_mjcf_root_option_is_refused():
         batchdyn.load(os.path.join(MJCF, "unitree_go2/go2.xml"), root="free")
 
 
+def test_self_collision_is_counted_when_off_and_pairs_the_robots_geoms_when_asked_for():
+    path = os.path.join(MJCF, "unitree_go2/scene.xml")
+    off, on = batchdyn.load(path), batchdyn.load(path, self_collision=True)
+    skipped = off.info()["contacts"]["skipped"]
+    assert len(skipped) == 1 and skipped[0].startswith("210 pairs") and "self_collision=True" in skipped[0]
+    assert on.info()["contacts"]["skipped"] == []
+    # Go2's legs and body: 240 more candidates (a pair of boxes has four, the others one)
+    assert batchdyn.Batch(on, 1).contact_candidates == batchdyn.Batch(off, 1).contact_candidates + 240
+
+
 def test_ctrl_drives_the_files_motors_clamped_to_their_control_range():
     model = batchdyn.load(os.path.join(MJCF, "unitree_go2/scene.xml"))
     batch = batchdyn.Batch(model, 3, dtype=np.float64, threads=1)
