@@ -732,9 +732,6 @@ int pairs_between(const Model& model, const std::string& body1, const std::strin
   for (const ContactPair& pair : model.contacts.pairs) count += pair_between(model, pair, body1, body2);
   return count;
 }
-}  // namespace
-
-namespace {
 LoadOptions with_self_collision() {
   LoadOptions options;
   options.self_collision = true;

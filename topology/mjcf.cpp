@@ -677,9 +677,8 @@ class Converter {
         const int w1 = m_->body_weldid[m_->geom_bodyid[g1]], w2 = m_->body_weldid[m_->geom_bodyid[g2]];
         if (w1 == w2) continue;
         if (filter_parent && (m_->body_weldid[m_->body_parentid[w1]] == w2 || m_->body_weldid[m_->body_parentid[w2]] == w1)) continue;
-        if (!dynamic_pair_admitted(model, geometry_of, g1, g2)) continue;
         if (self_collision_) add_dynamic_pair(model, geometry_of, g1, g2);
-        else ++left_out;
+        else left_out += dynamic_pair_admitted(model, geometry_of, g1, g2);
       }
     if (left_out > 0)
       model.contacts.skipped.push_back(std::to_string(left_out) +
