@@ -229,6 +229,29 @@ def peer_section(b, context):
         if rows:
             tables += [f"**{title.capitalize()}**" + (" (MuJoCo's batch API, `mjbatch.h`):" if suffix else " (`mj_step` in a loop):"), "",
                        table(["robot", "threads", "MuJoCo", "batchdyn double", "vs MuJoCo", "batchdyn float", "vs MuJoCo"], rows), ""]
+    memory = []
+    for robot in ("a1_standing", "humanoid_standing", "go2_mjcf_standing", "h1_mjcf_standing"):
+        r = b.get(f"PeerMujoco<double>/{robot}/cone:elliptic/N:4096")
+        d, f = b.get(f"PeerBatchdyn<double>/{robot}/N:4096"), b.get(f"PeerBatchdyn<float>/{robot}/N:4096")
+        if not (r and d and r.get("bytes_per_env") and d.get("bytes_per_env")):
+            continue
+        kb = lambda x, key="bytes_per_env": f"{x[key] / 1024:.1f}" if x and x.get(key) else "–"  # noqa: E731
+        mb = lambda x: f"{x['workspace_bytes'] / 2 ** 20:.1f}" if x and "workspace_bytes" in x else "–"  # noqa: E731
+        used = r.get("mjdata_in_use_bytes", 0)
+        memory.append([robot, kb(r), f"{used / 1024:.1f}", kb(d, "state_bytes_per_env"), mb(d), kb(d), ratio(used, d["bytes_per_env"]),
+                       kb(f, "state_bytes_per_env"), mb(f), kb(f), ratio(used, f.get("bytes_per_env") if f else 0)])
+    if memory:
+        tables += ["**Memory per environment**, KiB: the heap bytes that 4096 environments add, over 4096 (glibc's `mallinfo2` "
+                   "read around the same code for both: MuJoCo's `mj_copyData` of the settled `mjData`; batchdyn's `Batch` from "
+                   "construction through its first steps on one thread: state rows, contact results, warm starts and the thread's "
+                   "lane-block workspace). Most of an `mjData` is its arena, sized ahead of use; \"in use\" is what the settled "
+                   "environment used of it: `sizeof(mjData)` + `nbuffer` + the arena's and the stack's high-water marks after "
+                   "its steps. batchdyn's bytes are its state (every environment's rows, allocated by the constructor) and one "
+                   "workspace per thread (MiB, made by the first step; its dense contact problem is sized for every candidate in "
+                   "contact at once), shared by the environments; \"per env\" is their sum over 4096 on one thread. The ratios "
+                   "are MuJoCo's bytes in use over batchdyn's per env:", "",
+                   table(["robot", "MuJoCo", "MuJoCo in use", "double: state", "workspace (MiB)", "per env", "MuJoCo / batchdyn",
+                          "float: state", "workspace (MiB)", "per env", "MuJoCo / batchdyn"], memory), ""]
     if not tables:
         return ("## Against MuJoCo\n\nNot in this run: `bench/mujoco_peer.cpp` builds when CMake finds the `mujoco` wheel "
                 "(its libmujoco and headers) in the Python given as `-DPython_EXECUTABLE` (`./build.sh bench` passes `.venv`'s).")
@@ -324,9 +347,13 @@ def main():
         path = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "build", "benchmarks.json"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         command = run_bench(args.bench, path)
+        doc = json.load(open(path))
+        doc.setdefault("context", {})["command"] = command  # so that --json on this file states it too
+        json.dump(doc, open(path, "w"), indent=2)
     doc = json.load(open(path))
     runs = doc["benchmarks"]
     context = doc.get("context", {})
+    command = command or context.get("command")
     b = rows_by_name(runs)
     for r in b.values():  # counters sit next to the timings in Google Benchmark's JSON
         r.update({k: v for k, v in r.get("counters", {}).items()})
@@ -345,6 +372,8 @@ def main():
         f"- command: `{how}`",
         "- reproduce: `./build.sh bench` builds the suite; `python3 bench/benchmarks_page.py --bench build/bench/bench/batchdyn_bench` "
         "runs it and writes this page.",
+        "- training: [time_to_walk.md](time_to_walk.md) (how long Go2 takes to learn to walk on this machine) and "
+        "[training.md](training.md) (where PPO's time goes) are written by their own scripts from training runs.",
         "",
     ]
     page += [s + "\n" for s in sections]

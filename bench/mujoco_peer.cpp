@@ -48,6 +48,18 @@
 // Also forward dynamics without contact (PeerForward*, at the end of this file): mj_forward vs
 // batched ABA on the humanoid.
 //
+// Memory per environment (counter bytes_per_env, the one-thread cases): the heap bytes in use
+// (glibc's mallinfo2: arenas and mmapped blocks) that the N environments add, over N, read
+// around the same code for both engines, so that neither's own accounting is trusted. MuJoCo:
+// the N - 1 mj_copyData of the settled first mjData (its buffer and arena; the mjModel is
+// shared). batchdyn: the Batch from its construction through the settling steps (its state rows,
+// contact results, warm starts and the thread's lane-block workspace; the Model copy it holds is
+// shared by the N), split into state_bytes_per_env (from construction, before the first step)
+// and workspace_bytes (what the steps added: the thread's workspace, made on its first block).
+// Most of an mjData is its arena (contacts, constraint rows, the stack), sized
+// ahead: mjdata_in_use_bytes counts what env 0 used of it, sizeof(mjData) + nbuffer + the
+// arena's and the stack's high-water marks after its settling and timed steps.
+//
 // Warm-up: each case passes once over its environments before the clock starts. A new mjData's
 // stack (nstack 20000 numbers, 160 KB per environment) is first touched by its first step, and
 // with one or two timed passes per second the first pass's page faults were the measurement:
@@ -56,6 +68,8 @@
 #include <benchmark/benchmark.h>
 #include <mujoco/mjbatch.h>
 #include <mujoco/mujoco.h>
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <array>
@@ -313,10 +327,17 @@ mjModel* load_mjcf_file_in_mujoco(const std::string& path) {
   return model;
 }
 
+// Heap bytes in use (glibc): small blocks in the arenas and blocks mapped on their own.
+double heap_bytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd);
+}
+
 struct MujocoEnvs {
   const PeerCase* robot = nullptr;
   std::unique_ptr<mjModel, void (*)(mjModel*)> model{nullptr, mj_deleteModel};
   std::vector<std::unique_ptr<mjData, void (*)(mjData*)>> data;
+  double bytes_per_env = 0;  // heap bytes of each mj_copyData (top of the file)
 
   void step(mjData* d) const { pd_step(*robot, model.get(), d); }
 };
@@ -333,7 +354,10 @@ MujocoEnvs make_mujoco(const PeerCase& robot, int n, const char* cone) {
   std::copy(q.begin() + 7, q.end(), first->qpos + 7);
   for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) envs.step(first);
   envs.data.emplace_back(first, mj_deleteData);
+  envs.data.reserve(static_cast<size_t>(n));
+  const double before = heap_bytes();
   for (int e = 1; e < n; ++e) envs.data.emplace_back(mj_copyData(nullptr, envs.model.get(), first), mj_deleteData);
+  if (n > 1) envs.bytes_per_env = (heap_bytes() - before) / (n - 1);
   return envs;
 }
 
@@ -378,6 +402,9 @@ void BM_PeerMujoco(benchmark::State& state, RobotGetter get, const char* cone) {
   report_feet(state, *robot, mujoco_foot_forces(*robot, envs.model.get(), envs.data[0].get()));
   state.counters["contacts"] = envs.data[0]->ncon;
   state.counters["solver_iterations"] = envs.data[0]->solver_niter[0];
+  state.counters["bytes_per_env"] = envs.bytes_per_env;
+  const mjData* d = envs.data[0].get();
+  state.counters["mjdata_in_use_bytes"] = static_cast<double>(sizeof(mjData) + d->nbuffer + d->maxuse_arena + d->maxuse_stack);
   if (std::string(cone) == "elliptic") mujoco_rate[robot->name] = steps / seconds;
 }
 
@@ -419,7 +446,9 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   const PeerCase* robot = &get();
   const int n = static_cast<int>(state.range(0));
   const Model& m = robot->model;
+  const double heap_before = heap_bytes();
   Batch<T> batch(m, n, threads);
+  const double state_bytes_per_env = (heap_bytes() - heap_before) / n;  // before any step: no workspace yet
   std::vector<double> kp(static_cast<size_t>(m.nv), 0.0), kd(kp.size(), 0.0);
   for (int k = 6; k < m.nv; ++k) kp[static_cast<size_t>(k)] = robot->kp[static_cast<size_t>(k - 6)], kd[static_cast<size_t>(k)] = robot->kd[static_cast<size_t>(k - 6)];
   batch.set_control_mode(ControlMode::PositionPD);
@@ -431,6 +460,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   }
   for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) batch.step(T(kStep));
   batch.step(T(kStep));  // MuJoCo's warm-up step, so that both time the same states
+  const double bytes_per_env = (heap_bytes() - heap_before) / n;  // top of the file
   double iterations = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -453,6 +483,11 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   report_feet(state, *robot, fz);
   state.counters["admm_iterations"] = iterations / static_cast<double>(state.iterations());
   state.counters["candidates"] = c;
+  if (threads == 1) {
+    state.counters["bytes_per_env"] = bytes_per_env;
+    state.counters["state_bytes_per_env"] = state_bytes_per_env;
+    state.counters["workspace_bytes"] = (bytes_per_env - state_bytes_per_env) * n;  // the one thread's
+  }
   const auto& peer = threads == 1 ? mujoco_rate : mujoco_batch_rate;
   if (peer.count(robot->name)) state.counters["vs_mujoco"] = steps / seconds / peer.at(robot->name);
 }
