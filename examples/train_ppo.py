@@ -5,18 +5,19 @@
     .venv/bin/python examples/train_ppo.py --task ArmReach
     .venv/bin/python examples/train_ppo.py --task Quadruped --minutes 10
     .venv/bin/python examples/train_ppo.py --task QuadrupedHills
-    .venv/bin/python examples/train_ppo.py --task Go2Walk --minutes 10
+    .venv/bin/python examples/train_ppo.py --task Go2Walk --minutes 2
     .venv/bin/python examples/train_ppo.py --task H1Walk --minutes 30
 
 Thousands of environments step in C++ (SIMD lanes x threads, GIL released); observations
 reach the networks through torch.from_numpy (no copy). One line per iteration: env-steps/s of
 the simulation alone and of the whole loop, the mean return and length of the episodes that
 finished. Stops when the mean episode length reaches --target of the limit (cart-pole: 95 % of
-500 steps = balanced), after --iterations or after --minutes, and writes the learning curve
+500 steps = balanced), after --iterations or within --minutes, and writes the learning curve
 (--plot). A walking task (Quadruped, Go2Walk, H1Walk: a robot walking at a commanded forward
 speed) then walks with the mean action at --eval-speed for 5 s in 64 fresh environments:
 distance, speed and falls are printed and --picture draws the base's path and the feet's
-contacts over time. A task with a scripted
+contacts over time; then one whole episode at each commanded speed 0.5, 0.6, ..., 1.0 m/s
+measures how well the policy tracks them (evaluate_tracking). A task with a scripted
 baseline (ArmReach) is then played by the trained policy's mean action and by the baseline on
 the same 256 fresh episodes, and the mean returns compared. --task takes any registered task
 (batchdyn.vector_env.registered()), PPO's settings come from the task's `training` dict.
@@ -117,7 +118,12 @@ def main():
     parser.add_argument("--envs", type=int, help="default: the task's (4096 for the quadruped, else 2048)")
     parser.add_argument("--steps", type=int, help="rollout length per iteration (default: the task's)")
     parser.add_argument("--iterations", type=int, help="at most (default: the task's)")
-    parser.add_argument("--minutes", type=float, default=0.0, help="stop after this wall time (0: no limit)")
+    parser.add_argument("--hidden", type=int, nargs="+", help="the actor's and the critic's hidden layer widths (default: the task's)")
+    parser.add_argument("--epochs", type=int, help="PPO epochs over each rollout (default: the task's)")
+    parser.add_argument("--minibatches", type=int, help="minibatches per epoch (default: the task's)")
+    parser.add_argument("--minutes", type=float, default=0.0,
+                        help="a wall-clock budget for the training (0: none): no iteration starts that would end past it, "
+                             "at the pace of the last one")
     parser.add_argument("--target", type=float, default=0.95, help="stop at this fraction of the episode limit")
     parser.add_argument("--threads", type=int, default=0, help="simulation threads (0 = all cores)")
     parser.add_argument("--update-threads", type=int, default=0,
@@ -152,7 +158,7 @@ def main():
         args.task, task = task_settings(args.task)
     except KeyError as e:
         parser.error(str(e))
-    for key in ("envs", "steps", "iterations", "lr"):
+    for key in ("envs", "steps", "iterations", "lr", "hidden", "epochs", "minibatches"):
         if getattr(args, key) is None:
             setattr(args, key, task[key])
 
@@ -176,7 +182,7 @@ def main():
     # copy=False: the observations are the env's own buffer, read before the next step
     env = vector_env.make(args.task, num_envs=args.envs // group.world, threads=args.threads, copy=False, **options)
     n, obs_dim, act_dim, T = env.num_envs, env.obs_dim, env.act_dim, args.steps
-    model = ActorCritic(obs_dim, act_dim, task["hidden"], ACTIVATIONS[task["activation"]], task["log_std"])
+    model = ActorCritic(obs_dim, act_dim, tuple(args.hidden), ACTIVATIONS[task["activation"]], task["log_std"])
     group.broadcast_parameters(model)
     torch.manual_seed(args.seed + 7919 * group.rank)  # each rank its own exploration noise and minibatches
     # fused: one kernel for all parameters' Adam step (torch 2's CPU fused Adam)
@@ -186,7 +192,7 @@ def main():
     precision = lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bf16")  # noqa: E731
     norm = RunningNorm(obs_dim, group)
     reward_scale = task["reward_scale"]  # cart-pole: values of order 10, not 100, an easier regression for the critic
-    gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, task["epochs"], task["minibatches"]
+    gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, args.epochs, args.minibatches
     entropy_coefficient, desired_kl, lr = task["entropy"], task["desired_kl"], args.lr
 
     obs_buf = torch.zeros(T, n, obs_dim)
@@ -293,27 +299,28 @@ def main():
         # one all-reduce: the episodes of every rank, the rates, and rank 0's clock for --minutes
         totals = group.sum(torch.tensor([float(np.sum(returns)), float(np.sum(lengths)), float(len(lengths)), T * n / sim_time,
                                          T * n / (time.perf_counter() - iteration_start), speed_error, admm_iterations,
-                                         wall if group.is_main else 0.0, float(T * n)]))
+                                         wall if group.is_main else 0.0, float(T * n),
+                                         iteration_time if group.is_main else 0.0]))
         episodes = int(totals[2])
         mean_return = float(totals[0] / episodes) if episodes else float("nan")
         mean_length = float(totals[1] / episodes) if episodes else float("nan")
         sim_rate, loop_rate = float(totals[3]), float(totals[4])
         speed_error, admm_iterations = float(totals[5]) / group.world, float(totals[6]) / group.world
-        wall, total_steps = float(totals[7]), total_steps + int(totals[8])
+        wall, total_steps, pace = float(totals[7]), total_steps + int(totals[8]), float(totals[9])  # rank 0's clock for all
         if not tracking:
             speed_error = admm_iterations = float("nan")
         history.append((total_steps, mean_return, mean_length, wall, speed_error))
         summary["iterations"].append({"iteration": iteration, "env_steps": total_steps, "simulation_env_steps_per_s": sim_rate,
                                       "seconds": {"simulation": sim_time, "policy": policy_time, "update": update_time,
                                                   "other": iteration_time - sim_time - policy_time - update_time},
-                                      "loop_env_steps_per_s": loop_rate, "episodes": episodes, "mean_return": mean_return,
+                                      "loop_env_steps_per_s": loop_rate, "wall_seconds": wall, "episodes": episodes, "mean_return": mean_return,
                                       "mean_length": mean_length, "speed_error": speed_error, "admm_iterations": admm_iterations})
         log(f"iter {iteration:4d}  steps {total_steps:9d}  sim {sim_rate / 1e6:6.2f} M env-steps/s  "
               f"loop {loop_rate / 1e6:5.2f} M env-steps/s  episodes {episodes:5d}  "
               f"mean return {mean_return:8.2f}  mean length {mean_length:6.1f}"
               + (f"  |v_x - v_cmd| {speed_error:5.3f} m/s  ADMM {admm_iterations:4.1f} it" if tracking else "")
               + f"  wall {wall:6.1f} s", flush=True)
-        if args.minutes and wall > 60 * args.minutes:
+        if args.minutes and wall + pace > 60 * args.minutes:  # the next iteration would end past the budget
             break
         if task["solved_length"] and episodes >= 50 and mean_length >= args.target * limit:
             solved_at = (iteration, total_steps, wall)
@@ -361,6 +368,7 @@ def main():
         print(f"wrote {args.plot}")
     if walks(args.task):
         summary["evaluation"] = evaluate_walk(model, norm, args)
+        summary["tracking"] = evaluate_tracking(model, norm, args)
     if args.summary:
         with open(args.summary, "w") as out:
             json.dump(summary, out, indent=1)
@@ -392,6 +400,51 @@ def compare_with_scripted(model, norm, args, summary, envs=256):
     summary["scripted_comparison"] = {"environments": envs, "ppo_return": float(ppo), "scripted_return": float(scripted),
                                       "ppo_distance": float(ppo_distance), "scripted_distance": float(scripted_distance)}
     return scripted
+
+
+def evaluate_tracking(model, norm, args, speeds=(0.5, 0.6, 0.7, 0.8, 0.9, 1.0), per_speed=32, settle=1.0):
+    """The trained policy (its mean action) through one whole episode (20 s for the walking tasks)
+    of per_speed fresh environments at each commanded speed: the share of them upright at the end
+    (no termination), and of the upright ones their mean forward speed after the first `settle`
+    seconds (the base frame's v_x, info["forward_velocity"]), |mean speed - command| and the share
+    within 0.1 m/s of the command. Prints a table; returns the results as a dict."""
+    options = {"terrain_roughness": args.roughness} if args.roughness else {}
+    envs = per_speed * len(speeds)
+    env = vector_env.make(args.task, envs, threads=args.threads, command_range=(min(speeds), max(speeds)), **options)
+    obs, _ = env.reset(seed=args.seed + 23456)
+    commanded = np.repeat(np.asarray(speeds, dtype=np.float64), per_speed)
+    env.command[:] = commanded  # a grid of commands instead of the reset's draws
+    env.observe(obs)  # the first observation with those commands
+    steps, skip = env.max_episode_steps - 1, int(round(settle / env.dt))  # the last step would truncate and reset
+    fallen, speed_sum = np.zeros(envs, dtype=bool), np.zeros(envs)
+    with torch.no_grad():
+        for t in range(steps):
+            obs, _, terminated, _, info = env.step(model.actor(norm(torch.from_numpy(obs))).numpy())
+            fallen |= terminated
+            if t >= skip:
+                speed_sum += info["forward_velocity"]
+    env.close()
+    mean_speed = speed_sum / (steps - skip)
+    error = np.abs(mean_speed - commanded)
+    rows, results = [], {"seconds": steps * env.dt, "settle_seconds": settle, "environments_per_speed": per_speed, "speeds": []}
+    for k, speed in enumerate(speeds):
+        mine = slice(k * per_speed, (k + 1) * per_speed)
+        upright = ~fallen[mine]
+        row = {"command": float(speed), "upright": float(upright.mean()),
+               "mean_speed": float(mean_speed[mine][upright].mean()) if upright.any() else float("nan"),
+               "mean_error": float(error[mine][upright].mean()) if upright.any() else float("nan"),
+               "within_0.1": float((error[mine][upright] <= 0.1).sum() / per_speed)}
+        results["speeds"].append(row)
+        rows.append(f"  {speed:4.2f} m/s: {100 * row['upright']:5.1f} % upright, mean speed {row['mean_speed']:5.2f} m/s, "
+                    f"|speed - command| {row['mean_error']:5.3f} m/s, {100 * row['within_0.1']:5.1f} % within 0.1 m/s")
+    results["upright"] = float((~fallen).mean())
+    results["within_0.1"] = float(np.mean([r["within_0.1"] for r in results["speeds"]]))
+    results["largest_mean_error"] = float(np.nanmax([r["mean_error"] for r in results["speeds"]]))
+    print(f"tracking: {per_speed} environments per command, {steps * env.dt:.2f} s each, mean speed after the first {settle:.0f} s:")
+    print("\n".join(rows))
+    print(f"  all: {100 * results['upright']:.1f} % upright, {100 * results['within_0.1']:.1f} % within 0.1 m/s of their command, "
+          f"largest mean |speed - command| {results['largest_mean_error']:.3f} m/s")
+    return results
 
 
 def evaluate_walk(model, norm, args, envs=64, seconds=5.0):

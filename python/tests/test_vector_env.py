@@ -178,6 +178,14 @@ def test_the_ppo_example_trains_a_walking_robot_and_evaluates_its_walk(examples_
     walk = run["evaluation"]
     assert walk["environments"] == 64 and walk["commanded_speed"] == 0.8 and 0 <= walk["fell"] <= 64
     assert 0 < walk["mean_admm_iterations"] <= walk["largest_admm_iterations"]
+    tracking = run["tracking"]  # one whole episode per commanded speed
+    assert [s["command"] for s in tracking["speeds"]] == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert tracking["seconds"] == pytest.approx(19.98) and 0 <= tracking["upright"] <= 1
+    for s in tracking["speeds"]:  # two short iterations of PPO do not walk: the upright robots stay where they are
+        assert 0 <= s["upright"] <= 1
+        if s["upright"] > 0:
+            assert abs(s["mean_speed"]) < 0.25 and s["within_0.1"] == 0
+            assert s["mean_error"] == pytest.approx(s["command"] - s["mean_speed"], abs=1e-9)
 
 
 def test_go2walk_builds_from_the_mjcf_keyframe_motors_and_feet():
