@@ -55,8 +55,9 @@ def first_below(run, error):
 def seed_row(seed, run):
     last, tracking, below = run["iterations"][-1], run["tracking"], first_below(run, TOLERANCE)
     return [seed, len(run["iterations"]), f"{run['env_steps'] / 1e6:.1f} M", f"{last['wall_seconds']:.0f}",
-            f"{below[0]:.0f} s, {below[1] / 1e6:.1f} M" if below else "–", f"{last['speed_error']:.3f}", f"{100 * tracking['upright']:.1f} %", f"{tracking['largest_mean_error']:.3f}",
-            f"{100 * tracking['within_0.1']:.0f} %", "yes" if walks(tracking) else "no"]
+            f"{below[0]:.0f} s, {below[1] / 1e6:.1f} M" if below else "–", f"{last['speed_error']:.3f}",
+            f"{100 * tracking['upright']:.1f} %", f"{tracking['largest_mean_error']:.3f}", f"{100 * tracking['within_0.1']:.0f} %",
+            "yes" if walks(tracking) else "no"]
 
 
 def speed_rows(runs):
@@ -135,7 +136,7 @@ def main():
         "",
         table(["seed", "command", "upright", "mean speed", "mean abs(speed − command)", "within 0.1 m/s"], speed_rows(runs)),
         "",
-        f"The first seed's policy commanded 0.8 m/s (`--video`, drawn by MuJoCo from the same MJCF):",
+        "The first seed's policy commanded 0.8 m/s (`--video`, drawn by MuJoCo from the same MJCF):",
         "",
         "![Go2 walking](go2_walk.gif)",
         "",
