@@ -230,13 +230,13 @@ def peer_section(b, context):
             tables += [f"**{title.capitalize()}**" + (" (MuJoCo's batch API, `mjbatch.h`):" if suffix else " (`mj_step` in a loop):"), "",
                        table(["robot", "threads", "MuJoCo", "batchdyn double", "vs MuJoCo", "batchdyn float", "vs MuJoCo"], rows), ""]
     memory = []
+    kb = lambda x, key="bytes_per_env": f"{x[key] / 1024:.1f}" if x and x.get(key) else "–"  # noqa: E731
+    mb = lambda x: f"{x['workspace_bytes'] / 2 ** 20:.1f}" if x and "workspace_bytes" in x else "–"  # noqa: E731
     for robot in ("a1_standing", "humanoid_standing", "go2_mjcf_standing", "h1_mjcf_standing"):
         r = b.get(f"PeerMujoco<double>/{robot}/cone:elliptic/N:4096")
         d, f = b.get(f"PeerBatchdyn<double>/{robot}/N:4096"), b.get(f"PeerBatchdyn<float>/{robot}/N:4096")
         if not (r and d and r.get("bytes_per_env") and d.get("bytes_per_env")):
             continue
-        kb = lambda x, key="bytes_per_env": f"{x[key] / 1024:.1f}" if x and x.get(key) else "–"  # noqa: E731
-        mb = lambda x: f"{x['workspace_bytes'] / 2 ** 20:.1f}" if x and "workspace_bytes" in x else "–"  # noqa: E731
         used = r.get("mjdata_in_use_bytes", 0)
         memory.append([robot, kb(r), f"{used / 1024:.1f}", kb(d, "state_bytes_per_env"), mb(d), kb(d), ratio(used, d["bytes_per_env"]),
                        kb(f, "state_bytes_per_env"), mb(f), kb(f), ratio(used, f.get("bytes_per_env") if f else 0)])

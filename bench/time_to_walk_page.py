@@ -17,13 +17,12 @@ curves (the rollouts' mean |v_x - v_cmd| against the wall clock) go to docs/go2_
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import torch
 
 from benchmarks_page import cpu_model, table  # bench/, next to this script
+from training_page import train_ppo_summary
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DOCS = os.path.join(ROOT, "docs")
@@ -31,15 +30,8 @@ UPRIGHT, TOLERANCE = 0.95, 0.1  # the issue's bar: >= 95 % upright, speeds withi
 
 
 def train(seed, minutes, video):
-    with tempfile.TemporaryDirectory() as tmp:
-        summary = os.path.join(tmp, "summary.json")
-        command = [sys.executable, os.path.join(ROOT, "examples", "train_ppo.py"), "--task", "Go2Walk", "--minutes", str(minutes),
-                   "--seed", str(seed), "--plot", "", "--picture", "", "--summary", summary]
-        if video:
-            command += ["--video", video]
-        print("running:", " ".join(command), file=sys.stderr)
-        subprocess.run(command, check=True, stdout=sys.stderr)
-        return json.load(open(summary))
+    arguments = ["--task", "Go2Walk", "--minutes", str(minutes), "--seed", str(seed)] + (["--video", video] if video else [])
+    return train_ppo_summary(arguments, stdout=sys.stderr)
 
 
 def walks(tracking):

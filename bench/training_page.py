@@ -36,14 +36,19 @@ SETTINGS = [
 PARTS = ["simulation", "policy", "update", "other"]
 
 
-def run(iterations, envs, options):
+def train_ppo_summary(arguments, stdout=subprocess.DEVNULL):
+    """Runs examples/train_ppo.py with `arguments` (no plots) and returns its --summary JSON."""
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
-        command = [sys.executable, os.path.join(ROOT, "examples", "train_ppo.py"), "--task", "Quadruped", "--envs", str(envs),
-                   "--iterations", str(iterations), "--plot", "", "--picture", "", "--summary", summary, *options]
+        command = [sys.executable, os.path.join(ROOT, "examples", "train_ppo.py"), *arguments, "--plot", "", "--picture", "",
+                   "--summary", summary]
         print("running:", " ".join(command), file=sys.stderr)
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stdout=stdout)
         return json.load(open(summary))
+
+
+def run(iterations, envs, options):
+    return train_ppo_summary(["--task", "Quadruped", "--envs", str(envs), "--iterations", str(iterations), *options])
 
 
 def row(name, summary):
