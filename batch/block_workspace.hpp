@@ -31,17 +31,24 @@ using LaneArray = std::vector<L>;
 // the block's friction coefficients and ground, and the last ADMM report.
 template <class L>
 struct ContactLanes {
+  // The problem starts with room for a few contacts and grows with the thread's largest
+  // (FrictionalContactWorkspace::fit_problem).
   ContactLanes(const Model& m, const ContactPlan& plan)
-      : state(m, plan),
+      : state(m, plan, kFirstProblemContacts), friction(static_cast<size_t>(plan.num_candidates())),
         touch(static_cast<size_t>(std::count_if(m.sensors.begin(), m.sensors.end(), [](const Sensor& s) { return s.kind == SensorKind::Touch; }))) {}
+  static constexpr int kFirstProblemContacts = 8;
   FrictionalContactWorkspace<L> state;
-  const L* friction = nullptr;  // per candidate: the block's lanes where ContactSolving keeps them
+  // The block's friction coefficients where a lane has its own (ContactSolving::friction_lanes):
+  // per candidate, written for those in contact; the lanes' own coefficient, and 1 in those lanes.
+  LaneArray<L> friction;
+  L friction_own, has_own_friction;
+  bool own_friction = false;  // some lane of the block has its own
   LaneArray<L> touch;     // per touch sensor: the last substep's reading (kernels/contact/touch_sensors.hpp)
   GroundLanes<L> ground;
   L occupied;    // 1 in the lanes that hold a valid environment, 0 in padding and refused ones
   L penetrated;  // 1 in the lanes where a contact was deeper than max_penetration in this call's substeps
   ContactSolverReport<L> report;
-  size_t bytes() const { return state.bytes() + touch.size() * sizeof(L); }
+  size_t bytes() const { return state.bytes() + (friction.size() + touch.size()) * sizeof(L); }
 };
 
 template <class L>

@@ -71,7 +71,8 @@ class ContactSolving {
       : model_(model), n_(num_envs), plan_(plan_contacts(model)), candidates_(plan_.num_candidates()),
         can_collide_(model.contacts.can_collide()), enabled_(model.constraint_rows == 0),
         ground_height_(static_cast<size_t>(num_envs), static_cast<T>(model.contacts.ground.height)),
-        ground_normal_(3 * static_cast<size_t>(num_envs)), friction_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_),
+        ground_normal_(3 * static_cast<size_t>(num_envs)), model_friction_(static_cast<size_t>(candidates_)),
+        own_friction_(static_cast<size_t>(num_envs), std::numeric_limits<T>::quiet_NaN()),
         impulses_(3 * static_cast<size_t>(num_envs) * candidates_, T(0)), forces_(impulses_.size(), T(0)),
         gaps_(static_cast<size_t>(num_envs) * candidates_, std::numeric_limits<T>::infinity()), in_contact_(gaps_.size(), T(0)),
         held_(static_cast<size_t>((num_envs + W - 1) / W) * candidates_, Held::Any), limit_impulses_(static_cast<size_t>(num_envs) * plan_.num_limited_joints(), T(0)),
@@ -83,8 +84,7 @@ class ContactSolving {
     settings_.tolerance = default_tolerance();
     for (int e = 0; e < n_; ++e)
       for (int k = 0; k < 3; ++k) ground_normal_[static_cast<size_t>(3 * e + k)] = static_cast<T>(model.contacts.ground.normal[k]);
-    for (size_t b = 0; b < friction_.size() / std::max(1, candidates_); ++b)  // every lane, the last block's padding too
-      for (int c = 0; c < candidates_; ++c) friction_[b * static_cast<size_t>(candidates_) + static_cast<size_t>(c)] = L(static_cast<T>(candidate_friction(c)));
+    for (int c = 0; c < candidates_; ++c) model_friction_[static_cast<size_t>(c)] = L(static_cast<T>(candidate_friction(c)));
     if (model.contacts.terrain.present()) set_terrain(model.contacts.terrain);
     // The loops as bilateral rows of a contact problem need independent rows (Cassie: 24 of rank
     // 22). Held loops (limits without contacts) are eliminated with damping instead.
@@ -145,8 +145,8 @@ class ContactSolving {
   void set_friction(std::span<const int> envs, double mu) {
     if (!(mu >= 0 && std::isfinite(mu))) throw Error("Batch::set_friction: mu must be finite and >= 0, got " + std::to_string(mu));
     for (int e : envs) check_env("Batch::set_friction", e, n_);
-    for (int e : envs)
-      for (int c = 0; c < candidates_; ++c) set_lane(friction_lanes(e, c), e % W, mu);
+    for (int e : envs) own_friction_[static_cast<size_t>(e)] = static_cast<T>(mu);
+    any_own_friction_ = any_own_friction_ || !envs.empty();
   }
   // A terrain shared by every environment: replaces the plane (its height and normal are kept
   // for when the terrain is cleared). Throws Error for a field check_height_field refuses, or a
@@ -200,7 +200,8 @@ class ContactSolving {
   double friction(int e, int candidate) const {
     if (candidate < 0 || candidate >= candidates_) throw Error("Batch::friction: candidate " + std::to_string(candidate) + " out of range");
     check_env("Batch::friction", e, n_);
-    return get_lane(friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(candidate)], e % W);
+    const T own = own_friction_[static_cast<size_t>(e)];
+    return own == own ? own : get_lane(model_friction_[static_cast<size_t>(candidate)], 0);
   }
 
   // --- Results of the last step (its last substep), per environment ---
@@ -236,7 +237,7 @@ class ContactSolving {
   T* warm_limit_impulses(int e) { return limit_impulses_.data() + static_cast<long>(e) * plan_.num_limited_joints(); }
 
   // The block's warm start (its environments' impulses; zero in invalid lanes), ground and
-  // friction (a view of its lanes) into ws. The impulses of a candidate whose rows the block
+  // own friction coefficients into ws. The impulses of a candidate whose rows the block
   // holds idle (store_contacts) are zero without being read: Go2 among its scene's stairs reads
   // a few of its 401 candidates.
   void load(int block, BlockWorkspace<L>& ws, const bool* valid) const {
@@ -265,7 +266,12 @@ class ContactSolving {
     for (int l = 0; l < W; ++l) lanes[l] = block * W + l < n_ && valid[l] ? T(1) : T(0);
     cl.occupied = LaneTraits<L>::load(lanes);
     // Read where it is kept (a lane without an environment to step has no row to read it).
-    cl.friction = friction_.data() + static_cast<size_t>(block) * candidates_;
+    cl.own_friction = false;
+    if (any_own_friction_) {  // the lanes with a coefficient of their own (not NaN), and it
+      load_rows(block, valid, own_friction_.data(), 1, &cl.friction_own);
+      cl.has_own_friction = select(cl.friction_own == cl.friction_own, L(T(1)), L(T(0)));
+      cl.own_friction = any_lane(cl.has_own_friction != L(T(0)));
+    }
     cl.penetrated = L(T(0));
     for (int k = 0; k < 3; ++k) {
       LaneTraits<L>::store(normal[k], lanes);
@@ -296,9 +302,12 @@ class ContactSolving {
     ContactLanes<L>& cl = *ws.contact_lanes;
     const int candidates = active() ? candidates_ : 0;
     const TreeFactor<L> aba = tree_factor_of(ws.aba);
-    cl.report = frictional_contact_kernel(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.friction, cl.occupied, cl.state,
-                                          ws.q.data(), ws.v.data(), h, ws.qdd.data(), loops != LoopRows::None ? ws.lambda.data() : nullptr,
-                                          aba_factorised ? &aba : nullptr);
+    const TreeFactor<L>* factorised = aba_factorised ? &aba : nullptr;
+    const ContactDetection<L> detection =
+        detect_contact_rows(c, plan_, model_, settings_, candidates, loops, cl.ground, cl.occupied, cl.state, ws.q.data(), ws.v.data(), h, ws.qdd.data(), factorised);
+    cl.state.fit_problem(detection.rows);  // the thread's problem grows to its largest block's (outside the kernels)
+    cl.report = solve_detected_contacts(c, plan_, model_, settings_, detection, loops, friction_lanes(cl, detection.rows.contacts), cl.occupied, cl.state, ws.q.data(), ws.v.data(), h,
+                                        ws.qdd.data(), loops != LoopRows::None ? ws.lambda.data() : nullptr, factorised);
     if (candidates > 0) touch_kernel(touch_plan_, touch_placement_.data(), cl.state, h, cl.touch.data());
     else std::fill(cl.touch.begin(), cl.touch.end(), L(T(0)));
     const L deepest(static_cast<T>(-settings_.max_penetration));
@@ -385,8 +394,17 @@ class ContactSolving {
     }
     lanes_from_row_range<L>(sources, count, out);
   }
-  // Environment e's friction for candidate c: lane e % W of these lanes.
-  L& friction_lanes(int e, int c) { return friction_[static_cast<size_t>(e / W) * candidates_ + static_cast<size_t>(c)]; }
+  // The block's friction coefficients per candidate (lanes), as the kernel reads them: the
+  // model's, unless a lane has its own (set_friction); then those of the `listed` candidates in
+  // contact (ws.contact_list), the only ones the kernel reads.
+  const L* friction_lanes(ContactLanes<L>& cl, int listed) const {
+    if (!cl.own_friction) return model_friction_.data();
+    for (int j = 0; j < listed; ++j) {
+      const size_t k = static_cast<size_t>(cl.state.contact_list[static_cast<size_t>(j)]);
+      cl.friction[k] = select(cl.has_own_friction != L(T(0)), cl.friction_own, model_friction_[k]);
+    }
+    return cl.friction.data();
+  }
 
   const Model& model_;
   int n_;
@@ -396,9 +414,13 @@ class ContactSolving {
   bool enabled_;
   ContactSettings settings_;
   std::vector<T> ground_height_, ground_normal_;             // N, N x 3
-  // Per lane block and candidate: the friction coefficients in lanes (friction_lanes), read by
-  // the kernel where they are, so that a step neither transposes nor copies what seldom changes.
-  std::vector<L> friction_;
+  // The friction coefficients: the model's per candidate, broadcast to lanes (read by the kernel
+  // where they are), and per environment its own one for every candidate (set_friction), NaN
+  // while it has none. Per environment and candidate in lanes, they were 3.2 KB of Go2's 30 KB
+  // of state per environment, for a parameter set one per environment.
+  std::vector<L> model_friction_;
+  std::vector<T> own_friction_;
+  bool any_own_friction_ = false;  // some environment has its own
   HeightField terrain_;                                      // the grid (nx = 0: none); heights below
   std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
   bool terrain_per_env_ = false;

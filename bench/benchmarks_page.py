@@ -243,12 +243,12 @@ def peer_section(b, context):
     if memory:
         tables += ["**Memory per environment**, KiB: the heap bytes that 4096 environments add, over 4096 (glibc's `mallinfo2` "
                    "read around the same code for both: MuJoCo's `mj_copyData` of the settled `mjData`; batchdyn's `Batch` from "
-                   "construction through its first steps on one thread: state rows, contact results, warm starts and the thread's "
-                   "lane-block workspace). Most of an `mjData` is its arena, sized ahead of use; \"in use\" is what the settled "
-                   "environment used of it: `sizeof(mjData)` + `nbuffer` + the arena's and the stack's high-water marks after "
-                   "its steps. batchdyn's bytes are its state (every environment's rows, allocated by the constructor) and one "
-                   "workspace per thread (MiB, made by the first step; its dense contact problem is sized for every candidate in "
-                   "contact at once), shared by the environments; \"per env\" is their sum over 4096 on one thread. The ratios "
+                   "construction through its settling and timed steps on one thread: state rows, contact results, warm starts and "
+                   "the thread's lane-block workspace). Most of an `mjData` is its arena, sized ahead of use; \"in use\" is what "
+                   "the settled environment used of it: `sizeof(mjData)` + `nbuffer` + the arena's and the stack's high-water "
+                   "marks after its steps. batchdyn's bytes are its state (every environment's rows, allocated by the "
+                   "constructor) and one workspace per thread (MiB, made by the first step; its dense contact problem grows to "
+                   "the largest block's), shared by the environments; \"per env\" is their sum over 4096 on one thread. The ratios "
                    "are MuJoCo's bytes in use over batchdyn's per env:", "",
                    table(["robot", "MuJoCo", "MuJoCo in use", "double: state", "workspace (MiB)", "per env", "MuJoCo / batchdyn",
                           "float: state", "workspace (MiB)", "per env", "MuJoCo / batchdyn"], memory), ""]

@@ -52,10 +52,11 @@
 // (glibc's mallinfo2: arenas and mmapped blocks) that the N environments add, over N, read
 // around the same code for both engines, so that neither's own accounting is trusted. MuJoCo:
 // the N - 1 mj_copyData of the settled first mjData (its buffer and arena; the mjModel is
-// shared). batchdyn: the Batch from its construction through the settling steps (its state rows,
-// contact results, warm starts and the thread's lane-block workspace; the Model copy it holds is
-// shared by the N), split into state_bytes_per_env (from construction, before the first step)
-// and workspace_bytes (what the steps added: the thread's workspace, made on its first block).
+// shared). batchdyn: the Batch from its construction through the settling and timed steps (its
+// state rows, contact results, warm starts and the thread's lane-block workspace; the Model copy
+// it holds is shared by the N), split into state_bytes_per_env (from construction, before the
+// first step) and workspace_bytes (what the steps added: the thread's workspace, made on its
+// first block, its contact problem grown to the largest block's).
 // Most of an mjData is its arena (contacts, constraint rows, the stack), sized
 // ahead: mjdata_in_use_bytes counts what env 0 used of it, sizeof(mjData) + nbuffer + the
 // arena's and the stack's high-water marks after its settling and timed steps.
@@ -460,7 +461,6 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
   }
   for (int s = 0; s < static_cast<int>(std::lround(kSettle / kStep)); ++s) batch.step(T(kStep));
   batch.step(T(kStep));  // MuJoCo's warm-up step, so that both time the same states
-  const double bytes_per_env = (heap_bytes() - heap_before) / n;  // top of the file
   double iterations = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -468,6 +468,7 @@ void BM_PeerBatchdyn(benchmark::State& state, RobotGetter get, int threads) {
     iterations += static_cast<double>(batch.contact_iterations()[0]);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double bytes_per_env = (heap_bytes() - heap_before) / n;  // top of the file
   if (batch.failed_count() > 0) state.SkipWithError("some environment failed or did not converge");
   const double steps = static_cast<double>(state.iterations()) * n;
   bench::report_throughput<T>(state, seconds, steps, batch.threads(), Batch<T>::W, 0.0);

@@ -4,6 +4,7 @@
 // loops run as long as the slowest lane of a block.
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #include "contact_reference_helpers.hpp"
 
@@ -160,6 +161,37 @@ TEST_CASE("lanes: a convex hull landing is bitwise the same whatever its block m
   check_independent_of_block_mates<float>(m, landing[0], airborne, 80, 1e-3, [](auto&) {});
   check_independent_of_block_mates<double>(m, landing[0], landing, 80, 1e-3, [](auto&) {});
   check_independent_of_block_mates<float>(m, landing[0], landing, 80, 1e-3, [](auto&) {});
+}
+
+namespace {
+
+// Environment 0 landing among block mates that have their own friction coefficient or keep the
+// model's: its trace is the same bits either way, theirs is not.
+template <class T>
+void check_own_friction_stays_in_its_lane(const Model& m, const StateRows& states) {
+  constexpr int W = Batch<T>::W;
+  const auto slippery_mates = [&](Batch<T>& batch) {
+    std::vector<int> others(2 * W - 1);
+    std::iota(others.begin(), others.end(), 1);
+    batch.set_friction(others, 0.05);
+    CHECK(batch.friction(1, 0) == doctest::Approx(0.05));
+    for (int c = 0; c < batch.contact_candidates(); ++c) CHECK(batch.friction(0, c) == m.contacts.friction(c));
+  };
+  const StateRows mates(states.begin() + 1, states.end());
+  const Trace model_friction = trace_of<T>(m, 2 * W, 1, 0, states[0], mates, 0, 60, 1e-3, [](auto&) {});
+  CHECK(trace_of<T>(m, 2 * W, 1, 0, states[0], mates, 0, 60, 1e-3, slippery_mates) == model_friction);
+  // A mate's own coefficient is in effect: its landing differs from the same mate's at the model's.
+  CHECK(trace_of<T>(m, 2 * W, 1, 1, mates[0], StateRows{states[0]}, 0, 60, 1e-3, [](auto&) {}) !=
+        trace_of<T>(m, 2 * W, 1, 1, mates[0], StateRows{states[0]}, 0, 60, 1e-3, slippery_mates));
+}
+
+}  // namespace
+
+TEST_CASE("lanes: block mates given their own friction coefficient (set_friction) change no bit of an environment that keeps the model's (double and float)") {
+  const Model m = quadruped();
+  const StateRows states = touchdown_states(m, 40, 57);
+  check_own_friction_stays_in_its_lane<double>(m, states);
+  check_own_friction_stays_in_its_lane<float>(m, states);
 }
 
 TEST_CASE("lanes: an environment with nothing in contact reports 0 solver iterations while its block mates solve") {

@@ -932,6 +932,45 @@ TEST_CASE("A contact workspace reused across states writes every candidate's gap
   CHECK(pairs_touching >= 12);   // the four feet on the stair boxes, three times
 }
 
+TEST_CASE("A contact workspace whose problem starts with room for one contact grows to the largest block's and steps as one made for every candidate, bit for bit (Go2 on a stair, on the floor)") {
+  // The batch's threads start small (a problem for Go2's 401 candidates is 180 MiB of G and its
+  // factor per thread in double) and grow between detection and the solve.
+  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  const ContactPlan plan = plan_contacts(model);
+  Data<double> data(model);
+  GroundLanes<double> ground;
+  ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
+  const std::vector<double> mu(static_cast<size_t>(plan.num_candidates()), 0.8);
+  Eigen::VectorXd on_stair = Eigen::Map<const Eigen::VectorXd>(model.keyframes.at(0).q.data(), model.nq), on_floor = on_stair;
+  on_stair[0] = 1.4, on_stair[2] += 0.075;  // over the first two stair boxes, 5 mm into them
+  on_floor[2] -= 0.005;
+  const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
+  FrictionalContactWorkspace<double> grown(model, plan, 1), whole(model, plan);
+  REQUIRE(grown.problem.max_contacts == 1);
+  REQUIRE(whole.problem.max_contacts == plan.num_candidates());
+  int most = 0;
+  for (const Eigen::VectorXd& q : {on_floor, on_stair, on_floor}) {
+    Eigen::VectorXd free(model.nv);
+    aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), free.data());
+    Eigen::VectorXd qdd_grown = free, qdd_whole = free;
+    const ContactSolverReport<double> a = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(), LoopRows::None,
+                                                                    ground, mu.data(), 1.0, grown, q.data(), v.data(), 2e-3, qdd_grown.data(), nullptr);
+    const ContactSolverReport<double> b = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(), LoopRows::None,
+                                                                    ground, mu.data(), 1.0, whole, q.data(), v.data(), 2e-3, qdd_whole.data(), nullptr);
+    CHECK(a.iterations == b.iterations);
+    CHECK(a.iterations > 0);
+    CHECK(std::memcmp(qdd_grown.data(), qdd_whole.data(), sizeof(double) * static_cast<size_t>(model.nv)) == 0);
+    CHECK(std::memcmp(grown.impulses.data(), whole.impulses.data(), sizeof(double) * whole.impulses.size()) == 0);
+    CHECK(std::memcmp(grown.world_force.data(), whole.world_force.data(), sizeof(double) * whole.world_force.size()) == 0);
+    int contacts = 0;
+    for (double flag : whole.in_contact) contacts += flag != 0;
+    most = std::max(most, contacts);
+    CHECK(grown.problem.max_contacts >= contacts);  // room for this state's contacts
+  }
+  CHECK(most >= 4);
+  CHECK(grown.problem.max_contacts < plan.num_candidates() / 4);  // and not for every candidate
+}
+
 // World geoms other than the floor are obstacles: each robot geom that MuJoCo's contype /
 // conaffinity filter lets touch one gets a pair, and <contact><pair> makes one of its own.
 const char* const kObstaclesXml = R"(<mujoco><option timestep="0.002"/>

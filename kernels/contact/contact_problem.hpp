@@ -46,10 +46,13 @@ BATCHDYN_INLINE void project_to_cone(const S& mu, S& n, S& t1, S& t2) {
 template <class S>
 struct ContactSolverWorkspace {
   ContactSolverWorkspace(int max_contacts, int max_rows)
-      : G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
+      : max_contacts(max_contacts), max_rows(max_rows), G(size((3 * max_contacts + max_rows) * (3 * max_contacts + max_rows))), factor(G.size()),
         g(size(3 * max_contacts + max_rows)), mu(size(max_contacts)), in_contact(size(max_contacts + max_rows)),
         scale(in_contact.size()), x(g.size()), z(g.size()), y(g.size()), rhs(g.size()), sigma(g.size()), inverse_pivot(g.size()), active(g.size()) {}
   static size_t size(int n) { return static_cast<size_t>(n); }
+  // Whether it has room for k contacts and r rows without a cone.
+  bool fits(int k, int r) const { return k <= max_contacts && r <= max_rows; }
+  int max_contacts, max_rows;
   // Inputs, filled by the caller for k contacts, l limit rows and b bilateral rows (m = 3k + l +
   // b): G (m x m row-major), g (m), mu (k) and in_contact (k + l + b)
   std::vector<S> G, factor, g, mu, in_contact;

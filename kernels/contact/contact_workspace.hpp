@@ -2,6 +2,7 @@
 // lanes: one lane block's working set, sized once from the model and its contact plan.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/contact/admm_delassus.hpp"
@@ -53,7 +54,9 @@ inline constexpr char kKnownInfiniteGap = 2;  // gap holds +inf (a reach group p
 
 template <class S>
 struct FrictionalContactWorkspace {
-  FrictionalContactWorkspace(const Model& model, const ContactPlan& plan)
+  // `problem_contacts`: how many contacts the problem has room for at first (fit_problem grows
+  // it); -1: every candidate, so that it never grows.
+  FrictionalContactWorkspace(const Model& model, const ContactPlan& plan, int problem_contacts = -1)
       : delassus(model, plan.delassus), world_from_body(static_cast<size_t>(model.num_bodies())),
         body_velocity(world_from_body.size()), body_velocity_at_v(world_from_body.size()), v_free(static_cast<size_t>(model.nv)),
         response(v_free.size()), joint_torque(v_free.size()), GT(static_cast<size_t>(plan.terminal_rows() * plan.terminal_rows())),
@@ -65,7 +68,8 @@ struct FrictionalContactWorkspace {
         row_impulses(3 * gap.size() + limit_distance.size() + loop_scale.size()), contact_list(gap.size()), limit_list(limit_distance.size()),
         limit_chain_mark(static_cast<size_t>(model.num_bodies())), limit_chains(limit_chain_mark.size()), groups(gap.size() + loops.size()),
         terminal_needed(static_cast<size_t>(plan.delassus.num_terminals())),
-        problem(plan.num_candidates(), plan.num_limited_joints() + model.constraint_rows),
+        problem(problem_contacts < 0 ? plan.num_candidates() : std::min(problem_contacts, plan.num_candidates()),
+                plan.num_limited_joints() + model.constraint_rows),
         soft(model, 3 * plan.num_candidates() + plan.num_limited_joints()) {}
   DelassusWorkspace<S> delassus;
   std::vector<Transform<S>> world_from_body;  // ^0M_i
@@ -110,6 +114,17 @@ struct FrictionalContactWorkspace {
   std::vector<char> terminal_needed;          // per contact body (terminal): 1 when a group acts on it
   ContactSolverWorkspace<S> problem;          // the block's contact problem and its solver's variables
   PvSoftDelassusWorkspace<S> soft;            // ADMM on the tree (PV-soft): the problem's rows, compliance, factor
+  // Room in `problem` for a block's rows (ContactRowCounts), made before the solve: grows it,
+  // never shrinks it, by half again at least, up to every candidate. Its G and factor are
+  // (3 k + l + b)^2 lanes each, k the contacts: Go2 among its stairs has 401 candidates, a few
+  // dozen of them in contact in a block, and a problem made for all of them held 180 MiB per
+  // thread in double. Its contents are scratch, made again by every solve; the problem's layout
+  // (m x m, rows m apart) does not depend on the room, so neither do the results.
+  void fit_problem(const ContactRowCounts& rows) {
+    if (problem.fits(rows.contacts, rows.limits + rows.loops)) return;
+    const int room = std::min(static_cast<int>(gap.size()), std::max(rows.contacts, problem.max_contacts + problem.max_contacts / 2));
+    problem = ContactSolverWorkspace<S>(room, problem.max_rows);
+  }
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) +
            (body_velocity.size() + body_velocity_at_v.size()) * sizeof(Motion<S>) + (columns.size() + columns2.size()) * sizeof(Force<S>) +
