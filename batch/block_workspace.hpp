@@ -1,7 +1,8 @@
 // One thread's working set for one lane block: the block's state as lanes, the scalar staging
 // rows its gather and scatter transpose through, and the workspace of every kernel the engine
 // may run on the block. Made once per thread (oneTBB's enumerable_thread_specific in
-// batch/batch.hpp), sized from the model and its plans; nothing is allocated per call.
+// batch/batch.hpp), sized from the model and its plans; nothing is allocated per call, except
+// that the contact problem grows to the largest the thread has met (ContactLanes).
 #pragma once
 
 #include <algorithm>
