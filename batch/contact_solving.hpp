@@ -35,8 +35,8 @@
 // The ground is the plane, or a terrain (a height field, kernels/contact/terrain.hpp) shared by every
 // environment or with heights per environment on one grid (rough-terrain RL).
 //
-// Per environment it keeps the ground (height and normal: domain randomisation), the friction
-// coefficient of every candidate, and the last step's results: impulses (the warm start),
+// Per environment it keeps the ground (height and normal: domain randomisation), a friction
+// coefficient for every candidate when one is set (else the model's per candidate), and the last step's results: impulses (the warm start),
 // world-frame forces, gaps, contact flags, the solver's iterations and residual. An environment
 // whose solver hit its iteration cap is stepped with the last iterate (inside the cones) and reported
 // (EnvStatus::ContactNotConverged); one with a contact deeper than max_penetration is stepped and
@@ -265,9 +265,10 @@ class ContactSolving {
     alignas(64) T lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = block * W + l < n_ && valid[l] ? T(1) : T(0);
     cl.occupied = LaneTraits<L>::load(lanes);
-    // Read where it is kept (a lane without an environment to step has no row to read it).
+    // The lanes' own friction coefficients (NaN: the model's; 0 in a lane without an environment,
+    // which has no row to read it), when some environment has one.
     cl.own_friction = false;
-    if (any_own_friction_) {  // the lanes with a coefficient of their own (not NaN), and it
+    if (any_own_friction_) {
       load_rows(block, valid, own_friction_.data(), 1, &cl.friction_own);
       cl.has_own_friction = select(cl.friction_own == cl.friction_own, L(T(1)), L(T(0)));
       cl.own_friction = any_lane(cl.has_own_friction != L(T(0)));
@@ -416,8 +417,8 @@ class ContactSolving {
   std::vector<T> ground_height_, ground_normal_;             // N, N x 3
   // The friction coefficients: the model's per candidate, broadcast to lanes (read by the kernel
   // where they are), and per environment its own one for every candidate (set_friction), NaN
-  // while it has none. Per environment and candidate in lanes, they were 3.2 KB of Go2's 30 KB
-  // of state per environment, for a parameter set one per environment.
+  // while it has none. Not per environment and candidate: in lanes, that would be 3.2 KB of
+  // Go2's 27 KB of state per environment, for a parameter set one per environment.
   std::vector<L> model_friction_;
   std::vector<T> own_friction_;
   bool any_own_friction_ = false;  // some environment has its own

@@ -117,8 +117,8 @@ struct FrictionalContactWorkspace {
   // Room in `problem` for a block's rows (ContactRowCounts), made before the solve: grows it,
   // never shrinks it, by half again at least, up to every candidate. Its G and factor are
   // (3 k + l + b)^2 lanes each, k the contacts: Go2 among its stairs has 401 candidates, a few
-  // dozen of them in contact in a block, and a problem made for all of them held 180 MiB per
-  // thread in double. Its contents are scratch, made again by every solve; the problem's layout
+  // dozen of them in contact in a block, and a problem made for all of them would hold 180 MiB
+  // per thread in double. Its contents are scratch, made again by every solve; the problem's layout
   // (m x m, rows m apart) does not depend on the room, so neither do the results.
   void fit_problem(const ContactRowCounts& rows) {
     if (problem.fits(rows.contacts, rows.limits + rows.loops)) return;
