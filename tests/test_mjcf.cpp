@@ -878,24 +878,43 @@ TEST_CASE("Each ground candidate's contact point stays within plan.ground_reach 
   }
 }
 
+namespace {
+
+// Go2 among its scene's stairs, for the contact kernel on one lane: the plane z = 0, mu = 0.8.
+struct Go2AmongStairs {
+  Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
+  ContactPlan plan = plan_contacts(model);
+  Data<double> data{model};
+  GroundLanes<double> ground = plane();
+  std::vector<double> mu = std::vector<double>(static_cast<size_t>(plan.num_candidates()), 0.8);
+  // The keyframe's pose moved to x and dz up. Over the first two stair boxes (tops 8 cm up,
+  // x 1.1..1.3 and 1.5..1.7 m: the feet are 0.19 m before and after the trunk): x = 1.4.
+  Eigen::VectorXd placed(double x, double dz) const {
+    Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(model.keyframes.at(0).q.data(), model.nq);
+    q[0] = x, q[2] += dz;
+    return q;
+  }
+  static GroundLanes<double> plane() {
+    GroundLanes<double> ground;
+    ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
+    return ground;
+  }
+};
+
+}  // namespace
+
 TEST_CASE("A contact workspace reused across states writes every candidate's gap, flag, impulse and force as a fresh one does (Go2 on a stair, on the floor, in the air)") {
   // The kernel does not write again what it knows a candidate's lanes hold (ws.known: results
   // zero, a reach group's +inf gap): a workspace that carries those from another state must end
   // each call with what a fresh workspace ends with, bit for bit.
-  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
-  const ContactPlan plan = plan_contacts(model);
-  Data<double> data(model);
-  GroundLanes<double> ground;
-  ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
-  const std::vector<double> mu(static_cast<size_t>(plan.num_candidates()), 0.8);
-  const Eigen::VectorXd home = Eigen::Map<const Eigen::VectorXd>(model.keyframes.at(0).q.data(), model.nq);
-  const auto placed = [&](double x, double dz) {  // the keyframe's pose moved to x and dz up
-    Eigen::VectorXd q = home;
-    q[0] = x, q[2] += dz;
-    return q;
-  };
-  // Over the first two stair boxes (tops 8 cm up, x 1.1..1.3 and 1.5..1.7 m: the feet are 0.19 m
-  // before and after the trunk), 5 mm into them; on the floor, 5 mm in; 1 m up.
+  Go2AmongStairs go2;
+  const Model& model = go2.model;
+  const ContactPlan& plan = go2.plan;
+  Data<double>& data = go2.data;
+  const GroundLanes<double>& ground = go2.ground;
+  const std::vector<double>& mu = go2.mu;
+  const auto placed = [&](double x, double dz) { return go2.placed(x, dz); };
+  // Over the first two stair boxes, 5 mm into them; on the floor, 5 mm in; 1 m up.
   const std::vector<Eigen::VectorXd> states = {placed(1.4, 0.075), placed(0.0, -0.005), placed(0.0, 1.0), placed(1.4, 0.075),
                                                placed(0.0, 1.0),   placed(0.0, -0.005), placed(1.4, 0.075)};
   const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
@@ -935,15 +954,13 @@ TEST_CASE("A contact workspace reused across states writes every candidate's gap
 TEST_CASE("A contact workspace whose problem starts with room for one contact grows to the largest block's and steps as one made for every candidate, bit for bit (Go2 on a stair, on the floor)") {
   // The batch's threads start small (a problem for Go2's 401 candidates is 180 MiB of G and its
   // factor per thread in double) and grow between detection and the solve.
-  const Model model = load_mjcf_file(mjcf_robot("unitree_go2/scene.xml"));
-  const ContactPlan plan = plan_contacts(model);
-  Data<double> data(model);
-  GroundLanes<double> ground;
-  ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
-  const std::vector<double> mu(static_cast<size_t>(plan.num_candidates()), 0.8);
-  Eigen::VectorXd on_stair = Eigen::Map<const Eigen::VectorXd>(model.keyframes.at(0).q.data(), model.nq), on_floor = on_stair;
-  on_stair[0] = 1.4, on_stair[2] += 0.075;  // over the first two stair boxes, 5 mm into them
-  on_floor[2] -= 0.005;
+  Go2AmongStairs go2;
+  const Model& model = go2.model;
+  const ContactPlan& plan = go2.plan;
+  Data<double>& data = go2.data;
+  const GroundLanes<double>& ground = go2.ground;
+  const std::vector<double>& mu = go2.mu;
+  const Eigen::VectorXd on_stair = go2.placed(1.4, 0.075), on_floor = go2.placed(0.0, -0.005);  // 5 mm into the stair boxes, the floor
   const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
   FrictionalContactWorkspace<double> grown(model, plan, 1), whole(model, plan);
   REQUIRE(grown.problem.max_contacts == 1);
