@@ -175,7 +175,7 @@ void check_own_friction_stays_in_its_lane(const Model& m, const StateRows& state
     std::iota(others.begin(), others.end(), 1);
     batch.set_friction(others, 0.05);
     CHECK(batch.friction(1, 0) == doctest::Approx(0.05));
-    for (int c = 0; c < batch.contact_candidates(); ++c) CHECK(batch.friction(0, c) == m.contacts.friction(c));
+    for (int c = 0; c < batch.contact_candidates(); ++c) CHECK(batch.friction(0, c) == static_cast<double>(static_cast<T>(m.contacts.friction(c))));
   };
   const StateRows mates(states.begin() + 1, states.end());
   const Trace model_friction = trace_of<T>(m, 2 * W, 1, 0, states[0], mates, 0, 60, 1e-3, [](auto&) {});
