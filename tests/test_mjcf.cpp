@@ -894,6 +894,15 @@ struct Go2AmongStairs {
     q[0] = x, q[2] += dz;
     return q;
   }
+  // One contact step of the robot at rest in q, from ABA's free accelerations (no torque), on ws:
+  // the solver's report, and qdd after the contacts.
+  ContactSolverReport<double> step(FrictionalContactWorkspace<double>& ws, const Eigen::VectorXd& q, Eigen::VectorXd& qdd) {
+    const Eigen::VectorXd rest = Eigen::VectorXd::Zero(model.nv);  // v and tau
+    qdd.resize(model.nv);
+    aba_kernel(data.constants, data.aba, q.data(), rest.data(), rest.data(), qdd.data());
+    return frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(), LoopRows::None, ground, mu.data(), 1.0,
+                                     ws, q.data(), rest.data(), 2e-3, qdd.data(), nullptr);
+  }
   static GroundLanes<double> plane() {
     GroundLanes<double> ground;
     ground.present = true, ground.normal = Vec3d{0.0, 0.0, 1.0}, ground.height = 0.0;
@@ -910,29 +919,19 @@ TEST_CASE("A contact workspace reused across states writes every candidate's gap
   Go2AmongStairs go2;
   const Model& model = go2.model;
   const ContactPlan& plan = go2.plan;
-  Data<double>& data = go2.data;
-  const GroundLanes<double>& ground = go2.ground;
-  const std::vector<double>& mu = go2.mu;
   const auto placed = [&](double x, double dz) { return go2.placed(x, dz); };
   // Over the first two stair boxes, 5 mm into them; on the floor, 5 mm in; 1 m up.
   const std::vector<Eigen::VectorXd> states = {placed(1.4, 0.075), placed(0.0, -0.005), placed(0.0, 1.0), placed(1.4, 0.075),
                                                placed(0.0, 1.0),   placed(0.0, -0.005), placed(1.4, 0.075)};
-  const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
   FrictionalContactWorkspace<double> reused(model, plan);
   int in_contact_calls = 0, pairs_touching = 0;
   for (size_t s = 0; s < states.size(); ++s) {
     CAPTURE(s);
-    Eigen::VectorXd free(model.nv);
-    aba_kernel(data.constants, data.aba, states[s].data(), v.data(), tau.data(), free.data());
     FrictionalContactWorkspace<double> fresh(model, plan);
     std::fill(reused.impulses.begin(), reused.impulses.end(), 0.0);  // the same (cold) warm start in both
-    Eigen::VectorXd qdd_reused = free, qdd_fresh = free;
-    const ContactSolverReport<double> a = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(),
-                                                                    LoopRows::None, ground, mu.data(), 1.0, reused, states[s].data(), v.data(),
-                                                                    2e-3, qdd_reused.data(), nullptr);
-    const ContactSolverReport<double> b = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(),
-                                                                    LoopRows::None, ground, mu.data(), 1.0, fresh, states[s].data(), v.data(),
-                                                                    2e-3, qdd_fresh.data(), nullptr);
+    Eigen::VectorXd qdd_reused, qdd_fresh;
+    const ContactSolverReport<double> a = go2.step(reused, states[s], qdd_reused);
+    const ContactSolverReport<double> b = go2.step(fresh, states[s], qdd_fresh);
     CHECK(a.iterations == b.iterations);
     CHECK(std::memcmp(qdd_reused.data(), qdd_fresh.data(), sizeof(double) * static_cast<size_t>(model.nv)) == 0);
     CHECK(std::memcmp(reused.gap.data(), fresh.gap.data(), sizeof(double) * fresh.gap.size()) == 0);
@@ -957,23 +956,15 @@ TEST_CASE("A contact workspace whose problem starts with room for one contact gr
   Go2AmongStairs go2;
   const Model& model = go2.model;
   const ContactPlan& plan = go2.plan;
-  Data<double>& data = go2.data;
-  const GroundLanes<double>& ground = go2.ground;
-  const std::vector<double>& mu = go2.mu;
   const Eigen::VectorXd on_stair = go2.placed(1.4, 0.075), on_floor = go2.placed(0.0, -0.005);  // 5 mm into the stair boxes, the floor
-  const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv), tau = v;
   FrictionalContactWorkspace<double> grown(model, plan, 1), whole(model, plan);
   REQUIRE(grown.problem.max_contacts == 1);
   REQUIRE(whole.problem.max_contacts == plan.num_candidates());
   int most = 0;
   for (const Eigen::VectorXd& q : {on_floor, on_stair, on_floor}) {
-    Eigen::VectorXd free(model.nv);
-    aba_kernel(data.constants, data.aba, q.data(), v.data(), tau.data(), free.data());
-    Eigen::VectorXd qdd_grown = free, qdd_whole = free;
-    const ContactSolverReport<double> a = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(), LoopRows::None,
-                                                                    ground, mu.data(), 1.0, grown, q.data(), v.data(), 2e-3, qdd_grown.data(), nullptr);
-    const ContactSolverReport<double> b = frictional_contact_kernel(data.constants, plan, model, ContactSettings{}, plan.num_candidates(), LoopRows::None,
-                                                                    ground, mu.data(), 1.0, whole, q.data(), v.data(), 2e-3, qdd_whole.data(), nullptr);
+    Eigen::VectorXd qdd_grown, qdd_whole;
+    const ContactSolverReport<double> a = go2.step(grown, q, qdd_grown);
+    const ContactSolverReport<double> b = go2.step(whole, q, qdd_whole);
     CHECK(a.iterations == b.iterations);
     CHECK(a.iterations > 0);
     CHECK(std::memcmp(qdd_grown.data(), qdd_whole.data(), sizeof(double) * static_cast<size_t>(model.nv)) == 0);
