@@ -22,6 +22,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -187,6 +188,18 @@ class BatchEngine {
   int contact_candidates() const { return contacts_.candidates(); }
   // Whether step() runs the contact stage: contacts and / or joint limits.
   bool contact_stage_runs() const { return contacts_.runs(); }
+  // Room for `contacts` contacts in the contact problem of a lane block (the union of its W
+  // environments' contacts; contact_candidates() or more: every case), in every thread's
+  // workspace, now and as threads join. Without it the problem starts with room for a few and a
+  // step that meets a larger one than any before allocates once (docs/contact.md, "Memory"): for
+  // a real-time loop that must not allocate after its first step. Never shrinks the room.
+  // Throws Error for contacts < 0.
+  void reserve_contacts(int contacts) {
+    if (contacts < 0) throw Error("Batch::reserve_contacts: contacts must be >= 0, got " + std::to_string(contacts));
+    reserved_contacts_ = std::max(reserved_contacts_, contacts);
+    for (BlockWorkspace<L>& ws : workspaces_)
+      if (ws.contact_lanes) ws.contact_lanes->state.reserve_problem(reserved_contacts_);
+  }
   // Per environment: the plane n . x = height, one friction coefficient. Throw Error for a bad index or value.
   void set_ground(std::span<const int> envs, double height, const Vec3d& normal) { contacts_.set_ground(envs, height, normal); }
   void set_friction(std::span<const int> envs, double mu) { contacts_.set_friction(envs, mu); }
@@ -204,7 +217,7 @@ class BatchEngine {
   const T* contact_forces() const { return contacts_.forces(); }      // N x C x 3, world frame, N
   const T* contact_impulses() const { return contacts_.impulses(); }  // N x C x 3 (normal, tangent 1, tangent 2), N s
   const T* contact_gaps() const { return contacts_.gaps(); }          // N x C, m, at the last substep's start (+inf before a step)
-  const T* contact_flags() const { return contacts_.in_contact(); }   // N x C, 1 when that gap was within the margin
+  const std::uint8_t* contact_flags() const { return contacts_.in_contact(); }  // N x C bytes, 1 when the candidate was in the problem
   const std::vector<int>& contact_iterations() const { return contacts_.iterations(); }
   const std::vector<T>& contact_residual() const { return contacts_.residual(); }
   const ContactPlan& contact_plan() const { return contacts_.plan(); }
@@ -325,7 +338,8 @@ class BatchEngine {
     return model;
   }
   BlockWorkspace<L> make_workspace() const {
-    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), contacts_.plan(), observations_.size(), sensors_.size()};
+    return {model_, constants_, delassus_.plan(), constraints_.lcaba_plan(), constraints_.proxbbo_plan(), contacts_.plan(), observations_.size(),
+            sensors_.size(), reserved_contacts_};
   }
   EnvStates<L> states() { return {model_, n_, q_, v_, tau_, qdd_, resets_, actuation_, constraints_, contacts_, io_, arena_}; }
   void compute_delassus(const char* who, DelassusAlgorithm algorithm, std::optional<T> rho) {
@@ -420,6 +434,7 @@ class BatchEngine {
   OwnedRows<T> owned_;  // the rows until use_buffers points q_, v_, tau_, qdd_ elsewhere
   Integrator integrator_ = Integrator::SemiImplicitEuler;
   ThreadArena arena_;
+  int reserved_contacts_ = ContactLanes<L>::kFirstProblemContacts;  // the room a new workspace's contact problem starts with
   tbb::enumerable_thread_specific<BlockWorkspace<L>> workspaces_;
 };
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
@@ -126,6 +127,17 @@ class BlockIO {
       rows[l] = write[l] ? out + static_cast<long>(first + l) * stride : nullptr;
     }
     rows_from_lane_range<L>(lanes, count, rows, write);
+  }
+  // `count` 0/1 lanes into byte rows `stride` apart (a column range, as above), 1 where a lane
+  // is non-zero: flags, one byte per environment and entry instead of a T.
+  void write_flag_rows(int block, const bool* valid, const L* lanes, int count, std::uint8_t* out, int stride) const {
+    const int first = block * W, in_block = std::min(W, n_ - first);
+    alignas(64) T values[W];
+    for (int k = 0; k < count; ++k) {
+      LaneTraits<L>::store(lanes[k], values);
+      for (int l = 0; l < in_block; ++l)
+        if (valid[l]) out[static_cast<long>(first + l) * stride + k] = values[l] != T(0) ? 1 : 0;
+    }
   }
 
   // A report on environment e that does not stop it from being stepped (its rows are written):

@@ -32,10 +32,10 @@ using LaneArray = std::vector<L>;
 // the block's friction coefficients and ground, and the last ADMM report.
 template <class L>
 struct ContactLanes {
-  // The problem starts with room for a few contacts and grows with the thread's largest
-  // (FrictionalContactWorkspace::fit_problem).
-  ContactLanes(const Model& m, const ContactPlan& plan)
-      : state(m, plan, kFirstProblemContacts), friction(static_cast<size_t>(plan.num_candidates())),
+  // The problem starts with room for `problem_contacts` contacts (Batch::reserve_contacts; a
+  // few by default) and grows with the thread's largest (FrictionalContactWorkspace::fit_problem).
+  ContactLanes(const Model& m, const ContactPlan& plan, int problem_contacts)
+      : state(m, plan, problem_contacts), friction(static_cast<size_t>(plan.num_candidates())),
         touch(static_cast<size_t>(std::count_if(m.sensors.begin(), m.sensors.end(), [](const Sensor& s) { return s.kind == SensorKind::Touch; }))) {}
   static constexpr int kFirstProblemContacts = 8;
   FrictionalContactWorkspace<L> state;
@@ -61,8 +61,10 @@ struct BlockWorkspace {
   // parameters per block); the loop plans are needed for a model with constraints only, the
   // contact plan for a model with candidates and a ground;
   // observation_size = 13 x the observed frames; sensor_size = the model's sensordata per environment.
+  // contact_problem_contacts: the room the contact problem starts with (ContactLanes).
   BlockWorkspace(const Model& m, const ModelConstants<L>& constants, const DelassusPlan& delassus_plan, const LcabaPlan& lcaba_plan,
-                 const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size, int sensor_size)
+                 const ProxBboPlan& proxbbo_plan, const ContactPlan& contact_plan, int observation_size, int sensor_size,
+                 int contact_problem_contacts = ContactLanes<L>::kFirstProblemContacts)
       : constants(constants), implicit_armature(size(m.nv)), damped_armature(size(m.nv)), aba(m), q(size(m.nq)), v(size(m.nv)), tau(size(m.nv)),
         tau_applied(size(m.nv)), target(size(m.nv)), qdd(size(m.nv)), displacement(size(m.nv)), ctrl(m.actuators.size()), actuator_torque(size(m.nv)),
         rk4_q0(size(m.nq)), rk4_v0(size(m.nv)), rk4_velocity(size(m.nv)), rk4_acceleration(size(m.nv)),
@@ -81,7 +83,7 @@ struct BlockWorkspace {
     if (observation_size > 0) observation.emplace(m);
     if (sensor_size > 0) sensors.emplace(m);
     if (m.contacts.can_collide() || contact_plan.num_limited_joints() > 0)
-      contact_lanes.emplace(m, contact_plan);
+      contact_lanes.emplace(m, contact_plan, contact_problem_contacts);
   }
   static size_t size(int n) { return static_cast<size_t>(n); }
 

@@ -412,6 +412,11 @@ TEST_CASE("set_threads refuses a negative count or one beyond max_threads, and k
   batch.step(1e-3);
 }
 
+TEST_CASE("reserve_contacts refuses a negative count") {
+  Batch<double> batch(load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer), 1, 1);
+  CHECK_THROWS_WITH_AS(batch.reserve_contacts(-1), "Batch::reserve_contacts: contacts must be >= 0, got -1", Error);
+}
+
 TEST_CASE("a reference configuration with a zero quaternion is refused, naming the joint") {
   const Model model = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
   Batch<double> batch(model, 2, 1);

@@ -178,6 +178,36 @@ TEST_CASE_TEMPLATE("constrained steps by LCABA and proxBBO do not allocate once 
   }
 }
 
+TEST_CASE_TEMPLATE("after reserve_contacts, a step that meets more contacts than any before does not allocate", Engine,
+                   Batch<double>, Batch<float>) {
+  using T = typename Engine::T;
+  const Model m = load_urdf_file(model_path("quadruped.urdf"), RootJoint::FreeFlyer);
+  // The allocations of the step that first puts the trunk's candidates in contact with the feet's
+  // (every candidate: more than the room a contact problem starts with), after steps on the feet.
+  const auto allocations_when_the_trunk_lands = [&](bool reserve) {
+    Engine batch(m, 8, 1);
+    if (reserve) batch.reserve_contacts(batch.contact_candidates());
+    const auto place = [&](double base_height) {
+      Eigen::VectorXd q = crouching_quadruped(m, 0.0);
+      q[2] = base_height;
+      for (int e = 0; e < batch.num_envs(); ++e)
+        for (int k = 0; k < m.nq; ++k) batch.q()[e * m.nq + k] = static_cast<T>(q[k]);
+      std::fill_n(batch.v(), batch.num_envs() * m.nv, T(0));
+    };
+    place(0.5 * std::cos(0.8) + 0.02);
+    for (int k = 0; k < 5; ++k) batch.step(T(1e-3));
+    REQUIRE(std::count(batch.contact_flags(), batch.contact_flags() + batch.contact_candidates(), 1) == 4);  // the feet
+    place(-0.07);  // the trunk's box (0.15 m high) in the ground up to 5 mm below its top corners
+    const long before = heap_allocation_count();
+    batch.step(T(1e-3));
+    const long allocations = heap_allocation_count() - before;
+    REQUIRE(std::count(batch.contact_flags(), batch.contact_flags() + batch.contact_candidates(), 1) == batch.contact_candidates());
+    return allocations;
+  };
+  CHECK(allocations_when_the_trunk_lands(false) > 0);  // the problem grows: what the reservation is for
+  CHECK(allocations_when_the_trunk_lands(true) == 0);
+}
+
 TEST_CASE("the allocation counter itself sees allocations") {
   CHECK(allocations_in([] { std::string big(1000, 'x'); }) > 0);
   struct alignas(64) Wide { double x[8]; };

@@ -125,6 +125,12 @@ struct FrictionalContactWorkspace {
     const int room = std::min(static_cast<int>(gap.size()), std::max(rows.contacts, problem.max_contacts + problem.max_contacts / 2));
     problem = ContactSolverWorkspace<S>(room, problem.max_rows);
   }
+  // Room in `problem` for `contacts` contacts (at most every candidate) with the rows it has:
+  // what fit_problem would grow to, made ahead of the steps that need it.
+  void reserve_problem(int contacts) {
+    contacts = std::min(static_cast<int>(gap.size()), contacts);
+    if (!problem.fits(contacts, problem.max_rows)) problem = ContactSolverWorkspace<S>(contacts, problem.max_rows);
+  }
   size_t bytes() const {
     return delassus.bytes() + world_from_body.size() * sizeof(Transform<S>) +
            (body_velocity.size() + body_velocity_at_v.size()) * sizeof(Motion<S>) + (columns.size() + columns2.size()) * sizeof(Force<S>) +

@@ -360,6 +360,9 @@ void bind_batch_contact(py::class_<PyBatch<T>>& cls) {
            "The ground plane n . x = height of the listed environments (n normalised).")
       .def("set_friction", serialised<B>([](B& b, const std::vector<int>& envs, double mu) { b.batch.set_friction(envs, mu); }),
            py::arg("envs"), py::arg("mu"), "One friction coefficient (>= 0) for every candidate of the listed environments.")
+      .def("reserve_contacts", serialised<B>([](B& b, int contacts) { b.batch.reserve_contacts(contacts); }), py::arg("contacts"),
+           "Room for that many contacts in a lane block's contact problem, made now in every thread's workspace: steps that "
+           "meet no more do not allocate (contact_candidates: every case). Without it the room grows when a step needs more.")
       .def("friction", serialised<B>([](B& b, int env, int candidate) { return b.batch.friction(env, candidate); }),
            py::arg("env"), py::arg("candidate"), "Environment env's friction coefficient at a contact candidate.")
       .def("set_terrain", serialised<B>([](B& b, py::array_t<double, py::array::c_style | py::array::forcecast> heights, double spacing,
@@ -406,9 +409,10 @@ void bind_batch_contact(py::class_<PyBatch<T>>& cls) {
       }), "(N, C, 3) contact impulses of the last substep (N s): normal, tangent 1, tangent 2 (the next step's warm start; set_state sets it), a read-only view.")
       .def_property_readonly("contact_flags", serialised<B>([](py::object self) {
         B& b = self.cast<B&>();
-        return readonly_view(const_cast<T*>(b.batch.contact_flags()), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
-      }), "(N, C) 1 where a candidate was in the last substep's contact problem (within its margin, or closing that gap "
-          "within the substep), else 0, a read-only view.")
+        // The engine's bytes are 0 or 1: NumPy's bool, viewed as they are.
+        return readonly_view(reinterpret_cast<bool*>(const_cast<std::uint8_t*>(b.batch.contact_flags())), {b.batch.num_envs(), b.batch.contact_candidates()}, self);
+      }), "(N, C) bool: True where a candidate was in the last substep's contact problem (within its margin, or closing that gap "
+          "within the substep), a read-only view.")
       .def_property_readonly("contact_iterations", serialised<B>([](B& b) { return int_array(b.batch.contact_iterations()); }),
                              "(N,) int32: the contact solver's (ADMM) iterations per environment in the last step's last substep (a copy).")
       .def_property_readonly("contact_residual", serialised<B>([](B& b) {

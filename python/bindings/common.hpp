@@ -171,7 +171,7 @@ void observe_contacts(PyBatch<T>& b) {
       std::fill_n(row, 4, T(0));
       for (const auto& [c, sign] : b.observed_contacts[k]) {
         const size_t i = static_cast<size_t>(e) * static_cast<size_t>(candidates) + static_cast<size_t>(c);
-        row[0] = std::max(row[0], b.batch.contact_flags()[i]);
+        if (b.batch.contact_flags()[i]) row[0] = T(1);
         for (int d = 0; d < 3; ++d) row[1 + d] += static_cast<T>(sign) * b.batch.contact_forces()[i * 3 + static_cast<size_t>(d)];
       }
     }

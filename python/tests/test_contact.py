@@ -75,7 +75,8 @@ def test_batch_step_lands_the_quadruped_and_its_contact_views_report_forces_that
     # The views are the engine's memory: they see the last step without being fetched again.
     assert np.shares_memory(forces, batch.contact_forces)
     np.testing.assert_allclose(forces[:, :, 2].sum(axis=1), mass * 9.81, rtol=2e-3)
-    assert np.all(flags[:, 8:] == 1) and np.all(flags[:, :8] == 0)  # on its four feet, the trunk in the air
+    assert flags.dtype == np.bool_ and np.shares_memory(flags, batch.contact_flags)  # a byte per flag, the engine's own
+    assert np.all(flags[:, 8:]) and not np.any(flags[:, :8])  # on its four feet, the trunk in the air
     assert np.all(np.abs(gaps[:, 8:]) < 1e-3)
     iterations = batch.contact_iterations  # per environment, an int32 array
     assert isinstance(iterations, np.ndarray) and iterations.dtype == np.int32 and iterations.shape == (batch.num_envs,)

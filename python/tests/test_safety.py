@@ -145,6 +145,7 @@ DEGENERATE_CALLS = {
     "q": (lambda b, m: b.q, None),
     "qdd": (lambda b, m: b.qdd, None),
     "remove_effort_limits": (lambda b, m: b.remove_effort_limits(), None),
+    "reserve_contacts": (lambda b, m: b.reserve_contacts(-1), "contacts must be >= 0, got -1"),
     "reset": (lambda b, m: (b.reset([]), b.reset([0], seed=3, noise=0.0)), None),
     "reset_parameters": (lambda b, m: b.reset_parameters(), None),
     "reset_to": (lambda b, m: b.reset_to([], np.zeros((0, m.nq)), np.zeros((0, m.nv))), None),

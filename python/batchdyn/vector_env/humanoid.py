@@ -177,5 +177,5 @@ class H1Walk(LeggedTask, VectorEnv):
                   - 0.2 * np.sum(contact * foot_speed2, axis=1)
                   - 20.0 * np.sum(~contact * (clearance - self.swing_height_target) ** 2, axis=1)
                   + 0.18 * np.sum(contact == stance, axis=1)) * self.dt
-        terminated = np.any(self.batch.contact_flags[:, self.not_feet] > 0, axis=1) | (q[:, 2] < 0.6)
+        terminated = np.any(self.batch.contact_flags[:, self.not_feet], axis=1) | (q[:, 2] < 0.6)
         return reward, terminated

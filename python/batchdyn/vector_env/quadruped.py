@@ -151,7 +151,7 @@ class Quadruped(LeggedTask, VectorEnv):
                   - 2.5e-7 * np.sum(self.batch.qdd[:, 6:].astype(np.float64) ** 2, axis=1)
                   - 0.01 * np.sum((actions - self._previous_action).astype(np.float64) ** 2, axis=1)
                   + air_reward) * self.dt
-        terminated = np.any(self.batch.contact_flags[:, self.trunk] > 0, axis=1)
+        terminated = np.any(self.batch.contact_flags[:, self.trunk], axis=1)
         return reward, terminated
 
 
