@@ -117,7 +117,10 @@ def aba_section(b):
             "",
             "`Batch::forward_dynamics()` on 4096 random states (gather, checks, actuation, damping, ABA, scatter), "
             "env-evaluations per second. W = 1 is the same engine and kernel on scalars (`ScalarBatch`); % of peak is "
-            "of the nominal peak (W × 2 FMA × 2 pipes × the clock) and of the peak measured in the same run.",
+            "of the nominal peak (W × 2 FMA × 2 pipes × the clock) and of the FMA peak measured in the same run. The "
+            "library is compiled without contracting a multiply and an add into one FMA (`-ffp-contract=off`, so that a "
+            "SIMD lane computes bit for bit what W = 1 computes): they are two instructions, and on a core whose adds "
+            "run on its FMA pipes (Intel's) such code reaches at most half of either peak.",
             "",
             table(["model", "precision", "W", "W = 1, 1 thread", "SIMD, 1 thread", "SIMD / W = 1", "SIMD, 2 threads",
                    "2 / 1 threads", "ns per env", "flops per env", "% of peak (nominal / measured)"], rows)]
