@@ -418,8 +418,8 @@ class ContactSolving {
   std::vector<T> ground_height_, ground_normal_;             // N, N x 3
   // The friction coefficients: the model's per candidate, broadcast to lanes (read by the kernel
   // where they are), and per environment its own one for every candidate (set_friction), NaN
-  // while it has none. Not per environment and candidate: in lanes, that would be 3.2 KB of
-  // Go2's 27 KB of state per environment, for a parameter set one per environment.
+  // while it has none. Not per environment and candidate: in lanes, that would add 3.2 KB to
+  // Go2's 24 KB of state per environment, for a parameter set one per environment.
   std::vector<L> model_friction_;
   std::vector<T> own_friction_;
   bool any_own_friction_ = false;  // some environment has its own
@@ -427,7 +427,7 @@ class ContactSolving {
   std::vector<T> terrain_heights_;                           // nx * ny, or N x nx * ny when per environment
   bool terrain_per_env_ = false;
   std::vector<T> impulses_, forces_, gaps_;                  // N x C x 3, N x C x 3, N x C
-  // N x C, a byte each: in a T, Go2 among its stairs would spend 2.7 KiB per environment in double
+  // N x C, a byte each: in a T, Go2 among its stairs would spend 2.7 KiB more per environment in double
   std::vector<std::uint8_t> in_contact_;
   // What a candidate's rows hold in every environment of a lane block (store_contacts), in
   // increasing order of what is known: anything (at first and after warm_impulses); idle, a
